@@ -1,0 +1,97 @@
+import { type Definition, parseDefinitions } from './engine/definition.ts';
+import { type QueueRole, QueueRole as Roles } from './topology/topology.ts';
+
+/**
+ * The environment contract between the deployment (CDK stack or local runtime) and the handlers.
+ * The CDK stack sets these on each function; the local runtime sets them in its own process.
+ */
+export const ConfigEnv = {
+  /** DynamoDB table of aggregate state. */
+  TABLE: 'FANIN_TABLE',
+  /** JSON object: queue role → queue URL (see QueueRole). */
+  QUEUES: 'FANIN_QUEUES',
+  /** JSON array: reply partition queue URLs, in partition order. */
+  REPLY_QUEUES: 'FANIN_REPLY_QUEUES',
+  /** JSON array of aggregation definitions (inlined at bundle time in Lambda, so no 4 KB env limit). */
+  DEFINITIONS: 'FANIN_DEFINITIONS',
+  /** Optional EventBridge bus for outputs of definitions with `outputs.eventBridge`. */
+  EVENT_BUS: 'FANIN_EVENT_BUS',
+} as const;
+
+/** What every handler needs to know about its deployment. */
+export interface RuntimeConfig {
+  readonly tableName: string;
+  readonly queueUrls: Readonly<Record<QueueRole, string>>;
+  readonly replyQueueUrls: readonly string[];
+  readonly definitions: ReadonlyMap<string, Definition>;
+  readonly eventBusName?: string;
+}
+
+/** Thrown when the deployment's environment is incomplete: a deployment error, not a message error. */
+export class ConfigurationError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'ConfigurationError';
+  }
+}
+
+/**
+ * Reads the runtime configuration from the environment. Throws {@link ConfigurationError} naming
+ * the variable that is missing or malformed.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+  const tableName = required(env, ConfigEnv.TABLE);
+  const queues = json(env, ConfigEnv.QUEUES) as Record<string, unknown>;
+  for (const role of Object.values(Roles)) {
+    if (typeof queues[role] !== 'string') {
+      throw new ConfigurationError(`${ConfigEnv.QUEUES} has no URL for queue role "${role}"`);
+    }
+  }
+  const replies = json(env, ConfigEnv.REPLY_QUEUES);
+  if (!Array.isArray(replies) || replies.length === 0 || !replies.every((u) => typeof u === 'string')) {
+    throw new ConfigurationError(`${ConfigEnv.REPLY_QUEUES} must be a non-empty JSON array of queue URLs`);
+  }
+  const definitions = json(env, ConfigEnv.DEFINITIONS);
+  if (!Array.isArray(definitions))
+    throw new ConfigurationError(`${ConfigEnv.DEFINITIONS} must be a JSON array`);
+  const eventBusName = env[ConfigEnv.EVENT_BUS];
+  return {
+    tableName,
+    queueUrls: queues as Record<QueueRole, string>,
+    replyQueueUrls: replies as string[],
+    definitions: parseDefinitions(definitions),
+    ...(eventBusName ? { eventBusName } : {}),
+  };
+}
+
+/** The environment that {@link loadConfig} reads back, for the local runtime and tests. */
+export function configToEnv(config: {
+  tableName: string;
+  queueUrls: Readonly<Record<QueueRole, string>>;
+  replyQueueUrls: readonly string[];
+  definitions: readonly unknown[];
+  eventBusName?: string;
+}): Record<string, string> {
+  return {
+    [ConfigEnv.TABLE]: config.tableName,
+    [ConfigEnv.QUEUES]: JSON.stringify(config.queueUrls),
+    [ConfigEnv.REPLY_QUEUES]: JSON.stringify(config.replyQueueUrls),
+    [ConfigEnv.DEFINITIONS]: JSON.stringify(config.definitions),
+    ...(config.eventBusName ? { [ConfigEnv.EVENT_BUS]: config.eventBusName } : {}),
+  };
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new ConfigurationError(`${name} is not set`);
+  return value;
+}
+
+function json(env: NodeJS.ProcessEnv, name: string): unknown {
+  const text = required(env, name);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigurationError(`${name} is not valid JSON: ${(error as Error).message}`);
+  }
+}

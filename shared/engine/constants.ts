@@ -1,0 +1,51 @@
+/**
+ * Where an aggregate is in its life. `open` accepts replies; `completing` has been won by one
+ * invocation that is emitting the result; `closed` is the tombstone that remains.
+ */
+export const AggregateStatus = {
+  OPEN: 'open',
+  COMPLETING: 'completing',
+  CLOSED: 'closed',
+} as const;
+export type AggregateStatus = (typeof AggregateStatus)[keyof typeof AggregateStatus];
+
+/** How an aggregate ended (seed 000's AggregateReply terminals, plus purge and failure). */
+export const Outcome = {
+  COMPLETED: 'completed',
+  TIMED_OUT: 'timed-out',
+  PURGED: 'purged',
+  FAILED: 'failed',
+} as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
+
+/** What a correlated message turned out to be once compared with the stored state. */
+export const Classification = {
+  ACCEPTED: 'accepted',
+  DUPLICATE: 'duplicate',
+  LATE: 'late',
+  UNKNOWN: 'unknown',
+} as const;
+export type Classification = (typeof Classification)[keyof typeof Classification];
+
+/** Completion strategies (seed 002, "completeness condition"). */
+export const Strategy = {
+  ALL: 'all',
+  COUNT: 'count',
+  FIRST: 'first',
+  TIMEOUT: 'timeout',
+  OVERRIDE: 'override',
+  EXTERNAL: 'external',
+} as const;
+export type Strategy = (typeof Strategy)[keyof typeof Strategy];
+
+/** Aggregation algorithms (seed 002, "aggregation algorithm"). */
+export const Algorithm = {
+  COLLECT: 'collect',
+  BEST: 'best',
+  CONDENSE: 'condense',
+  CUSTOM: 'custom',
+} as const;
+export type Algorithm = (typeof Algorithm)[keyof typeof Algorithm];
+
+/** Default limits for user-supplied JSONata expressions. */
+export const EXPRESSION_LIMITS = { timeoutMs: 250, maxDepth: 200 } as const;

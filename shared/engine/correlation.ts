@@ -1,0 +1,93 @@
+import type { Definition, ValueSource } from './definition.ts';
+import { CorrelationError } from './errors.ts';
+import { compileExpression } from './expression.ts';
+import { readPath } from './path.ts';
+
+/** A message as the engine sees it: a parsed body and its string attributes. No SQS types. */
+export interface InboundMessage {
+  readonly body: unknown;
+  readonly attributes: Readonly<Record<string, string>>;
+  /** The transport's own id (the SQS MessageId): the reply id of last resort. */
+  readonly messageId?: string;
+}
+
+/** The attributes of fanin's wire contract (see docs/wire-contract.md). */
+export const WireAttribute = {
+  AGGREGATE_ID: 'fanin-aggregate-id',
+  REPLY_ID: 'fanin-reply-id',
+  DEFINITION: 'fanin-definition',
+  REPLY_TO: 'fanin-reply-to',
+  REQUEST_ID: 'fanin-request-id',
+} as const;
+
+/**
+ * Reads a value from a message: an attribute, a path into the body, or a JSONata expression
+ * evaluated over `{ body, attributes }`.
+ */
+export async function readValue(source: ValueSource, message: InboundMessage): Promise<unknown> {
+  switch (source.source) {
+    case 'attribute':
+      return message.attributes[source.name];
+    case 'path':
+      return readPath(message.body, source.path);
+    case 'jsonata':
+      return compileExpression(source.expression).evaluate({
+        body: message.body,
+        attributes: message.attributes,
+      });
+  }
+}
+
+/** Turns a correlation value into a key: strings and finite numbers only, at most 256 characters. */
+export function asKey(value: unknown, what: string): string {
+  const key = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new CorrelationError(
+      `${what} is missing (received ${value === undefined ? 'nothing' : JSON.stringify(value)})`,
+    );
+  }
+  if (key.length > 256) throw new CorrelationError(`${what} is longer than 256 characters`);
+  return key;
+}
+
+/**
+ * The correlation key of a message under a definition: the aggregate id (initialized) or the
+ * group key the aggregate is opened under (self-starting). Throws {@link CorrelationError}.
+ */
+export async function correlationKey(definition: Definition, message: InboundMessage): Promise<string> {
+  return asKey(
+    await readValue(definition.correlation, message),
+    `correlation (${describeSource(definition.correlation)})`,
+  );
+}
+
+/**
+ * The reply id used to recognise duplicates: the definition's source, else the `fanin-reply-id`
+ * attribute, else the transport's message id (which catches redeliveries but not a responder
+ * that publishes the same reply twice).
+ */
+export async function replyIdOf(
+  definition: Definition | undefined,
+  message: InboundMessage,
+): Promise<string> {
+  if (definition?.replyId) {
+    return asKey(
+      await readValue(definition.replyId, message),
+      `reply id (${describeSource(definition.replyId)})`,
+    );
+  }
+  const value = message.attributes[WireAttribute.REPLY_ID] ?? message.messageId;
+  return asKey(value, `reply id (attribute ${WireAttribute.REPLY_ID})`);
+}
+
+/** Says where a value is read from, for error messages. */
+export function describeSource(source: ValueSource): string {
+  switch (source.source) {
+    case 'attribute':
+      return `attribute ${source.name}`;
+    case 'path':
+      return `body path ${source.path}`;
+    case 'jsonata':
+      return `expression ${source.expression}`;
+  }
+}

@@ -1,0 +1,226 @@
+import { z } from 'zod';
+import { Algorithm, Strategy } from './constants.ts';
+import { InvalidDefinitionError } from './errors.ts';
+import { isValidPath } from './path.ts';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const MAX_TIMEOUT_SECONDS = 365 * 24 * 3600;
+
+const path = z
+  .string()
+  .refine(isValidPath, { message: 'must be a path such as $.quote.rate or items[0].sku' });
+
+/**
+ * Where a value (a correlation id, a reply id, a score) comes from: a message attribute, a path
+ * into the JSON body, or a JSONata expression over `{ body, attributes }`.
+ */
+export const ValueSourceSchema = z.discriminatedUnion('source', [
+  z.strictObject({ source: z.literal('attribute'), name: z.string().min(1).max(256) }),
+  z.strictObject({ source: z.literal('path'), path }),
+  z.strictObject({ source: z.literal('jsonata'), expression: z.string().min(1).max(4096) }),
+]);
+export type ValueSource = z.infer<typeof ValueSourceSchema>;
+
+const CompletionSchema = z.discriminatedUnion('strategy', [
+  z.strictObject({ strategy: z.literal(Strategy.ALL) }),
+  z.strictObject({ strategy: z.literal(Strategy.COUNT), count: z.int().min(1).max(100_000) }),
+  z.strictObject({ strategy: z.literal(Strategy.FIRST) }),
+  z.strictObject({
+    strategy: z.literal(Strategy.TIMEOUT),
+    /** Complete before the deadline when every expected reply is in (initialized aggregates only). */
+    completeWhenAllArrived: z.boolean().default(true),
+  }),
+  z.strictObject({
+    strategy: z.literal(Strategy.OVERRIDE),
+    /** The reply's score: a path or expression over the reply body. */
+    score: ValueSourceSchema,
+    threshold: z.number(),
+    /** `below`: a score at or under the threshold completes (a loan rate); `above`: at or over it. */
+    direction: z.enum(['below', 'above']),
+    completeWhenAllArrived: z.boolean().default(true),
+  }),
+  z.strictObject({ strategy: z.literal(Strategy.EXTERNAL) }),
+]);
+
+const CriterionSchema = z.strictObject({ path, order: z.enum(['min', 'max']) });
+const CONDENSE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const;
+
+const AggregationSchema = z.discriminatedUnion('algorithm', [
+  z.strictObject({ algorithm: z.literal(Algorithm.COLLECT) }),
+  z.strictObject({ algorithm: z.literal(Algorithm.BEST), criteria: z.array(CriterionSchema).min(1).max(8) }),
+  z.strictObject({
+    algorithm: z.literal(Algorithm.CONDENSE),
+    field: path,
+    functions: z
+      .array(z.enum(CONDENSE_FUNCTIONS))
+      .min(1)
+      .default([...CONDENSE_FUNCTIONS]),
+  }),
+  z.strictObject({ algorithm: z.literal(Algorithm.CUSTOM), expression: z.string().min(1).max(8192) }),
+]);
+
+const FanOutSchema = z.discriminatedUnion('type', [
+  /** One sub-request per element of the array at `itemsPath`, each sent to `target`. */
+  z.strictObject({
+    type: z.literal('splitter'),
+    itemsPath: path,
+    target: z.string().min(1),
+    /** Optional label per item (e.g. its SKU), reported with missing replies. */
+    labelPath: path.optional(),
+  }),
+  /** A copy of the request to each recipient queue (from the definition, or the request's `recipients`). */
+  z.strictObject({
+    type: z.literal('recipient-list'),
+    recipients: z.array(z.string().min(1)).max(1000).optional(),
+  }),
+  /** The requester sends the sub-requests itself; the request states how many replies to expect. */
+  z.strictObject({ type: z.literal('none') }),
+]);
+
+/** The schema of an aggregation definition. Parse with {@link parseDefinition}. */
+export const DefinitionSchema = z
+  .strictObject({
+    name: z.string().regex(NAME, { message: 'must be 1-64 letters, digits, - or _' }),
+    description: z.string().max(1024).optional(),
+    mode: z.enum(['initialized', 'self-starting']).default('initialized'),
+    /** Self-starting: yields the aggregate key. Initialized: yields the aggregate id (default: attribute `fanin-aggregate-id`). */
+    correlation: ValueSourceSchema.default({ source: 'attribute', name: 'fanin-aggregate-id' }),
+    /** A reply's id, for deduplication (default: attribute `fanin-reply-id`, then the SQS message id). */
+    replyId: ValueSourceSchema.optional(),
+    completion: CompletionSchema,
+    aggregation: AggregationSchema.default({ algorithm: 'collect' }),
+    fanOut: FanOutSchema.optional(),
+    timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+    unknownTimeoutSeconds: z.int().min(0).max(MAX_TIMEOUT_SECONDS).default(0),
+    latePolicy: z.enum(['route', 'discard']).default('route'),
+    tombstoneRetentionSeconds: z
+      .int()
+      .min(60)
+      .max(MAX_TIMEOUT_SECONDS)
+      .default(7 * 24 * 3600),
+    outputs: z.strictObject({ eventBridge: z.boolean().default(false) }).default({ eventBridge: false }),
+    /** EventBridge pattern whose events complete aggregates of this definition (delivered to the control queue). */
+    externalEventPattern: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((def, ctx) => {
+    const strategy = def.completion.strategy;
+    if (
+      (strategy === Strategy.TIMEOUT || strategy === Strategy.OVERRIDE) &&
+      def.timeoutSeconds === undefined
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeoutSeconds'],
+        message: `is required by completion strategy '${strategy}'`,
+        input: def.timeoutSeconds,
+      });
+    }
+    if (def.mode === 'self-starting' && strategy === Strategy.ALL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['completion', 'strategy'],
+        message: "'all' needs an expected count, which only an initialized aggregate has",
+        input: strategy,
+      });
+    }
+    if (def.mode === 'self-starting' && def.fanOut) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fanOut'],
+        message: 'a self-starting aggregate is opened by its first reply, so it has no fan-out',
+        input: def.fanOut.type,
+      });
+    }
+    if (
+      def.mode === 'self-starting' &&
+      def.correlation.source === 'attribute' &&
+      def.correlation.name === 'fanin-aggregate-id'
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['correlation'],
+        message:
+          'a self-starting definition must say where its correlation key is (e.g. { source: "path", path: "$.auctionId" })',
+        input: def.correlation,
+      });
+    }
+  });
+
+/** A validated aggregation definition, defaults applied. */
+export type Definition = z.output<typeof DefinitionSchema>;
+/** What a user writes: defaults may be left out. */
+export type DefinitionInput = z.input<typeof DefinitionSchema>;
+export type CompletionSpec = Definition['completion'];
+export type AggregationSpec = Definition['aggregation'];
+export type FanOutSpec = NonNullable<Definition['fanOut']>;
+export type CondenseFunction = (typeof CONDENSE_FUNCTIONS)[number];
+
+/**
+ * Validates a definition and applies its defaults. Throws {@link InvalidDefinitionError} whose
+ * message names every failing field and the value received.
+ *
+ * @example
+ * parseDefinition({ name: 'loan', completion: { strategy: 'all' } });
+ */
+export function parseDefinition(input: unknown): Definition {
+  const parsed = DefinitionSchema.safeParse(input, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  throw new InvalidDefinitionError(
+    parsed.error.issues.map((issue) => {
+      const field = issue.path.length > 0 ? issue.path.join('.') : '(definition)';
+      const received = 'input' in issue ? `; received ${describeValue(issue.input)}` : '';
+      return `${field}: ${issue.message}${received}`;
+    }),
+  );
+}
+
+/** Parses a list of definitions and rejects duplicate names. */
+export function parseDefinitions(inputs: readonly unknown[]): ReadonlyMap<string, Definition> {
+  const definitions = new Map<string, Definition>();
+  inputs.forEach((input, index) => {
+    const definition = parseDefinition(input);
+    if (definitions.has(definition.name)) {
+      throw new InvalidDefinitionError([
+        `[${index}].name: duplicate definition name; received "${definition.name}"`,
+      ]);
+    }
+    definitions.set(definition.name, definition);
+  });
+  return definitions;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** Runtime parameters a control command may change; they apply from the next aggregate on. */
+export const RuntimeParametersSchema = z.strictObject({
+  timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+  threshold: z.number().optional(),
+  count: z.int().min(1).max(100_000).optional(),
+});
+export type RuntimeParameters = z.infer<typeof RuntimeParametersSchema>;
+
+/** The parameters an aggregate is opened with: the definition's, overridden by the runtime ones. */
+export interface EffectiveParameters {
+  readonly timeoutSeconds?: number;
+  readonly threshold?: number;
+  readonly count?: number;
+}
+
+/** Merges a definition's own parameters with runtime overrides. */
+export function effectiveParameters(
+  definition: Definition,
+  overrides: RuntimeParameters = {},
+): EffectiveParameters {
+  const completion = definition.completion;
+  const params: { timeoutSeconds?: number; threshold?: number; count?: number } = {};
+  const timeoutSeconds = overrides.timeoutSeconds ?? definition.timeoutSeconds;
+  if (timeoutSeconds !== undefined) params.timeoutSeconds = timeoutSeconds;
+  if (completion.strategy === Strategy.OVERRIDE)
+    params.threshold = overrides.threshold ?? completion.threshold;
+  if (completion.strategy === Strategy.COUNT) params.count = overrides.count ?? completion.count;
+  return params;
+}

@@ -1,0 +1,10 @@
+/** The aggregation engine: correlation, completion and aggregation as plain TypeScript. No AWS, no Lambda. */
+export * from './aggregation.ts';
+export * from './completion.ts';
+export * from './constants.ts';
+export * from './correlation.ts';
+export * from './definition.ts';
+export * from './errors.ts';
+export * from './expression.ts';
+export * from './lifecycle.ts';
+export * from './path.ts';
