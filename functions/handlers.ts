@@ -1,0 +1,58 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { toRawMessage } from '../shared/adapters/sqs-event.ts';
+import type { FaninContext } from '../shared/use-cases/context.ts';
+import { handleControl } from '../shared/use-cases/control.ts';
+import { handleRequest } from '../shared/use-cases/fan-out.ts';
+import { handleReplies } from '../shared/use-cases/replies.ts';
+import { handleTimer, sweep } from '../shared/use-cases/timers.ts';
+
+/**
+ * Handler factories: each decodes its event, calls one use case and encodes the result. The Lambda
+ * entry points bind them to the context built from the environment; tests and the local runtime
+ * bind them to their own.
+ */
+type ContextSource = () => FaninContext;
+
+/** One record at a time through Powertools' batch processor: a thrown error fails only that record. */
+function perRecord(use: (ctx: FaninContext, record: SQSRecord) => Promise<void>) {
+  return (context: ContextSource) =>
+    async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      const ctx = context();
+      const processor = new BatchProcessor(EventType.SQS);
+      return processPartialResponse(event, (record: SQSRecord) => use(ctx, record), processor, {
+        throwOnFullBatchFailure: false,
+      });
+    };
+}
+
+/** Fan-out: consumes the ingress queue. */
+export const makeFanOutHandler = perRecord((ctx, record) => handleRequest(ctx, toRawMessage(record)));
+/** Timers: consumes the timer queue. */
+export const makeTimerHandler = perRecord((ctx, record) => handleTimer(ctx, toRawMessage(record)));
+/** Control bus: consumes the control queue. */
+export const makeControlHandler = perRecord((ctx, record) => handleControl(ctx, toRawMessage(record)));
+
+/**
+ * Replies: consumes one reply partition. The whole batch goes to the use case at once, so replies
+ * of one aggregate are written in one transaction. On a FIFO partition, everything after the first
+ * failure is failed too, so a message group is never processed out of order.
+ */
+export function makeReplyHandler(context: ContextSource) {
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const failed = await handleReplies(context(), event.Records.map(toRawMessage));
+    const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
+    let failing = false;
+    const batchItemFailures = [];
+    for (const record of event.Records) {
+      failing = fifo ? failing || failed.has(record.messageId) : failed.has(record.messageId);
+      if (failing) batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+    return { batchItemFailures };
+  };
+}
+
+/** The sweeper: invoked on a schedule; returns how many due items it examined. */
+export function makeSweeperHandler(context: ContextSource) {
+  return async (): Promise<{ examined: number }> => ({ examined: await sweep(context()) });
+}

@@ -1,0 +1,5 @@
+import { contextFromEnvironment } from '../shared/app.ts';
+import { makeTimerHandler } from './handlers.ts';
+
+/** Lambda entry point. */
+export const handler = makeTimerHandler(contextFromEnvironment);

@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { RuntimeParametersSchema } from '../engine/definition.ts';
+import { matchesPattern } from '../engine/event-pattern.ts';
+import type { RawMessage } from '../ports.ts';
+import { QueueRole } from '../topology/topology.ts';
+import { completeAggregate } from './complete.ts';
+import { BadMessageError, type FaninContext, parseJsonBody, routeError } from './context.ts';
+
+const Target = {
+  aggregateId: z.string().min(1).optional(),
+  definition: z.string().min(1).optional(),
+  all: z.literal(true).optional(),
+};
+
+/** The control bus's commands (seed 002's control channel). See docs/wire-contract.md. */
+export const ControlCommandSchema = z.discriminatedUnion('command', [
+  z.strictObject({ command: z.literal('purge'), ...Target }),
+  z.strictObject({ command: z.literal('complete'), ...Target }),
+  z.strictObject({ command: z.literal('list'), definition: z.string().min(1).optional() }),
+  z.strictObject({
+    command: z.literal('set-parameters'),
+    definition: z.string().min(1),
+    parameters: RuntimeParametersSchema,
+  }),
+]);
+export type ControlCommand = z.infer<typeof ControlCommandSchema>;
+
+/**
+ * Handles one control message: a fanin command, or a raw EventBridge event delivered by a
+ * definition's external-event rule (it completes the aggregate named in `detail.aggregateId`,
+ * or every open aggregate of each definition whose pattern matches).
+ *
+ * Results go to the status output with a deterministic id per control message.
+ */
+export async function handleControl(ctx: FaninContext, raw: RawMessage): Promise<void> {
+  let command: ControlCommand;
+  try {
+    command = toCommand(ctx, parseJsonBody(raw));
+  } catch (error) {
+    if (!(error instanceof BadMessageError)) throw error;
+    await routeError(ctx, 'control', raw, error.message);
+    return;
+  }
+  const id = `control/${raw.messageId}`;
+  if (command.command === 'list') {
+    const names = command.definition ? [command.definition] : [...ctx.definitions.keys()];
+    const aggregates = [];
+    for (const name of names) {
+      for (const header of await ctx.store.listOpen(name)) {
+        aggregates.push({
+          aggregateId: header.aggregateId,
+          definition: header.definition,
+          received: header.received,
+          expected: header.expected ?? null,
+          openedAt: header.openedAt,
+          deadline: header.deadline ?? null,
+        });
+      }
+    }
+    await ctx.outputs.publish(QueueRole.STATUS, {
+      id,
+      type: 'fanin.status.active',
+      at: ctx.clock(),
+      aggregates,
+    });
+    return;
+  }
+  if (command.command === 'set-parameters') {
+    await ctx.store.setParameters(command.definition, command.parameters);
+    await ctx.outputs.publish(QueueRole.STATUS, {
+      id,
+      type: 'fanin.control.result',
+      command: 'set-parameters',
+      definition: command.definition,
+      parameters: command.parameters,
+    });
+    return;
+  }
+  const outcome = command.command === 'purge' ? Outcome.PURGED : Outcome.COMPLETED;
+  const targets = await targetsOf(ctx, command);
+  const affected: string[] = [];
+  for (const aggregateId of targets) {
+    if (await completeAggregate(ctx, aggregateId, outcome)) affected.push(aggregateId);
+  }
+  await ctx.outputs.publish(QueueRole.STATUS, {
+    id,
+    type: 'fanin.control.result',
+    command: command.command,
+    affected,
+  });
+}
+
+function toCommand(ctx: FaninContext, body: unknown): ControlCommand {
+  if (body !== null && typeof body === 'object' && 'detail-type' in body && 'source' in body) {
+    return fromEvent(ctx, body as Record<string, unknown>);
+  }
+  const parsed = ControlCommandSchema.safeParse(body, { reportInput: true });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new BadMessageError(
+      `invalid control command: ${issue?.path.join('.') || '(command)'}: ${issue?.message}`,
+    );
+  }
+  const command = parsed.data;
+  if (command.command === 'purge' || command.command === 'complete') {
+    const given = [command.aggregateId, command.definition, command.all].filter(
+      (v) => v !== undefined,
+    ).length;
+    if (given !== 1)
+      throw new BadMessageError(
+        `${command.command} needs exactly one of aggregateId, definition or all: true`,
+      );
+  }
+  if (
+    'definition' in command &&
+    command.definition !== undefined &&
+    !ctx.definitions.has(command.definition)
+  ) {
+    throw new BadMessageError(`unknown definition "${command.definition}"`);
+  }
+  return command;
+}
+
+function fromEvent(ctx: FaninContext, event: Record<string, unknown>): ControlCommand {
+  const detail = event.detail as Record<string, unknown> | undefined;
+  if (typeof detail?.aggregateId === 'string')
+    return { command: 'complete', aggregateId: detail.aggregateId };
+  const matching = [...ctx.definitions.values()].filter(
+    (d) => d.externalEventPattern && matchesPattern(d.externalEventPattern, event),
+  );
+  const [first, ...rest] = matching;
+  if (!first)
+    throw new BadMessageError(
+      `no definition's external event pattern matches event ${String(event.id ?? '')}`,
+    );
+  if (rest.length > 0)
+    throw new BadMessageError(`event matches several definitions: ${matching.map((d) => d.name).join(', ')}`);
+  return { command: 'complete', definition: first.name };
+}
+
+async function targetsOf(
+  ctx: FaninContext,
+  command: { aggregateId?: string; definition?: string; all?: true },
+): Promise<string[]> {
+  if (command.aggregateId) {
+    const header = await ctx.store.getHeader(command.aggregateId);
+    return header?.status === AggregateStatus.OPEN ? [command.aggregateId] : [];
+  }
+  const names = command.definition ? [command.definition] : [...ctx.definitions.keys()];
+  const ids: string[] = [];
+  for (const name of names) ids.push(...(await ctx.store.listOpen(name)).map((h) => h.aggregateId));
+  return ids;
+}
