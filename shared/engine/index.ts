@@ -5,6 +5,7 @@ export * from './constants.ts';
 export * from './correlation.ts';
 export * from './definition.ts';
 export * from './errors.ts';
+export * from './event-pattern.ts';
 export * from './expression.ts';
 export * from './lifecycle.ts';
 export * from './path.ts';
