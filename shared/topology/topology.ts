@@ -49,6 +49,31 @@ export interface ConsumerSpec {
   readonly maxConcurrency: number;
 }
 
+/** A DynamoDB key attribute. */
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+/** A global secondary index of the state table. */
+export interface IndexSpec {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey: KeyAttribute;
+  /** `KEYS_ONLY` when the readers of the index need nothing but keys (cheaper writes and storage). */
+  readonly projection: 'ALL' | 'KEYS_ONLY';
+}
+
+/** The state table: keys, TTL attribute and indexes (the stack and the local runtime create it from this). */
+export interface TableSpec {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey: KeyAttribute;
+  /** Epoch seconds after which DynamoDB may delete an item (tombstones, held replies). */
+  readonly ttlAttribute: string;
+  readonly indexes: readonly IndexSpec[];
+}
+
 /** What a user may choose; everything has a default. */
 export interface TopologyOptions {
   /** Prefix of every resource name. @default 'fanin' */
@@ -59,6 +84,13 @@ export interface TopologyOptions {
   readonly fifoReplies?: boolean;
   /** Receives before a message is dead-lettered. @default 5 */
   readonly maxReceiveCount?: number;
+  /**
+   * How long one handler invocation (one batch) may run, in seconds. The visibility timeout of
+   * every queue a handler consumes is derived from it: 6 x this + the batching window, as AWS
+   * advises for Lambda SQS event sources, so a batch is not redelivered while it is still running.
+   * @default 30
+   */
+  readonly functionTimeoutSeconds?: number;
   /** The aggregation definitions. */
   readonly definitions: readonly DefinitionInput[];
 }
@@ -66,7 +98,9 @@ export interface TopologyOptions {
 /** The resolved topology. */
 export interface Topology {
   readonly prefix: string;
+  /** Same as `table.name`. */
   readonly tableName: string;
+  readonly table: TableSpec;
   readonly bucketName: string;
   readonly queues: Readonly<Record<QueueRole, QueueSpec>>;
   readonly replyPartitions: readonly QueueSpec[];
@@ -78,10 +112,14 @@ export interface Topology {
   };
   /** How often the sweeper runs, in seconds. */
   readonly sweepIntervalSeconds: number;
+  /** The handlers' invocation timeout, in seconds (see {@link TopologyOptions.functionTimeoutSeconds}). */
+  readonly functionTimeoutSeconds: number;
   readonly definitions: ReadonlyMap<string, Definition>;
 }
 
 const PREFIX = /^[a-z][a-z0-9-]{0,30}$/;
+/** Lambda's maximum timeout. */
+const MAX_FUNCTION_TIMEOUT_SECONDS = 900;
 
 /**
  * Resolves the topology from options, validating them and the definitions.
@@ -106,6 +144,28 @@ export function describeTopology(options: TopologyOptions): Topology {
       `maxReceiveCount must be an integer between 1 and 1000 inclusive (given ${maxReceiveCount})`,
     );
   }
+  const functionTimeoutSeconds = options.functionTimeoutSeconds ?? 30;
+  if (
+    !Number.isInteger(functionTimeoutSeconds) ||
+    functionTimeoutSeconds < 1 ||
+    functionTimeoutSeconds > MAX_FUNCTION_TIMEOUT_SECONDS
+  ) {
+    throw new Error(
+      `functionTimeoutSeconds must be an integer between 1 and ${MAX_FUNCTION_TIMEOUT_SECONDS} inclusive (given ${functionTimeoutSeconds})`,
+    );
+  }
+  const fifoReplies = options.fifoReplies ?? false;
+  const consumers = {
+    fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
+    // Lambda does not support a batching window on FIFO event sources.
+    reply: { batchSize: 10, maxBatchingWindowSeconds: fifoReplies ? 0 : 1, maxConcurrency: 5 },
+    timer: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
+    control: { batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
+  } as const satisfies Topology['consumers'];
+  // A queue a handler consumes: long enough that a batch still running (with Lambda's own retries
+  // of a throttled invocation) is not handed to a second invocation.
+  const consumed = (consumer: ConsumerSpec): number =>
+    6 * functionTimeoutSeconds + consumer.maxBatchingWindowSeconds;
   const queue = (base: string, fifo: boolean, visibilityTimeoutSeconds = 60): QueueSpec => {
     const suffix = fifo ? '.fifo' : '';
     return {
@@ -117,26 +177,45 @@ export function describeTopology(options: TopologyOptions): Topology {
     };
   };
   const queues = {
-    [QueueRole.INGRESS]: queue('ingress', false),
-    [QueueRole.CONTROL]: queue('control', false),
-    [QueueRole.TIMER]: queue('timer', false),
+    [QueueRole.INGRESS]: queue('ingress', false, consumed(consumers.fanOut)),
+    [QueueRole.CONTROL]: queue('control', false, consumed(consumers.control)),
+    [QueueRole.TIMER]: queue('timer', false, consumed(consumers.timer)),
     ...Object.fromEntries(OUTPUT_ROLES.map((role) => [role, queue(`out-${role}`, true)])),
   } as Record<QueueRole, QueueSpec>;
+  const tableName = `${prefix}-state`;
   return {
     prefix,
-    tableName: `${prefix}-state`,
+    tableName,
+    table: {
+      name: tableName,
+      partitionKey: { name: 'pk', type: 'S' },
+      sortKey: { name: 'sk', type: 'S' },
+      ttlAttribute: 'expiresAt',
+      indexes: [
+        // The sweeper reads only keys and the deadline from `due`, then loads what it needs.
+        {
+          name: 'due',
+          partitionKey: { name: 'dueShard', type: 'S' },
+          sortKey: { name: 'dueAt', type: 'N' },
+          projection: 'KEYS_ONLY',
+        },
+        // "List active" and "complete all" read whole headers from `open`.
+        {
+          name: 'open',
+          partitionKey: { name: 'openDefinition', type: 'S' },
+          sortKey: { name: 'openedAt', type: 'N' },
+          projection: 'ALL',
+        },
+      ],
+    },
     bucketName: `${prefix}-payloads`,
     queues,
     replyPartitions: Array.from({ length: partitions }, (_, i) =>
-      queue(`reply-${i}`, options.fifoReplies ?? false),
+      queue(`reply-${i}`, fifoReplies, consumed(consumers.reply)),
     ),
-    consumers: {
-      fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
-      reply: { batchSize: 10, maxBatchingWindowSeconds: 1, maxConcurrency: 5 },
-      timer: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
-      control: { batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
-    },
+    consumers,
     sweepIntervalSeconds: 60,
+    functionTimeoutSeconds,
     definitions: parseDefinitions(options.definitions),
   };
 }
