@@ -270,6 +270,7 @@ export class DynamoStateStore implements StateStore {
       ...(selfStart.deadline !== undefined ? { deadline: selfStart.deadline } : {}),
     });
     delete initial.received;
+    for (const [name, value] of Object.entries(initial)) if (value === undefined) delete initial[name];
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':n': count, ':open': AggregateStatus.OPEN };
     const sets = Object.entries(initial).map(([name, value], i) => {
