@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crashingContext } from '../support/failpoints.ts';
+import { FaninUnderTest } from '../support/fanin.ts';
+
+/**
+ * At-least-once delivery with crashes: a handler dies between any two of its external calls,
+ * SQS redelivers, the sweeper runs after the completion lease. Whatever the failpoint, exactly
+ * one result is emitted, it contains every reply, and no reply item is left behind.
+ */
+describe('crash recovery', () => {
+  let fanin: FaninUnderTest;
+  let responder: string;
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start([
+      { name: 'sum', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 600 },
+      {
+        name: 'scatter',
+        fanOut: { type: 'recipient-list' },
+        completion: { strategy: 'all' },
+        timeoutSeconds: 600,
+      },
+    ]);
+    responder = await fanin.targetQueue('responder');
+  });
+  afterAll(() => fanin.stop());
+
+  /** Runs a scenario with a crash at call k, for k = 1, 2, … until a run makes fewer calls than k. */
+  async function everyFailpoint(
+    scenario: (id: string) => Promise<void>,
+    check: (id: string) => Promise<void>,
+  ): Promise<number> {
+    const healthy = fanin.ctx;
+    let k = 1;
+    for (; ; k += 1) {
+      const id = `crash-${k}-${Math.random().toString(36).slice(2, 8)}`;
+      const crashing = crashingContext(healthy, k);
+      fanin.ctx = crashing.ctx;
+      await scenario(id);
+      fanin.ctx = healthy;
+      // After the completion lease, the sweeper finishes what a crash left completing.
+      fanin.clock.advance(healthy.completionLeaseMs + 1);
+      await fanin.sweep();
+      await fanin.drain();
+      await check(id);
+      if (!crashing.crashed()) return k;
+    }
+  }
+
+  it('reply and completion path: a crash at any call followed by redelivery emits exactly one complete result', async () => {
+    // Prepare / Act
+    const failpoints = await everyFailpoint(
+      async (id) => {
+        await fanin.sendRequest({ definition: 'sum', aggregateId: id, expected: 3 });
+        await fanin.drain();
+        for (const replyId of ['0', '1', '2']) {
+          await fanin.sendReply(
+            { v: Number(replyId) },
+            { 'fanin-aggregate-id': id, 'fanin-reply-id': replyId },
+          );
+        }
+        await fanin.drain();
+      },
+      async (id) => {
+        // Assess
+        const completed = await fanin.outputs('completed');
+        expect(completed.map((c) => c.aggregateId)).toEqual([id]);
+        expect(completed[0]).toMatchObject({
+          counts: { received: 3 },
+          result: [{ replyId: '0' }, { replyId: '1' }, { replyId: '2' }],
+        });
+        expect(await fanin.outputs('error')).toEqual([]);
+        expect(await fanin.outputs('late')).toEqual([]);
+        expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'closed', outcome: 'completed' });
+        expect(await fanin.ctx.store.listReplies(id)).toEqual([]);
+      },
+    );
+    expect(failpoints).toBeGreaterThan(10);
+  });
+
+  it('fan-out path: a crash at any call followed by redelivery opens one aggregate and emits one result', async () => {
+    // Prepare / Act
+    await everyFailpoint(
+      async (id) => {
+        await fanin.sendRequest({
+          definition: 'scatter',
+          aggregateId: id,
+          recipients: [responder, responder, responder],
+        });
+        await fanin.drain();
+        // A crash mid-send resends every sub-request; the responder answers each copy it gets.
+        for (const request of await fanin.takeRequests(responder)) {
+          await fanin.reply(request, { from: request.MessageAttributes?.['fanin-reply-id']?.StringValue });
+        }
+        await fanin.drain();
+      },
+      async (id) => {
+        // Assess
+        const completed = await fanin.outputs('completed');
+        expect(completed.map((c) => c.aggregateId)).toEqual([id]);
+        expect(completed[0]).toMatchObject({ counts: { expected: 3, received: 3 } });
+        expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'closed' });
+      },
+    );
+  });
+
+  it('two consumers processing replies of one aggregate at the same time produce one result with every reply', async () => {
+    // Prepare
+    const id = 'concurrent-1';
+    const replies = 40;
+    await fanin.sendRequest({ definition: 'sum', aggregateId: id, expected: replies });
+    await fanin.drain();
+    const inbound = Array.from({ length: replies }, (_, i) => ({
+      messageId: `m-${i}`,
+      body: JSON.stringify({ i }),
+      attributes: { 'fanin-aggregate-id': id, 'fanin-reply-id': String(i) },
+      receiveCount: 1,
+    }));
+    const { handleReplies } = await import('../../shared/use-cases/replies.ts');
+
+    // Act: two consumers, batches of ten, interleaved, every reply also delivered twice
+    const batches = [];
+    for (let i = 0; i < replies; i += 10) batches.push(inbound.slice(i, i + 10));
+    const consumer = async (own: typeof batches) => {
+      for (const batch of own) {
+        const failed = await handleReplies(fanin.ctx, batch);
+        expect([...failed]).toEqual([]);
+      }
+    };
+    await Promise.all([
+      consumer([...batches, ...batches.slice(0, 2)]),
+      consumer([...[...batches].reverse(), ...batches.slice(2)]),
+    ]);
+
+    // Assess
+    const completed = await fanin.outputs('completed');
+    expect(completed).toHaveLength(1);
+    const result = completed[0]?.result as { replyId: string }[];
+    expect(result.map((r) => r.replyId)).toEqual(Array.from({ length: replies }, (_, i) => String(i)));
+  });
+});
