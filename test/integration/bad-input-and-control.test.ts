@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FaninUnderTest } from '../support/fanin.ts';
+
+/**
+ * Bad input never blocks a queue and is never lost: it lands on the error output with its reason
+ * and the original message. The control bus (seed 002's control channel) purges, lists,
+ * completes and changes runtime parameters.
+ */
+describe('bad input', () => {
+  let fanin: FaninUnderTest;
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start([
+      { name: 'plain', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 60 },
+      {
+        name: 'broken',
+        fanOut: { type: 'none' },
+        completion: { strategy: 'all' },
+        aggregation: { algorithm: 'custom', expression: '$error("boom")' },
+      },
+      {
+        name: 'splitter',
+        fanOut: { type: 'splitter', itemsPath: '$.items', target: 'nowhere' },
+        completion: { strategy: 'all' },
+      },
+    ]);
+  });
+  afterAll(() => fanin.stop());
+
+  it.each([
+    ['a body that is not JSON', 'not json {', {}, 'body is not valid JSON'],
+    ['a body that is not an object', '[1,2]', {}, 'must be a JSON object'],
+    ['no definition', { aggregateId: 'x' }, {}, 'names no definition'],
+    ['an unknown definition', { definition: 'nope' }, {}, 'unknown definition "nope"'],
+    ['a splitter request without its items array', { definition: 'splitter', items: 'x' }, {}, '$.items is not an array'],
+    ['an invalid aggregate id', { definition: 'plain', aggregateId: 'bad id with spaces', expected: 1 }, {}, 'aggregateId must be'],
+    ['a missing expected count', { definition: 'plain' }, {}, 'body.expected must be a non-negative integer'],
+  ])('a request with %s goes to the error output with its reason', async (_case, body, attributes, reason) => {
+    // Act
+    await fanin.sendRequest(body, attributes);
+    await fanin.drain();
+
+    // Assess
+    const [error, ...rest] = await fanin.outputs('error');
+    expect(rest).toEqual([]);
+    expect(error).toMatchObject({ type: 'fanin.error', source: 'ingress' });
+    expect(String(error?.reason)).toContain(reason);
+    expect((error?.message as { body: string }).body).toBe(typeof body === 'string' ? body : JSON.stringify(body));
+  });
+
+  it.each([
+    ['a body that is not JSON', '{{', { 'fanin-aggregate-id': 'a' }, 'body is not valid JSON'],
+    ['no correlation at all', { v: 1 }, {}, 'missing correlation'],
+    ['an unknown definition', { v: 1 }, { 'fanin-definition': 'nope', 'fanin-aggregate-id': 'a' }, 'unknown definition'],
+    ['a body too large for the state store', { pad: 'x'.repeat(360_000) }, { 'fanin-aggregate-id': 'a' }, 'bytes; at most'],
+  ])('a reply with %s goes to the error output and the rest of its batch flows', async (_case, body, attributes, reason) => {
+    // Prepare: a good reply in the same batch
+    await fanin.sendRequest({ definition: 'plain', aggregateId: `ok-${reason.length}`, expected: 1 });
+    await fanin.drain();
+    await fanin.sendReply(body, attributes);
+    await fanin.sendReply({ fine: true }, { 'fanin-aggregate-id': `ok-${reason.length}`, 'fanin-reply-id': '0' });
+
+    // Act
+    await fanin.drain();
+
+    // Assess
+    const [error] = await fanin.outputs('error');
+    expect(error).toMatchObject({ type: 'fanin.error', source: 'reply' });
+    expect(String(error?.reason)).toContain(reason);
+    expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: `ok-${reason.length}` }]);
+  });
+
+  it('a request reusing an aggregate id of another request is refused; the first aggregate is untouched', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'plain', aggregateId: 'taken', requestId: 'r1', expected: 2 });
+    await fanin.drain();
+
+    // Act
+    await fanin.sendRequest({ definition: 'plain', aggregateId: 'taken', requestId: 'r2', expected: 9 });
+    await fanin.drain();
+
+    // Assess
+    const [error] = await fanin.outputs('error');
+    expect(String(error?.reason)).toContain('already in use by another request');
+    expect(await fanin.ctx.store.getHeader('taken')).toMatchObject({ expected: 2, requestId: 'r1' });
+  });
+
+  it('a retried request (same request id) opens no second aggregate', async () => {
+    // Act
+    await fanin.sendRequest({ definition: 'plain', requestId: 'same', expected: 1 });
+    await fanin.sendRequest({ definition: 'plain', requestId: 'same', expected: 1 });
+    await fanin.drain();
+
+    // Assess
+    expect(await fanin.outputs('error')).toEqual([]);
+    const open = await fanin.ctx.store.listOpen('plain');
+    expect(open.filter((h) => h.requestId === 'same')).toHaveLength(1);
+  });
+
+  it('a custom expression that throws fails the aggregate to the error output with the reason', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'broken', aggregateId: 'b-1', expected: 1 });
+    await fanin.drain();
+
+    // Act
+    await fanin.sendReply({ v: 1 }, { 'fanin-aggregate-id': 'b-1', 'fanin-reply-id': '0' });
+    await fanin.drain();
+
+    // Assess
+    const [failed] = await fanin.outputs('error');
+    expect(failed).toMatchObject({ type: 'fanin.aggregate.failed', aggregateId: 'b-1' });
+    expect(String(failed?.reason)).toContain('boom');
+    expect(await fanin.ctx.store.getHeader('b-1')).toMatchObject({ status: 'closed', outcome: 'failed' });
+  });
+});
+
+describe('control bus', () => {
+  let fanin: FaninUnderTest;
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start([
+      { name: 'alpha', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 60 },
+      { name: 'beta', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 60 },
+    ]);
+  });
+  afterAll(() => fanin.stop());
+
+  async function open(definition: string, ...ids: string[]) {
+    for (const id of ids) await fanin.sendRequest({ definition, aggregateId: id, expected: 2 });
+    await fanin.drain();
+  }
+
+  it('list publishes a snapshot of the active aggregates to the status output', async () => {
+    // Prepare
+    await open('alpha', 'l-1', 'l-2');
+
+    // Act
+    await fanin.sendControl({ command: 'list', definition: 'alpha' });
+    await fanin.drain();
+
+    // Assess
+    const [status] = await fanin.outputs('status');
+    expect(status?.type).toBe('fanin.status.active');
+    const ids = (status?.aggregates as { aggregateId: string }[]).map((a) => a.aggregateId);
+    expect(ids).toEqual(expect.arrayContaining(['l-1', 'l-2']));
+    await fanin.sendControl({ command: 'purge', definition: 'alpha' });
+    await fanin.drain();
+    await fanin.outputs('status');
+  });
+
+  it('purge one ends that aggregate as purged; a reply to it afterwards is late', async () => {
+    // Prepare
+    await open('alpha', 'p-1', 'p-2');
+
+    // Act
+    await fanin.sendControl({ command: 'purge', aggregateId: 'p-1' });
+    await fanin.drain();
+    await fanin.sendReply({}, { 'fanin-aggregate-id': 'p-1', 'fanin-reply-id': '0' });
+    await fanin.drain();
+
+    // Assess
+    const status = await fanin.outputs('status');
+    expect(status).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'fanin.aggregate.purged', aggregateId: 'p-1' }),
+        expect.objectContaining({ type: 'fanin.control.result', command: 'purge', affected: ['p-1'] }),
+      ]),
+    );
+    expect(await fanin.outputs('late')).toMatchObject([{ aggregateId: 'p-1' }]);
+    expect((await fanin.ctx.store.getHeader('p-2'))?.status).toBe('open');
+    await fanin.sendControl({ command: 'purge', all: true });
+    await fanin.drain();
+    await fanin.outputs('status');
+  });
+
+  it('purge all of a definition leaves the other definitions open', async () => {
+    // Prepare
+    await open('alpha', 'pd-1');
+    await open('beta', 'pd-2');
+
+    // Act
+    await fanin.sendControl({ command: 'purge', definition: 'alpha' });
+    await fanin.drain();
+
+    // Assess
+    expect((await fanin.ctx.store.getHeader('pd-1'))?.status).toBe('closed');
+    expect((await fanin.ctx.store.getHeader('pd-2'))?.status).toBe('open');
+    await fanin.sendControl({ command: 'purge', all: true });
+    await fanin.drain();
+    expect((await fanin.ctx.store.getHeader('pd-2'))?.status).toBe('closed');
+    await fanin.outputs('status');
+  });
+
+  it('complete one aggregate completes it with the replies it has', async () => {
+    // Prepare
+    await open('beta', 'c-1');
+    await fanin.sendReply({ v: 1 }, { 'fanin-aggregate-id': 'c-1', 'fanin-reply-id': '0' });
+    await fanin.drain();
+
+    // Act
+    await fanin.sendControl({ command: 'complete', aggregateId: 'c-1' });
+    await fanin.drain();
+
+    // Assess
+    expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: 'c-1', counts: { received: 1, expected: 2 } }]);
+    await fanin.outputs('status');
+  });
+
+  it('set-parameters changes the timeout of aggregates opened afterwards, not of open ones', async () => {
+    // Prepare
+    await open('beta', 'before');
+
+    // Act
+    await fanin.sendControl({ command: 'set-parameters', definition: 'beta', parameters: { timeoutSeconds: 5 } });
+    await fanin.drain();
+    await open('beta', 'after');
+
+    // Assess
+    const before = await fanin.ctx.store.getHeader('before');
+    const after = await fanin.ctx.store.getHeader('after');
+    expect(before?.params.timeoutSeconds).toBe(60);
+    expect(after?.params.timeoutSeconds).toBe(5);
+    expect((after?.deadline ?? 0) - (after?.openedAt ?? 0)).toBe(5000);
+    await fanin.sendControl({ command: 'set-parameters', definition: 'beta', parameters: {} });
+    await fanin.sendControl({ command: 'purge', all: true });
+    await fanin.drain();
+    await fanin.outputs('status');
+  });
+
+  it.each([
+    ['an unknown command', { command: 'explode' }, 'invalid control command'],
+    ['purge with no target', { command: 'purge' }, 'exactly one of'],
+    ['an unknown definition', { command: 'list', definition: 'nope' }, 'unknown definition'],
+    ['bad parameters', { command: 'set-parameters', definition: 'alpha', parameters: { timeoutSeconds: -1 } }, 'parameters.timeoutSeconds'],
+    ['an event no definition matches', { source: 'x', 'detail-type': 'y', detail: {} }, "no definition's external event pattern"],
+  ])('a control message with %s goes to the error output', async (_case, body, reason) => {
+    // Act
+    await fanin.sendControl(body);
+    await fanin.drain();
+
+    // Assess
+    const [error] = await fanin.outputs('error');
+    expect(error).toMatchObject({ type: 'fanin.error', source: 'control' });
+    expect(String(error?.reason)).toContain(reason);
+  });
+});
