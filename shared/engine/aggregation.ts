@@ -69,7 +69,11 @@ export function condenseResult(
 export function byReplyOrder(a: ReplyRecord, b: ReplyRecord): number {
   const na = Number(a.replyId);
   const nb = Number(b.replyId);
-  if (Number.isInteger(na) && Number.isInteger(nb) && na !== nb) return na - nb;
+  const aIndex = Number.isInteger(na);
+  const bIndex = Number.isInteger(nb);
+  if (aIndex && bIndex && na !== nb) return na - nb;
+  // Numeric ids before the others, so the order is total whatever ids are mixed.
+  if (aIndex !== bIndex) return aIndex ? -1 : 1;
   if (a.replyId !== b.replyId) return a.replyId < b.replyId ? -1 : 1;
   return a.receivedAt - b.receivedAt;
 }
@@ -90,6 +94,8 @@ export function compareByCriteria(
     if (va === undefined && vb === undefined) continue;
     if (va === undefined) return 1;
     if (vb === undefined) return -1;
+    // A number and a non-numeric string do not compare: the number ranks first.
+    if (typeof va !== typeof vb) return typeof va === 'number' ? -1 : 1;
     if (va !== vb) {
       const ascending = va < vb ? -1 : 1;
       return criterion.order === 'min' ? ascending : -ascending;
@@ -101,7 +107,11 @@ export function compareByCriteria(
 
 function comparable(value: unknown): number | string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    // A numeric string is a number, as in condense and scoreOf.
+    const n = value.trim() === '' ? Number.NaN : Number(value);
+    return Number.isFinite(n) ? n : value;
+  }
   return undefined;
 }
 

@@ -6,7 +6,7 @@ export function readPath(document: unknown, path: string): unknown {
   const segments = parsePath(path);
   let current: unknown = document;
   for (const segment of segments) {
-    if (current === null || typeof current !== 'object') return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) return undefined;
     current = (current as Record<string, unknown>)[segment];
   }
   return current;
@@ -23,6 +23,6 @@ export function parsePath(path: string): string[] {
 /** True when `path` is well formed: `$`, or names separated by dots, with optional `[n]` indexes. */
 export function isValidPath(path: string): boolean {
   return (
-    /^(\$|\$\.)?[A-Za-z_][\w-]*(\[\d+\]|\.[A-Za-z_][\w-]*|\.\d+)*$/.test(path.trim()) || path.trim() === '$'
+    /^(\$\.)?[A-Za-z_][\w-]*(\[\d+\]|\.[A-Za-z_][\w-]*|\.\d+)*$/.test(path.trim()) || path.trim() === '$'
   );
 }

@@ -1,0 +1,425 @@
+import { describe, expect, it } from 'vitest';
+import {
+  effectiveParameters,
+  parseDefinition,
+  parseDefinitions,
+  RuntimeParametersSchema,
+} from '../../../shared/engine/definition.ts';
+import { InvalidDefinitionError } from '../../../shared/engine/errors.ts';
+import { aDefinition, anOverrideDefinition, thrownBy } from './factories.ts';
+
+const SEVEN_DAYS = 7 * 24 * 3600;
+
+/** The InvalidDefinitionError `input` is rejected with. */
+function rejectionOf(input: unknown): InvalidDefinitionError {
+  const error = thrownBy(() => parseDefinition(input));
+  expect(error).toBeInstanceOf(InvalidDefinitionError);
+  return error as InvalidDefinitionError;
+}
+
+describe('parseDefinition: defaults', () => {
+  it('applies every default to a minimal definition', () => {
+    // Prepare
+    const input = { name: 'orders', completion: { strategy: 'all' } };
+
+    // Act
+    const definition = parseDefinition(input);
+
+    // Assess
+    expect(definition).toStrictEqual({
+      name: 'orders',
+      mode: 'initialized',
+      correlation: { source: 'attribute', name: 'fanin-aggregate-id' },
+      completion: { strategy: 'all' },
+      aggregation: { algorithm: 'collect' },
+      unknownTimeoutSeconds: 0,
+      latePolicy: 'route',
+      tombstoneRetentionSeconds: SEVEN_DAYS,
+      outputs: { eventBridge: false },
+    });
+  });
+
+  it.each([
+    ['timeout', { strategy: 'timeout' }],
+    [
+      'override',
+      { strategy: 'override', score: { source: 'path', path: '$.rate' }, threshold: 3, direction: 'below' },
+    ],
+  ])('%s: completeWhenAllArrived defaults to true', (_strategy, completion) => {
+    // Prepare
+    const input = { name: 'quotes', timeoutSeconds: 30, completion };
+
+    // Act
+    const definition = parseDefinition(input);
+
+    // Assess
+    expect(definition.completion).toMatchObject({ completeWhenAllArrived: true });
+  });
+
+  it('outputs: eventBridge defaults to false when outputs is given empty', () => {
+    // Prepare
+    const input = { name: 'orders', completion: { strategy: 'all' }, outputs: {} };
+
+    // Act
+    const definition = parseDefinition(input);
+
+    // Assess
+    expect(definition.outputs).toStrictEqual({ eventBridge: false });
+  });
+
+  it('condense: folds every function when none are named', () => {
+    // Prepare
+    const input = {
+      name: 'bids',
+      completion: { strategy: 'all' },
+      aggregation: { algorithm: 'condense', field: '$.bid' },
+    };
+
+    // Act
+    const definition = parseDefinition(input);
+
+    // Assess
+    expect(definition.aggregation).toStrictEqual({
+      algorithm: 'condense',
+      field: '$.bid',
+      functions: ['count', 'sum', 'avg', 'min', 'max'],
+    });
+  });
+
+  it('keeps the values given over the defaults', () => {
+    // Prepare
+    const input = {
+      name: 'orders',
+      completion: { strategy: 'timeout', completeWhenAllArrived: false },
+      timeoutSeconds: 90,
+      unknownTimeoutSeconds: 15,
+      latePolicy: 'discard',
+      tombstoneRetentionSeconds: 3600,
+      outputs: { eventBridge: true },
+    };
+
+    // Act
+    const definition = parseDefinition(input);
+
+    // Assess
+    expect(definition).toMatchObject({
+      completion: { strategy: 'timeout', completeWhenAllArrived: false },
+      timeoutSeconds: 90,
+      unknownTimeoutSeconds: 15,
+      latePolicy: 'discard',
+      tombstoneRetentionSeconds: 3600,
+      outputs: { eventBridge: true },
+    });
+  });
+
+  it("accepts the seed's self-starting auction: correlated by a body path, complete at 3 bids", () => {
+    // Prepare
+    const input = {
+      name: 'auction',
+      mode: 'self-starting',
+      correlation: { source: 'path', path: '$.auctionId' },
+      completion: { strategy: 'count', count: 3 },
+      aggregation: { algorithm: 'best', criteria: [{ path: 'price', order: 'min' }] },
+    };
+
+    // Act
+    const definition = parseDefinition(input);
+
+    // Assess
+    expect(definition).toMatchObject({
+      mode: 'self-starting',
+      correlation: { source: 'path', path: '$.auctionId' },
+      completion: { strategy: 'count', count: 3 },
+    });
+  });
+});
+
+describe('parseDefinition: invalid definitions', () => {
+  const base = { name: 'orders', completion: { strategy: 'all' } };
+  const selfStarting = {
+    name: 'auction',
+    mode: 'self-starting',
+    correlation: { source: 'path', path: '$.auctionId' },
+    completion: { strategy: 'first' },
+  };
+
+  it.each([
+    ['a count of 0', { ...base, completion: { strategy: 'count', count: 0 } }, 'completion.count', '0'],
+    [
+      'a fractional count',
+      { ...base, completion: { strategy: 'count', count: 2.5 } },
+      'completion.count',
+      '2.5',
+    ],
+    [
+      'an unknown strategy',
+      { ...base, completion: { strategy: 'majority' } },
+      'completion.strategy',
+      '"majority"',
+    ],
+    [
+      'a bad correlation path',
+      { ...base, correlation: { source: 'path', path: 'order..id' } },
+      'correlation.path',
+      '"order..id"',
+    ],
+    [
+      'a bad criterion path',
+      { ...base, aggregation: { algorithm: 'best', criteria: [{ path: 'rate[x]', order: 'min' }] } },
+      'aggregation.criteria.0.path',
+      '"rate[x]"',
+    ],
+    [
+      'an unknown criterion order',
+      { ...base, aggregation: { algorithm: 'best', criteria: [{ path: 'rate', order: 'lowest' }] } },
+      'aggregation.criteria.0.order',
+      '"lowest"',
+    ],
+    [
+      'a missing timeoutSeconds for timeout',
+      { ...base, completion: { strategy: 'timeout' } },
+      'timeoutSeconds',
+      'nothing',
+    ],
+    [
+      'a missing timeoutSeconds for override',
+      {
+        ...base,
+        completion: {
+          strategy: 'override',
+          score: { source: 'path', path: '$.rate' },
+          threshold: 3,
+          direction: 'below',
+        },
+      },
+      'timeoutSeconds',
+      'nothing',
+    ],
+    ['a timeoutSeconds of 0', { ...base, timeoutSeconds: 0 }, 'timeoutSeconds', '0'],
+    [
+      'an unknown override direction',
+      {
+        ...base,
+        timeoutSeconds: 30,
+        completion: {
+          strategy: 'override',
+          score: { source: 'path', path: '$.rate' },
+          threshold: 3,
+          direction: 'sideways',
+        },
+      },
+      'completion.direction',
+      '"sideways"',
+    ],
+    [
+      "'all' in self-starting mode",
+      { ...selfStarting, completion: { strategy: 'all' } },
+      'completion.strategy',
+      '"all"',
+    ],
+    [
+      'self-starting without a correlation source',
+      { name: 'auction', mode: 'self-starting', completion: { strategy: 'first' } },
+      'correlation',
+      '"fanin-aggregate-id"',
+    ],
+    [
+      'a fan-out in self-starting mode',
+      { ...selfStarting, fanOut: { type: 'splitter', itemsPath: '$.items', target: 'q' } },
+      'fanOut',
+      '"splitter"',
+    ],
+    ['an unknown top-level key', { ...base, retries: 3 }, '(definition)', '"retries"'],
+    [
+      'an unknown key inside a strategy',
+      { ...base, completion: { strategy: 'all', count: 3 } },
+      'completion',
+      '"count"',
+    ],
+    ['an unknown key inside outputs', { ...base, outputs: { sns: true } }, 'outputs', '"sns"'],
+    ['a name with a space', { ...base, name: 'my orders' }, 'name', '"my orders"'],
+    ['an unknown late policy', { ...base, latePolicy: 'drop' }, 'latePolicy', '"drop"'],
+    [
+      'a tombstone retention under a minute',
+      { ...base, tombstoneRetentionSeconds: 59 },
+      'tombstoneRetentionSeconds',
+      '59',
+    ],
+    [
+      'a negative unknown-message timeout',
+      { ...base, unknownTimeoutSeconds: -1 },
+      'unknownTimeoutSeconds',
+      '-1',
+    ],
+  ])('rejects %s, naming the field and the value received', (_case, input, field, received) => {
+    // Prepare
+    const fieldPrefix = `${field}: `;
+
+    // Act
+    const error = rejectionOf(input);
+
+    // Assess
+    const issue = error.issues.find((candidate) => candidate.startsWith(fieldPrefix));
+    expect(issue, `no issue for ${field} in ${JSON.stringify(error.issues)}`).toBeDefined();
+    expect(issue).toContain('received ');
+    expect(issue?.slice(issue.indexOf('received '))).toContain(received);
+    expect(error.message).toContain(issue);
+  });
+
+  it('reports every failing field at once', () => {
+    // Prepare
+    const input = { name: 'bad name', completion: { strategy: 'count', count: 0 } };
+
+    // Act
+    const error = rejectionOf(input);
+
+    // Assess
+    expect(error.issues).toHaveLength(2);
+    expect(error.issues.some((issue) => issue.startsWith('name: '))).toBe(true);
+    expect(error.issues.some((issue) => issue.startsWith('completion.count: '))).toBe(true);
+  });
+
+  it.each([
+    ['null', null],
+    ['a string', 'orders'],
+    ['an empty object', {}],
+  ])('rejects %s as a definition', (_case, input) => {
+    // Prepare
+    // (input from the table)
+
+    // Act
+    const error = rejectionOf(input);
+
+    // Assess
+    expect(error.issues.length).toBeGreaterThan(0);
+    expect(error.message).toMatch(/^invalid aggregation definition: /);
+  });
+});
+
+describe('parseDefinitions', () => {
+  it('returns the definitions by name', () => {
+    // Prepare
+    const inputs = [
+      { name: 'orders', completion: { strategy: 'all' } },
+      { name: 'quotes', completion: { strategy: 'first' } },
+    ];
+
+    // Act
+    const definitions = parseDefinitions(inputs);
+
+    // Assess
+    expect([...definitions.keys()]).toEqual(['orders', 'quotes']);
+    expect(definitions.get('quotes')?.completion).toStrictEqual({ strategy: 'first' });
+  });
+
+  it('rejects a duplicate name, naming its index and the name', () => {
+    // Prepare
+    const inputs = [
+      { name: 'orders', completion: { strategy: 'all' } },
+      { name: 'quotes', completion: { strategy: 'first' } },
+      { name: 'orders', completion: { strategy: 'first' } },
+    ];
+
+    // Act
+    const error = thrownBy(() => parseDefinitions(inputs));
+
+    // Assess
+    expect(error).toBeInstanceOf(InvalidDefinitionError);
+    expect((error as InvalidDefinitionError).issues).toEqual([
+      '[2].name: duplicate definition name; received "orders"',
+    ]);
+  });
+
+  it('rejects the list when one definition is invalid', () => {
+    // Prepare
+    const inputs = [
+      { name: 'orders', completion: { strategy: 'all' } },
+      { name: 'quotes', completion: { strategy: 'count', count: 0 } },
+    ];
+
+    // Act
+    const error = thrownBy(() => parseDefinitions(inputs));
+
+    // Assess
+    expect(error).toBeInstanceOf(InvalidDefinitionError);
+    expect((error as Error).message).toContain('completion.count');
+  });
+});
+
+describe('effectiveParameters', () => {
+  const count = aDefinition({ completion: { strategy: 'count', count: 3 }, timeoutSeconds: 120 });
+  const override = anOverrideDefinition({ threshold: 5 });
+  const all = aDefinition();
+
+  it.each([
+    ['count, no overrides', count, undefined, { timeoutSeconds: 120, count: 3 }],
+    ['count, count overridden', count, { count: 5 }, { timeoutSeconds: 120, count: 5 }],
+    ['count, timeout overridden', count, { timeoutSeconds: 10 }, { timeoutSeconds: 10, count: 3 }],
+    ['override, no overrides', override, {}, { timeoutSeconds: 60, threshold: 5 }],
+    [
+      'override, threshold and timeout overridden',
+      override,
+      { threshold: 4.5, timeoutSeconds: 30 },
+      { timeoutSeconds: 30, threshold: 4.5 },
+    ],
+    [
+      'override, a threshold of 0 overrides',
+      override,
+      { threshold: 0 },
+      { timeoutSeconds: 60, threshold: 0 },
+    ],
+    ['all without a timeout', all, undefined, {}],
+    ['all, a runtime timeout', all, { timeoutSeconds: 15 }, { timeoutSeconds: 15 }],
+    ['all, overrides of parameters it does not have are ignored', all, { count: 9, threshold: 1 }, {}],
+  ])('%s', (_case, definition, overrides, expected) => {
+    // Prepare
+    // (definition and overrides from the table)
+
+    // Act
+    const params = effectiveParameters(definition, overrides);
+
+    // Assess
+    expect(params).toStrictEqual(expected);
+  });
+
+  it('does not change the definition', () => {
+    // Prepare
+    const definition = anOverrideDefinition({ threshold: 5 });
+    const before = structuredClone(definition);
+
+    // Act
+    effectiveParameters(definition, { threshold: 1, timeoutSeconds: 5 });
+
+    // Assess
+    expect(definition).toStrictEqual(before);
+  });
+});
+
+describe('RuntimeParametersSchema', () => {
+  it('accepts the parameters a control command may change', () => {
+    // Prepare
+    const input = { timeoutSeconds: 30, threshold: 2.5, count: 4 };
+
+    // Act
+    const result = RuntimeParametersSchema.safeParse(input);
+
+    // Assess
+    expect(result.success).toBe(true);
+  });
+
+  it.each([
+    ['an unknown parameter', { expected: 3 }],
+    ['a count of 0', { count: 0 }],
+    ['a fractional timeout', { timeoutSeconds: 1.5 }],
+    ['a non-numeric threshold', { threshold: '3' }],
+  ])('rejects %s', (_case, input) => {
+    // Prepare
+    // (input from the table)
+
+    // Act
+    const result = RuntimeParametersSchema.safeParse(input);
+
+    // Assess
+    expect(result.success).toBe(false);
+  });
+});
