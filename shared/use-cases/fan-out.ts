@@ -20,7 +20,7 @@ interface Plan {
   readonly body: Record<string, unknown>;
   /** Sub-requests to send (empty for fan-out `none`). */
   readonly subRequests: readonly { target: string; body: unknown; label?: string }[];
-  readonly expected: number;
+  readonly expected?: number;
 }
 
 /**
@@ -56,7 +56,7 @@ export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise
     aggregateId,
     definition: definition.name,
     status: AggregateStatus.OPEN,
-    expected: plan.expected,
+    ...(plan.expected !== undefined ? { expected: plan.expected } : {}),
     received: 0,
     lateCount: 0,
     openedAt: now,
@@ -120,7 +120,7 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     explicitId ?? `${name}-${createHash('sha256').update(requestId).digest('hex').slice(0, 32)}`;
   const fanOut = definition.fanOut ?? { type: 'none' as const };
   let subRequests: { target: string; body: unknown; label?: string }[] = [];
-  let expected: number;
+  let expected: number | undefined;
   switch (fanOut.type) {
     case 'splitter': {
       const items = readPath(body, fanOut.itemsPath);
@@ -156,13 +156,21 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
           `body.expected must be a non-negative integer for strategy "all" without fan-out (received ${JSON.stringify(count)})`,
         );
       }
-      expected = Number.isInteger(count) ? (count as number) : 0;
+      // Without a count the aggregate does not know how many replies to expect (e.g. a broadcast).
+      expected = Number.isInteger(count) && (count as number) >= 0 ? (count as number) : undefined;
       break;
     }
   }
-  if (expected > MAX_FAN_OUT)
+  if (expected !== undefined && expected > MAX_FAN_OUT)
     throw new BadMessageError(`fan-out of ${expected} exceeds the limit of ${MAX_FAN_OUT}`);
-  return { definition, requestId, aggregateId, body, subRequests, expected };
+  return {
+    definition,
+    requestId,
+    aggregateId,
+    body,
+    subRequests,
+    ...(expected !== undefined ? { expected } : {}),
+  };
 }
 
 function subRequestsOf(ctx: FaninContext, plan: Plan): SubRequest[] {

@@ -32,43 +32,74 @@ describe('bad input', () => {
     ['a body that is not an object', '[1,2]', {}, 'must be a JSON object'],
     ['no definition', { aggregateId: 'x' }, {}, 'names no definition'],
     ['an unknown definition', { definition: 'nope' }, {}, 'unknown definition "nope"'],
-    ['a splitter request without its items array', { definition: 'splitter', items: 'x' }, {}, '$.items is not an array'],
-    ['an invalid aggregate id', { definition: 'plain', aggregateId: 'bad id with spaces', expected: 1 }, {}, 'aggregateId must be'],
+    [
+      'a splitter request without its items array',
+      { definition: 'splitter', items: 'x' },
+      {},
+      '$.items is not an array',
+    ],
+    [
+      'an invalid aggregate id',
+      { definition: 'plain', aggregateId: 'bad id with spaces', expected: 1 },
+      {},
+      'aggregateId must be',
+    ],
     ['a missing expected count', { definition: 'plain' }, {}, 'body.expected must be a non-negative integer'],
-  ])('a request with %s goes to the error output with its reason', async (_case, body, attributes, reason) => {
-    // Act
-    await fanin.sendRequest(body, attributes);
-    await fanin.drain();
+  ])(
+    'a request with %s goes to the error output with its reason',
+    async (_case, body, attributes, reason) => {
+      // Act
+      await fanin.sendRequest(body, attributes);
+      await fanin.drain();
 
-    // Assess
-    const [error, ...rest] = await fanin.outputs('error');
-    expect(rest).toEqual([]);
-    expect(error).toMatchObject({ type: 'fanin.error', source: 'ingress' });
-    expect(String(error?.reason)).toContain(reason);
-    expect((error?.message as { body: string }).body).toBe(typeof body === 'string' ? body : JSON.stringify(body));
-  });
+      // Assess
+      const [error, ...rest] = await fanin.outputs('error');
+      expect(rest).toEqual([]);
+      expect(error).toMatchObject({ type: 'fanin.error', source: 'ingress' });
+      expect(String(error?.reason)).toContain(reason);
+      expect((error?.message as { body?: string } | undefined)?.body).toBe(
+        typeof body === 'string' ? body : JSON.stringify(body),
+      );
+    },
+  );
 
   it.each([
     ['a body that is not JSON', '{{', { 'fanin-aggregate-id': 'a' }, 'body is not valid JSON'],
     ['no correlation at all', { v: 1 }, {}, 'missing correlation'],
-    ['an unknown definition', { v: 1 }, { 'fanin-definition': 'nope', 'fanin-aggregate-id': 'a' }, 'unknown definition'],
-    ['a body too large for the state store', { pad: 'x'.repeat(360_000) }, { 'fanin-aggregate-id': 'a' }, 'bytes; at most'],
-  ])('a reply with %s goes to the error output and the rest of its batch flows', async (_case, body, attributes, reason) => {
-    // Prepare: a good reply in the same batch
-    await fanin.sendRequest({ definition: 'plain', aggregateId: `ok-${reason.length}`, expected: 1 });
-    await fanin.drain();
-    await fanin.sendReply(body, attributes);
-    await fanin.sendReply({ fine: true }, { 'fanin-aggregate-id': `ok-${reason.length}`, 'fanin-reply-id': '0' });
+    [
+      'an unknown definition',
+      { v: 1 },
+      { 'fanin-definition': 'nope', 'fanin-aggregate-id': 'a' },
+      'unknown definition',
+    ],
+    [
+      'a body too large for the state store',
+      { pad: 'x'.repeat(360_000) },
+      { 'fanin-aggregate-id': 'a' },
+      'bytes; at most',
+    ],
+  ])(
+    'a reply with %s goes to the error output and the rest of its batch flows',
+    async (_case, body, attributes, reason) => {
+      // Prepare: a good reply in the same batch
+      await fanin.sendRequest({ definition: 'plain', aggregateId: `ok-${reason.length}`, expected: 1 });
+      await fanin.drain();
+      await fanin.sendReply(body, attributes);
+      await fanin.sendReply(
+        { fine: true },
+        { 'fanin-aggregate-id': `ok-${reason.length}`, 'fanin-reply-id': '0' },
+      );
 
-    // Act
-    await fanin.drain();
+      // Act
+      await fanin.drain();
 
-    // Assess
-    const [error] = await fanin.outputs('error');
-    expect(error).toMatchObject({ type: 'fanin.error', source: 'reply' });
-    expect(String(error?.reason)).toContain(reason);
-    expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: `ok-${reason.length}` }]);
-  });
+      // Assess
+      const [error] = await fanin.outputs('error');
+      expect(error).toMatchObject({ type: 'fanin.error', source: 'reply' });
+      expect(String(error?.reason)).toContain(reason);
+      expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: `ok-${reason.length}` }]);
+    },
+  );
 
   it('a request reusing an aggregate id of another request is refused; the first aggregate is untouched', async () => {
     // Prepare
@@ -141,7 +172,7 @@ describe('control bus', () => {
     // Assess
     const [status] = await fanin.outputs('status');
     expect(status?.type).toBe('fanin.status.active');
-    const ids = (status?.aggregates as { aggregateId: string }[]).map((a) => a.aggregateId);
+    const ids = ((status?.aggregates ?? []) as { aggregateId: string }[]).map((a) => a.aggregateId);
     expect(ids).toEqual(expect.arrayContaining(['l-1', 'l-2']));
     await fanin.sendControl({ command: 'purge', definition: 'alpha' });
     await fanin.drain();
@@ -202,7 +233,9 @@ describe('control bus', () => {
     await fanin.drain();
 
     // Assess
-    expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: 'c-1', counts: { received: 1, expected: 2 } }]);
+    expect(await fanin.outputs('completed')).toMatchObject([
+      { aggregateId: 'c-1', counts: { received: 1, expected: 2 } },
+    ]);
     await fanin.outputs('status');
   });
 
@@ -211,7 +244,11 @@ describe('control bus', () => {
     await open('beta', 'before');
 
     // Act
-    await fanin.sendControl({ command: 'set-parameters', definition: 'beta', parameters: { timeoutSeconds: 5 } });
+    await fanin.sendControl({
+      command: 'set-parameters',
+      definition: 'beta',
+      parameters: { timeoutSeconds: 5 },
+    });
     await fanin.drain();
     await open('beta', 'after');
 
@@ -231,8 +268,16 @@ describe('control bus', () => {
     ['an unknown command', { command: 'explode' }, 'invalid control command'],
     ['purge with no target', { command: 'purge' }, 'exactly one of'],
     ['an unknown definition', { command: 'list', definition: 'nope' }, 'unknown definition'],
-    ['bad parameters', { command: 'set-parameters', definition: 'alpha', parameters: { timeoutSeconds: -1 } }, 'parameters.timeoutSeconds'],
-    ['an event no definition matches', { source: 'x', 'detail-type': 'y', detail: {} }, "no definition's external event pattern"],
+    [
+      'bad parameters',
+      { command: 'set-parameters', definition: 'alpha', parameters: { timeoutSeconds: -1 } },
+      'parameters.timeoutSeconds',
+    ],
+    [
+      'an event no definition matches',
+      { source: 'x', 'detail-type': 'y', detail: {} },
+      "no definition's external event pattern",
+    ],
   ])('a control message with %s goes to the error output', async (_case, body, reason) => {
     // Act
     await fanin.sendControl(body);

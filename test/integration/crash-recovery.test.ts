@@ -119,7 +119,7 @@ describe('crash recovery', () => {
     const { handleReplies } = await import('../../shared/use-cases/replies.ts');
 
     // Act: two consumers, batches of ten, interleaved, every reply also delivered twice
-    const batches = [];
+    const batches: (typeof inbound)[] = [];
     for (let i = 0; i < replies; i += 10) batches.push(inbound.slice(i, i + 10));
     const consumer = async (own: typeof batches) => {
       for (const batch of own) {

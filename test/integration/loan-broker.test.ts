@@ -15,8 +15,19 @@ describe('loan broker (recipient list, best rate, override)', () => {
       {
         name: 'loan',
         fanOut: { type: 'recipient-list' },
-        completion: { strategy: 'override', score: { source: 'path', path: '$.rate' }, threshold: 3.0, direction: 'below' },
-        aggregation: { algorithm: 'best', criteria: [{ path: '$.rate', order: 'min' }, { path: '$.term', order: 'min' }] },
+        completion: {
+          strategy: 'override',
+          score: { source: 'path', path: '$.rate' },
+          threshold: 3.0,
+          direction: 'below',
+        },
+        aggregation: {
+          algorithm: 'best',
+          criteria: [
+            { path: '$.rate', order: 'min' },
+            { path: '$.term', order: 'min' },
+          ],
+        },
         timeoutSeconds: 30,
       },
     ]);
@@ -26,7 +37,12 @@ describe('loan broker (recipient list, best rate, override)', () => {
 
   it('completes at the timeout with the best of the quotes that arrived when none beats the threshold', async () => {
     // Prepare
-    await fanin.sendRequest({ definition: 'loan', aggregateId: 'loan-1', recipients: banks, payload: { amount: 1000 } });
+    await fanin.sendRequest({
+      definition: 'loan',
+      aggregateId: 'loan-1',
+      recipients: banks,
+      payload: { amount: 1000 },
+    });
     await fanin.drain();
     const rates = [4.1, 3.9, 3.5, 3.5];
     for (const [i, bank] of banks.slice(0, 4).entries()) {
@@ -56,7 +72,12 @@ describe('loan broker (recipient list, best rate, override)', () => {
 
   it('completes early when a quote is at or under the threshold', async () => {
     // Prepare
-    await fanin.sendRequest({ definition: 'loan', aggregateId: 'loan-2', recipients: banks, payload: { amount: 500 } });
+    await fanin.sendRequest({
+      definition: 'loan',
+      aggregateId: 'loan-2',
+      recipients: banks,
+      payload: { amount: 500 },
+    });
     await fanin.drain();
     const [first] = await fanin.takeRequests(banks[0]!);
     const [second] = await fanin.takeRequests(banks[1]!);
@@ -69,7 +90,11 @@ describe('loan broker (recipient list, best rate, override)', () => {
     // Assess
     const [result, ...rest] = await fanin.outputs('completed');
     expect(rest).toHaveLength(0);
-    expect(result).toMatchObject({ aggregateId: 'loan-2', counts: { received: 2 }, result: { body: { rate: 3.0 } } });
+    expect(result).toMatchObject({
+      aggregateId: 'loan-2',
+      counts: { received: 2 },
+      result: { body: { rate: 3.0 } },
+    });
     for (const bank of banks.slice(2)) await fanin.takeRequests(bank);
   });
 });

@@ -102,7 +102,11 @@ describe('data plane scenarios', () => {
 
   it('wait-for-all order: completes when every item has replied, in item order', async () => {
     // Prepare
-    await fanin.sendRequest({ definition: 'order', aggregateId: 'order-1', items: [{ sku: 'A' }, { sku: 'B' }, { sku: 'C' }] });
+    await fanin.sendRequest({
+      definition: 'order',
+      aggregateId: 'order-1',
+      items: [{ sku: 'A' }, { sku: 'B' }, { sku: 'C' }],
+    });
     await fanin.drain();
     const requests = await fanin.takeRequests(warehouse);
     expect(requests).toHaveLength(3);
@@ -130,10 +134,15 @@ describe('data plane scenarios', () => {
 
   it('wait-for-all order: times out listing the missing item when one never replies', async () => {
     // Prepare
-    await fanin.sendRequest({ definition: 'order', aggregateId: 'order-2', items: [{ sku: 'A' }, { sku: 'B' }, { sku: 'C' }] });
+    await fanin.sendRequest({
+      definition: 'order',
+      aggregateId: 'order-2',
+      items: [{ sku: 'A' }, { sku: 'B' }, { sku: 'C' }],
+    });
     await fanin.drain();
     const requests = await fanin.takeRequests(warehouse);
-    for (const request of requests.filter((r) => !r.Body?.includes('"B"'))) await fanin.reply(request, { ok: true });
+    for (const request of requests.filter((r) => !r.Body?.includes('"B"')))
+      await fanin.reply(request, { ok: true });
     await fanin.drain();
 
     // Act
@@ -158,7 +167,10 @@ describe('data plane scenarios', () => {
       await fanin.drain();
     };
     const path = (id: string, replyId: '0' | '1') =>
-      fanin.sendReply({ path: replyId === '0' ? 'reliable' : 'unreliable' }, { 'fanin-aggregate-id': id, 'fanin-reply-id': replyId });
+      fanin.sendReply(
+        { path: replyId === '0' ? 'reliable' : 'unreliable' },
+        { 'fanin-aggregate-id': id, 'fanin-reply-id': replyId },
+      );
     await watch('msg-ok');
     await watch('msg-lost');
 
@@ -172,7 +184,9 @@ describe('data plane scenarios', () => {
 
     // Assess
     expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: 'msg-ok' }]);
-    expect(await fanin.outputs('timed-out')).toMatchObject([{ aggregateId: 'msg-lost', missing: [{ replyId: '1' }] }]);
+    expect(await fanin.outputs('timed-out')).toMatchObject([
+      { aggregateId: 'msg-lost', missing: [{ replyId: '1' }] },
+    ]);
   });
 
   it('external event: a market close completes every open aggregate of the definition, and only those', async () => {
@@ -187,7 +201,13 @@ describe('data plane scenarios', () => {
     await fanin.drain();
 
     // Act: the raw EventBridge event, as a rule delivers it to the control queue
-    await fanin.sendControl({ version: '0', id: 'ev-1', source: 'exchange', 'detail-type': 'MarketClosed', detail: {} });
+    await fanin.sendControl({
+      version: '0',
+      id: 'ev-1',
+      source: 'exchange',
+      'detail-type': 'MarketClosed',
+      detail: {},
+    });
     await fanin.drain();
 
     // Assess
@@ -195,17 +215,26 @@ describe('data plane scenarios', () => {
     expect(completed.map((c) => c.aggregateId).sort()).toEqual(['m-1', 'm-2']);
     expect(completed.find((c) => c.aggregateId === 'm-1')).toMatchObject({ result: { count: 2, sum: 12 } });
     expect((await fanin.ctx.store.getHeader('other-1'))?.status).toBe('open');
-    expect(await fanin.outputs('status')).toMatchObject([{ type: 'fanin.control.result', command: 'complete' }]);
+    expect(await fanin.outputs('status')).toMatchObject([
+      { type: 'fanin.control.result', command: 'complete' },
+    ]);
   });
 
   it('a reply that arrives before its aggregate is held, then consolidated when the aggregate appears', async () => {
     // Prepare: the reply beats the request (it was sent directly)
-    await fanin.sendReply({ sku: 'A', early: true }, { 'fanin-aggregate-id': 'order-3', 'fanin-reply-id': '0', 'fanin-definition': 'order' });
+    await fanin.sendReply(
+      { sku: 'A', early: true },
+      { 'fanin-aggregate-id': 'order-3', 'fanin-reply-id': '0', 'fanin-definition': 'order' },
+    );
     await fanin.drain();
     expect(await fanin.outputs('unknown')).toHaveLength(0);
 
     // Act
-    await fanin.sendRequest({ definition: 'order', aggregateId: 'order-3', items: [{ sku: 'A' }, { sku: 'B' }] });
+    await fanin.sendRequest({
+      definition: 'order',
+      aggregateId: 'order-3',
+      items: [{ sku: 'A' }, { sku: 'B' }],
+    });
     await fanin.drain();
     const requests = await fanin.takeRequests(warehouse);
     await fanin.reply(requests.find((r) => r.Body?.includes('"B"'))!, { sku: 'B' });
@@ -213,13 +242,20 @@ describe('data plane scenarios', () => {
 
     // Assess
     const [result] = await fanin.outputs('completed');
-    expect(result).toMatchObject({ aggregateId: 'order-3', counts: { received: 2 }, result: [{ body: { early: true } }, { body: { sku: 'B' } }] });
+    expect(result).toMatchObject({
+      aggregateId: 'order-3',
+      counts: { received: 2 },
+      result: [{ body: { early: true } }, { body: { sku: 'B' } }],
+    });
     expect(await fanin.ctx.store.listHeld('order-3')).toHaveLength(0);
   });
 
   it('a held reply whose aggregate never appears goes to the unknown output at its unknown timeout', async () => {
     // Prepare
-    await fanin.sendReply({ orphan: true }, { 'fanin-aggregate-id': 'order-404', 'fanin-reply-id': '0', 'fanin-definition': 'order' });
+    await fanin.sendReply(
+      { orphan: true },
+      { 'fanin-aggregate-id': 'order-404', 'fanin-reply-id': '0', 'fanin-definition': 'order' },
+    );
     await fanin.drain();
 
     // Act
@@ -227,19 +263,24 @@ describe('data plane scenarios', () => {
     await fanin.sweep();
 
     // Assess
-    expect(await fanin.outputs('unknown')).toMatchObject([{ aggregateId: 'order-404', replyId: '0', definition: 'order' }]);
+    expect(await fanin.outputs('unknown')).toMatchObject([
+      { aggregateId: 'order-404', replyId: '0', definition: 'order' },
+    ]);
     expect(await fanin.ctx.store.listHeld('order-404')).toHaveLength(0);
   });
 
   it('with an unknown timeout of 0 an unknown reply goes to the unknown output at once', async () => {
     // Act
-    await fanin.sendReply({ x: 1 }, { 'fanin-aggregate-id': 'nope', 'fanin-reply-id': '0', 'fanin-definition': 'strict' });
+    await fanin.sendReply(
+      { x: 1 },
+      { 'fanin-aggregate-id': 'nope', 'fanin-reply-id': '0', 'fanin-definition': 'strict' },
+    );
     await fanin.drain();
 
     // Assess
     const [unknown] = await fanin.outputs('unknown');
     expect(unknown).toMatchObject({ aggregateId: 'nope', replyId: '0', reason: 'no such aggregate' });
-    expect(JSON.parse(String((unknown?.message as { body: string }).body))).toEqual({ x: 1 });
+    expect(JSON.parse(String((unknown?.message as { body?: string } | undefined)?.body))).toEqual({ x: 1 });
   });
 
   it('the same reply delivered three times in different batches is counted once', async () => {
@@ -258,6 +299,10 @@ describe('data plane scenarios', () => {
     await fanin.sendReply({ n: 9 }, { 'fanin-aggregate-id': 'dup-1', 'fanin-reply-id': '1' });
     await fanin.drain();
     const [result] = await fanin.outputs('completed');
-    expect(result).toMatchObject({ aggregateId: 'dup-1', counts: { received: 2 }, result: [{ replyId: '0', body: { n: 0 } }, { replyId: '1' }] });
+    expect(result).toMatchObject({
+      aggregateId: 'dup-1',
+      counts: { received: 2 },
+      result: [{ replyId: '0', body: { n: 0 } }, { replyId: '1' }],
+    });
   });
 });

@@ -7,12 +7,7 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import {
-  makeControlHandler,
-  makeFanOutHandler,
-  makeReplyHandler,
-  makeTimerHandler,
-} from '../../functions/handlers.ts';
+import { makeControlHandler, makeFanOutHandler, makeReplyHandler } from '../../functions/handlers.ts';
 import { createContext } from '../../shared/app.ts';
 import { documentClient, dynamoClient, sqsClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';

@@ -1,0 +1,228 @@
+import { GetItemCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, test } from 'vitest';
+import {
+  documentClient,
+  dynamoClient,
+  eventBridgeClient,
+  s3Client,
+  sqsClient,
+} from '../../shared/aws/clients.ts';
+import { requireEventBridge } from '../support/eventbridge.ts';
+import { uniquePrefix } from '../support/names.ts';
+import { createTestResources } from '../support/resources.ts';
+
+const resources = createTestResources(uniquePrefix(import.meta.url));
+afterAll(() => resources.cleanup());
+
+async function receive(queueUrl: string, waitTimeSeconds = 1): Promise<Message[]> {
+  const { Messages } = await sqsClient().send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: waitTimeSeconds,
+      MessageAttributeNames: ['All'],
+      MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+    }),
+  );
+  return Messages ?? [];
+}
+
+describe('DynamoDB', () => {
+  test('a transaction whose condition fails is cancelled with ConditionalCheckFailed and writes none of its items', async () => {
+    // Prepare
+    const table = await resources.table();
+    await documentClient().send(new PutCommand({ TableName: table, Item: { pk: 'existing', version: 1 } }));
+
+    // Act
+    const outcome = await documentClient()
+      .send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: { pk: 'new', version: 1 } } },
+            {
+              Put: {
+                TableName: table,
+                Item: { pk: 'existing', version: 2 },
+                ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        }),
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+
+    // Assess
+    expect(outcome).toBeInstanceOf(TransactionCanceledException);
+    const reasons = (outcome as TransactionCanceledException).CancellationReasons ?? [];
+    expect(reasons.map(({ Code }) => Code)).toEqual(['None', 'ConditionalCheckFailed']);
+    // The reasons are not unmarshalled by the document client: the item comes in AttributeValue form.
+    expect(reasons[1]?.Item).toEqual({ pk: { S: 'existing' }, version: { N: '1' } });
+    const untouched = await documentClient().send(
+      new GetCommand({ TableName: table, Key: { pk: 'existing' } }),
+    );
+    expect(untouched.Item).toEqual({ pk: 'existing', version: 1 });
+    const notWritten = await dynamoClient().send(
+      new GetItemCommand({ TableName: table, Key: { pk: { S: 'new' } }, ConsistentRead: true }),
+    );
+    expect(notWritten.Item).toBeUndefined();
+  });
+
+  test('the document client drops undefined attributes instead of failing', async () => {
+    // Prepare
+    const table = await resources.table();
+
+    // Act
+    await documentClient().send(
+      new PutCommand({ TableName: table, Item: { pk: 'a', kept: 'yes', dropped: undefined } }),
+    );
+
+    // Assess
+    const { Item } = await documentClient().send(new GetCommand({ TableName: table, Key: { pk: 'a' } }));
+    expect(Item).toEqual({ pk: 'a', kept: 'yes' });
+  });
+});
+
+describe('SQS', () => {
+  test('a message round-trips with its attributes and is gone once deleted', async () => {
+    // Prepare
+    const queue = await resources.queue();
+
+    // Act
+    const sent = await sqsClient().send(
+      new SendMessageCommand({
+        QueueUrl: queue.url,
+        MessageBody: JSON.stringify({ hello: 'world' }),
+        MessageAttributes: {
+          kind: { DataType: 'String', StringValue: 'reply' },
+          attempt: { DataType: 'Number', StringValue: '1' },
+        },
+      }),
+    );
+    const [message, ...others] = await receive(queue.url);
+
+    // Assess
+    expect(others).toEqual([]);
+    expect(message?.MessageId).toBe(sent.MessageId);
+    expect(JSON.parse(message?.Body ?? 'null')).toEqual({ hello: 'world' });
+    expect(message?.MessageAttributes).toEqual({
+      kind: { DataType: 'String', StringValue: 'reply' },
+      attempt: { DataType: 'Number', StringValue: '1' },
+    });
+    await sqsClient().send(
+      new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message?.ReceiptHandle }),
+    );
+    expect(await receive(queue.url, 0)).toEqual([]);
+  });
+
+  test('a FIFO queue drops a second send with the same deduplication id', async () => {
+    // Prepare
+    const queue = await resources.queue({ fifo: true });
+    const send = (body: string, deduplicationId: string) =>
+      sqsClient().send(
+        new SendMessageCommand({
+          QueueUrl: queue.url,
+          MessageBody: body,
+          MessageGroupId: 'g1',
+          MessageDeduplicationId: deduplicationId,
+        }),
+      );
+
+    // Act
+    await send('first', 'a');
+    await send('duplicate of first', 'a');
+    await send('second', 'b');
+
+    // Assess
+    const bodies: string[] = [];
+    // One group delivers in order, and not while an earlier message is in flight: delete as we go.
+    for (let messages = await receive(queue.url); messages.length > 0; messages = await receive(queue.url)) {
+      for (const message of messages) {
+        bodies.push(message.Body ?? '');
+        await sqsClient().send(
+          new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.ReceiptHandle }),
+        );
+      }
+    }
+    expect(bodies).toEqual(['first', 'second']);
+  });
+
+  test('a message received maxReceiveCount times without being deleted moves to the dead-letter queue', async () => {
+    // Prepare
+    const queue = await resources.queue({ visibilityTimeoutSeconds: 1, deadLetter: { maxReceiveCount: 2 } });
+    await sqsClient().send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'poison' }));
+
+    // Act: receive and never delete, as a consumer that keeps failing would.
+    const receiveCounts: string[] = [];
+    let deadLettered: Message[] = [];
+    const deadline = Date.now() + 20_000;
+    while (deadLettered.length === 0 && Date.now() < deadline) {
+      for (const message of await receive(queue.url)) {
+        receiveCounts.push(message.Attributes?.ApproximateReceiveCount ?? '?');
+      }
+      deadLettered = await receive(queue.deadLetter?.url ?? '', 0);
+    }
+
+    // Assess
+    expect(receiveCounts).toEqual(['1', '2']);
+    expect(deadLettered.map(({ Body }) => Body)).toEqual(['poison']);
+  });
+});
+
+describe('S3', () => {
+  test('an object reads back as written', async () => {
+    // Prepare
+    const bucket = await resources.bucket();
+    const body = JSON.stringify({ payload: 'x'.repeat(1_000) });
+
+    // Act
+    await s3Client().send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: 'claims/one.json',
+        Body: body,
+        ContentType: 'application/json',
+      }),
+    );
+    const object = await s3Client().send(new GetObjectCommand({ Bucket: bucket, Key: 'claims/one.json' }));
+
+    // Assess
+    expect(object.ContentType).toBe('application/json');
+    expect(await object.Body?.transformToString()).toBe(body);
+  });
+});
+
+describe('EventBridge', () => {
+  test('PutEvents accepts an event on the default bus', async (context) => {
+    if (!(await requireEventBridge(context))) return;
+
+    // Act
+    const result = await eventBridgeClient().send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            Source: 'fanin.test',
+            DetailType: 'harness',
+            Detail: JSON.stringify({ prefix: resources.prefix }),
+          },
+        ],
+      }),
+    );
+
+    // Assess
+    expect(result.FailedEntryCount).toBe(0);
+    expect(result.Entries?.[0]?.EventId).toEqual(expect.any(String));
+  });
+});
