@@ -29,7 +29,7 @@ const done = (outcome: Outcome): Decision => ({ complete: true, outcome });
  * event was recorded, and the event.
  *
  * - `all`: complete when every expected reply is in; at the deadline it is *timed out*.
- * - `count`: complete at N replies; at the deadline it is timed out.
+ * - `count`: complete at N replies (or when all expected replies are in, if fewer); at the deadline it is timed out.
  * - `first`: the first reply completes it; later replies are late.
  * - `timeout`: wait for the deadline, then complete with what arrived (nothing: timed out).
  * - `override`: complete as soon as a reply scores at or beyond the threshold, else as `timeout`.
@@ -55,7 +55,8 @@ export function decide(definition: Definition, state: CompletionState, event: Co
     case Strategy.ALL:
       return allArrived ? done(Outcome.COMPLETED) : WAIT;
     case Strategy.COUNT:
-      return state.received >= (state.params.count ?? completion.count) ? done(Outcome.COMPLETED) : WAIT;
+      // N replies, or every reply there will be when fewer than N are expected.
+      return state.received >= (state.params.count ?? completion.count) || allArrived ? done(Outcome.COMPLETED) : WAIT;
     case Strategy.FIRST:
       return state.received >= 1 ? done(Outcome.COMPLETED) : WAIT;
     case Strategy.TIMEOUT:

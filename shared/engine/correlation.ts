@@ -76,7 +76,8 @@ export async function replyIdOf(
       `reply id (${describeSource(definition.replyId)})`,
     );
   }
-  const value = message.attributes[WireAttribute.REPLY_ID] ?? message.messageId;
+  // An empty attribute is as good as none: fall back to the transport's id.
+  const value = message.attributes[WireAttribute.REPLY_ID] || message.messageId;
   return asKey(value, `reply id (attribute ${WireAttribute.REPLY_ID})`);
 }
 

@@ -120,6 +120,17 @@ describe('decide: count', () => {
     expect(decision).toStrictEqual(expected);
   });
 
+  it('count: completes when every expected reply is in although fewer than N are expected', () => {
+    // Prepare
+    const state = aState(2, 2, { count: 3 });
+
+    // Act
+    const decision = decide(count, state, REPLY);
+
+    // Assess
+    expect(decision).toStrictEqual(COMPLETED);
+  });
+
   it('count: times out at the deadline short of N', () => {
     // Prepare
     const state = aState(2, undefined, { count: 3 });

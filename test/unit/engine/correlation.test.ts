@@ -195,6 +195,18 @@ describe('replyIdOf', () => {
     expect(replyId).toBe('attr-id');
   });
 
+  it('treats an empty fanin-reply-id attribute as absent and falls back to the message id', async () => {
+    // Prepare
+    const definition = aDefinition();
+    const message = aMessage({}, { 'fanin-reply-id': '' }, 'sqs-id');
+
+    // Act
+    const replyId = await replyIdOf(definition, message);
+
+    // Assess
+    expect(replyId).toBe('sqs-id');
+  });
+
   it('falls back to the transport message id last', async () => {
     // Prepare
     const definition = aDefinition();
