@@ -1,4 +1,9 @@
-import { DeleteMessageCommand, GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
@@ -29,7 +34,8 @@ describe('wire contract', () => {
   it('a request and replies written from the documented attributes alone complete an aggregate', async () => {
     // Prepare: the producer
     const sqs = sqsClient();
-    const url = async (name: string) => (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl ?? '';
+    const url = async (name: string) =>
+      (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl ?? '';
     await sqs.send(
       new SendMessageCommand({
         QueueUrl: await url(`${fanin.topology.prefix}-ingress`),
@@ -45,7 +51,11 @@ describe('wire contract', () => {
     // Act: the responder copies the fanin-* attributes and replies to fanin-reply-to
     const bankUrl = await url(bank);
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: bankUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: bankUrl,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+      }),
     );
     expect(Messages).toHaveLength(2);
     for (const [i, message] of Messages.entries()) {
@@ -69,7 +79,11 @@ describe('wire contract', () => {
     // Assess: the consumer reads the documented output
     const outputUrl = await url(`${fanin.topology.prefix}-out-completed.fifo`);
     const { Messages: outputs = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: outputUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: outputUrl,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+      }),
     );
     expect(outputs).toHaveLength(1);
     const output = JSON.parse(outputs[0]?.Body ?? '{}');

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { makeControlHandler, makeFanOutHandler, makeReplyHandler } from '../../functions/handlers.ts';
 import { createContext } from '../../shared/app.ts';
-import { documentClient, dynamoClient, sqsClient } from '../../shared/aws/clients.ts';
+import { documentClient, dynamoClient, eventBridgeClient, sqsClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import { QueuePoller } from '../../shared/local/poller.ts';
 import { deprovisionTopology, type Provisioned, provisionTopology } from '../../shared/local/provision.ts';
@@ -45,6 +45,8 @@ export class FaninUnderTest {
   public ctx: FaninContext;
   private readonly pollers: { ingress: QueuePoller; replies: QueuePoller[]; control: QueuePoller };
   private readonly targets = new Map<string, string>();
+  /** The EventBridge bus outputs are also published on, when a test sets one. */
+  public eventBusName: string | undefined;
 
   private constructor(
     topology: Topology,
@@ -86,8 +88,9 @@ export class FaninUnderTest {
         queueUrls: this.provisioned.queueUrls,
         replyQueueUrls: this.provisioned.replyQueueUrls,
         definitions: this.topology.definitions,
+        ...(this.eventBusName ? { eventBusName: this.eventBusName } : {}),
       },
-      { sqs: sqsClient(), dynamo: documentClient() },
+      { sqs: sqsClient(), dynamo: documentClient(), eventBridge: eventBridgeClient() },
       { clock: this.clock.read },
     );
     this.ctx = { ...base, ...overrides };
