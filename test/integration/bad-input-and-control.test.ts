@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FaninUnderTest } from '../support/fanin.ts';
+import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
 /**
  * Bad input never blocks a queue and is never lost: it lands on the error output with its reason
@@ -287,5 +287,49 @@ describe('control bus', () => {
     const [error] = await fanin.outputs('error');
     expect(error).toMatchObject({ type: 'fanin.error', source: 'control' });
     expect(String(error?.reason)).toContain(reason);
+  });
+});
+
+describe('poison messages', () => {
+  let fanin: FaninUnderTest;
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start(
+      [{ name: 'plain', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 60 }],
+      { maxReceiveCount: 3 },
+    );
+  });
+  afterAll(() => fanin.stop());
+
+  it('a reply that always fails moves to the partition DLQ after maxReceiveCount while other aggregates keep completing', async () => {
+    // Prepare: replies to "cursed" fail every time (a store that always refuses them)
+    await fanin.sendRequest({ definition: 'plain', aggregateId: 'healthy', expected: 1 });
+    await fanin.sendRequest({ definition: 'plain', aggregateId: 'cursed', expected: 1 });
+    await fanin.drain();
+    const store = fanin.ctx.store;
+    fanin.ctx = {
+      ...fanin.ctx,
+      store: new Proxy(store, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (property !== 'recordReplies' || typeof value !== 'function') return value;
+          return (id: string, ...rest: unknown[]) =>
+            id === 'cursed'
+              ? Promise.reject(new Error('poison'))
+              : (value as (...a: unknown[]) => unknown).call(target, id, ...rest);
+        },
+      }),
+    };
+
+    // Act
+    await fanin.sendReply({ v: 1 }, { 'fanin-aggregate-id': 'cursed', 'fanin-reply-id': '0' });
+    await fanin.sendReply({ v: 2 }, { 'fanin-aggregate-id': 'healthy', 'fanin-reply-id': '0' });
+    await fanin.drain();
+
+    // Assess
+    expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: 'healthy' }]);
+    const dlq = fanin.provisioned.allQueueUrls[fanin.topology.replyPartitions[0]?.dlqName ?? ''] ?? '';
+    const dead = await takeAll(dlq);
+    expect(dead.map((m) => JSON.parse(m.Body ?? '{}'))).toEqual([{ v: 1 }]);
   });
 });
