@@ -8,11 +8,14 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
 import {
+  createS3Client,
+  createSqsClient,
   documentClient,
   dynamoClient,
   eventBridgeClient,
+  resetClients,
   s3Client,
   sqsClient,
 } from '../../shared/aws/clients.ts';
@@ -35,6 +38,44 @@ async function receive(queueUrl: string, waitTimeSeconds = 1): Promise<Message[]
   );
   return Messages ?? [];
 }
+
+describe('shared clients', () => {
+  test('each factory returns one client per process, and refuses to hand it out with other options', () => {
+    // Prepare
+    resetClients();
+    const first = sqsClient({ maxAttempts: 2 });
+
+    // Act
+    const again = sqsClient({ maxAttempts: 2 });
+    const plain = sqsClient();
+
+    // Assess
+    expect(again).toBe(first);
+    expect(plain).toBe(first);
+    expect(() => sqsClient({ maxAttempts: 5 })).toThrow(/createSqsClient\(options\)/);
+    expect(createSqsClient({ maxAttempts: 5 })).not.toBe(first);
+    resetClients();
+    expect(sqsClient()).not.toBe(first);
+  });
+
+  test('emulator settings apply only when an endpoint override is configured', () => {
+    // Prepare
+    const overridden = { sqs: createSqsClient(), s3: createS3Client() };
+    for (const name of ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3']) {
+      vi.stubEnv(name, undefined);
+    }
+
+    // Act
+    const plain = { sqs: createSqsClient(), s3: createS3Client() };
+    vi.unstubAllEnvs();
+
+    // Assess
+    expect(overridden.sqs.config.useQueueUrlAsEndpoint).toBe(false);
+    expect(overridden.s3.config.forcePathStyle).toBe(true);
+    expect(plain.sqs.config.useQueueUrlAsEndpoint).toBe(true);
+    expect(plain.s3.config.forcePathStyle).toBeFalsy();
+  });
+});
 
 describe('DynamoDB', () => {
   test('a transaction whose condition fails is cancelled with ConditionalCheckFailed and writes none of its items', async () => {
