@@ -4,6 +4,7 @@ import {
   type DynamoDBClient,
   ResourceInUseException,
   ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -12,7 +13,7 @@ import {
   GetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { QueueRole, QueueSpec, Topology } from '../topology/topology.ts';
+import type { QueueRole, QueueSpec, TableSpec, Topology } from '../topology/topology.ts';
 
 /** Where a provisioned topology lives: what the handlers' configuration needs. */
 export interface Provisioned {
@@ -32,7 +33,7 @@ export async function provisionTopology(
   topology: Topology,
   clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient },
 ): Promise<Provisioned> {
-  await createTable(clients.dynamo, topology.tableName);
+  await createTable(clients.dynamo, topology.table);
   const allQueueUrls: Record<string, string> = {};
   const create = async (spec: QueueSpec): Promise<string> => {
     const dlqUrl = await createQueue(clients.sqs, spec.dlqName, spec.fifo, {
@@ -76,49 +77,54 @@ export async function deprovisionTopology(
   }
 }
 
-/** The state table: keys, TTL and the two sparse indexes the sweeper and the control bus query. */
-async function createTable(dynamo: DynamoDBClient, tableName: string): Promise<void> {
+/** The state table, exactly as the topology describes it (keys, TTL, indexes): the stack builds the same. */
+async function createTable(dynamo: DynamoDBClient, table: TableSpec): Promise<void> {
+  const attributes = new Map<string, 'S' | 'N'>();
+  for (const key of [
+    table.partitionKey,
+    table.sortKey,
+    ...table.indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+  ]) {
+    attributes.set(key.name, key.type);
+  }
   try {
     await dynamo.send(
       new CreateTableCommand({
-        TableName: tableName,
+        TableName: table.name,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-          { AttributeName: 'dueShard', AttributeType: 'S' },
-          { AttributeName: 'dueAt', AttributeType: 'N' },
-          { AttributeName: 'openDefinition', AttributeType: 'S' },
-          { AttributeName: 'openedAt', AttributeType: 'N' },
-        ],
+        AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+          AttributeName,
+          AttributeType,
+        })),
         KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
+          { AttributeName: table.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: table.sortKey.name, KeyType: 'RANGE' },
         ],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: 'due',
-            KeySchema: [
-              { AttributeName: 'dueShard', KeyType: 'HASH' },
-              { AttributeName: 'dueAt', KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'KEYS_ONLY' },
-          },
-          {
-            IndexName: 'open',
-            KeySchema: [
-              { AttributeName: 'openDefinition', KeyType: 'HASH' },
-              { AttributeName: 'openedAt', KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
+        GlobalSecondaryIndexes: table.indexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: index.projection },
+        })),
       }),
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: tableName });
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: table.name });
+  // TTL removes tombstones in AWS; an emulator may accept the setting without acting on it.
+  await dynamo
+    .send(
+      new UpdateTimeToLiveCommand({
+        TableName: table.name,
+        TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof Error && /already enabled/i.test(error.message))) throw error;
+    });
 }
 
 async function createQueue(
