@@ -12,6 +12,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // Unit tests first (fast feedback), then the integration tests with their own worker cap.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -24,6 +26,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Two cores: keep the emulators from being starved by too many workers.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
