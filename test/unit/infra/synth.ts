@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Fanin, type FaninProps } from '../../../infra/fanin.ts';
+import type { DefinitionInput } from '../../../shared/engine/definition.ts';
+
+/**
+ * Stack-test helpers. Apps get the context of cdk.json (the feature flags the real app runs with),
+ * skip asset bundling (no esbuild run, no network, milliseconds per stack) and skip CDK's built-in
+ * CloudFormation validation (cfn-lint covers the real template in CI).
+ */
+
+const CDK_CONTEXT = (
+  JSON.parse(readFileSync(new URL('../../../cdk.json', import.meta.url), 'utf8')) as {
+    context: Record<string, unknown>;
+  }
+).context;
+
+/** A new app configured like `cdk synth`, minus bundling. */
+export function testApp(): App {
+  return new App({
+    context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] },
+    builtinCloudFormationValidation: false,
+  });
+}
+
+/** A small definition set that exercises each wiring: a recipient list, a splitter, an external event. */
+export const DEFINITIONS: DefinitionInput[] = [
+  {
+    name: 'quotes',
+    completion: { strategy: 'all' },
+    fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+  },
+  {
+    name: 'order',
+    completion: { strategy: 'all' },
+    fanOut: {
+      type: 'splitter',
+      itemsPath: '$.items',
+      target: 'https://sqs.eu-west-1.amazonaws.com/111122223333/warehouse',
+    },
+  },
+  {
+    name: 'approval',
+    completion: { strategy: 'external' },
+    externalEventPattern: { source: ['shop.orders'], 'detail-type': ['OrderApproved'] },
+  },
+];
+
+/** A synthesized stack holding one Fanin. */
+export interface Synth {
+  readonly stack: Stack;
+  readonly fanin: Fanin;
+  readonly template: Template;
+}
+
+/** GIVEN a stack with a Fanin of these props WHEN it is synthesized. */
+export function synthFanin(props: Partial<FaninProps> = {}): Synth {
+  const app = testApp();
+  const stack = new Stack(app, 'Test');
+  const fanin = new Fanin(stack, 'Fanin', { definitions: DEFINITIONS, ...props });
+  return { stack, fanin, template: Template.fromStack(stack) };
+}
+
+/** The props a construct that must throw is given: validated at construction, nothing synthesized. */
+export function construct(props: Partial<FaninProps>): () => Fanin {
+  return () => new Fanin(new Stack(testApp(), 'Test'), 'Fanin', { definitions: DEFINITIONS, ...props });
+}
+
+/** The logical id of a construct's CloudFormation resource. */
+export function logicalId(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
+  const child = construct.node.defaultChild as { logicalId: string } | undefined;
+  if (!child) throw new Error('construct has no default child');
+  return stack.resolve(child.logicalId) as string;
+}
+
+/**
+ * Renders a resolved CloudFormation value as a string: `<Id>` for a Ref, `<Id.Attr>` for a
+ * GetAtt, joins concatenated. Lets IAM resources be compared as plain strings.
+ */
+export function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if ('Ref' in v) return `<${String(v.Ref)}>`;
+    if ('Fn::GetAtt' in v) return `<${(v['Fn::GetAtt'] as string[]).join('.')}>`;
+    if ('Fn::Join' in v) {
+      const [sep, parts] = v['Fn::Join'] as [string, unknown[]];
+      return parts.map(render).join(sep);
+    }
+  }
+  return JSON.stringify(value);
+}
+
+/** Every `action -> resources` a role's identity policies allow (statements merged or not). */
+export function allowedActions(template: Template, roleLogicalId: string): Map<string, Set<string>> {
+  const allowed = new Map<string, Set<string>>();
+  const policies = {
+    ...template.findResources('AWS::IAM::Policy'),
+    ...template.findResources('AWS::IAM::ManagedPolicy'),
+  };
+  for (const policy of Object.values(policies)) {
+    const props = policy.Properties as {
+      Roles?: unknown[];
+      PolicyDocument: { Statement: { Effect: string; Action: string | string[]; Resource: unknown }[] };
+    };
+    if (!(props.Roles ?? []).some((r) => render(r) === `<${roleLogicalId}>`)) continue;
+    for (const statement of props.PolicyDocument.Statement) {
+      if (statement.Effect !== 'Allow') continue;
+      const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+      const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      for (const action of actions) {
+        const set = allowed.get(action) ?? new Set<string>();
+        for (const resource of resources) set.add(render(resource));
+        allowed.set(action, set);
+      }
+    }
+  }
+  return allowed;
+}
+
+/** Builds an expected `action -> resources` map. */
+export class Expected {
+  private readonly map = new Map<string, Set<string>>();
+
+  /** Allows these actions on these resources. */
+  public allow(actions: readonly string[], resources: readonly string[]): this {
+    for (const action of actions) {
+      const set = this.map.get(action) ?? new Set<string>();
+      for (const resource of resources) set.add(resource);
+      this.map.set(action, set);
+    }
+    return this;
+  }
+
+  /** Sorted, comparable form. */
+  public toObject(): Record<string, string[]> {
+    return sorted(this.map);
+  }
+}
+
+/** Sorted, comparable form of an `action -> resources` map. */
+export function sorted(map: Map<string, Set<string>>): Record<string, string[]> {
+  return Object.fromEntries(
+    [...map].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]),
+  );
+}
