@@ -1,0 +1,23 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { FaninStack } from './fanin-stack.ts';
+
+/**
+ * The CDK app: `npx cdk synth` / `npx cdk deploy`. Context (`-c key=value`):
+ * - `fanin:prefix`: resource name prefix (default `fanin`)
+ * - `fanin:destroy=true`: delete the table, bucket and logs with the stack (demo deployments)
+ *
+ * cdk-nag's AwsSolutions pack runs as a validation plugin: an unacknowledged finding fails synth.
+ */
+const app = new App();
+const prefix: unknown = app.node.tryGetContext('fanin:prefix');
+const destroy: unknown = app.node.tryGetContext('fanin:destroy');
+new FaninStack(app, 'Fanin', {
+  description: 'fanin: serverless aggregation (Aggregator / Scatter-Gather) on SQS, DynamoDB and Lambda',
+  ...(typeof prefix === 'string' ? { prefix } : {}),
+  destroyOnRemoval: destroy === true || destroy === 'true',
+  // Account and region come from the CLI's credentials at deploy; synth needs neither.
+  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+});
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+app.synth();

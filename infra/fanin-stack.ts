@@ -1,0 +1,87 @@
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { DefinitionInput } from '../shared/engine/definition.ts';
+import { Fanin, type FaninProps } from './fanin.ts';
+import { FaninQueue } from './fanin-queue.ts';
+
+/** The example banks of the loan broker: queues a responder reads quote requests from. */
+export const BANKS = ['bank-1', 'bank-2', 'bank-3', 'bank-4', 'bank-5'] as const;
+
+/**
+ * The example definitions. `loan-broker` is the Scatter-Gather of the EIP book: a recipient list to
+ * five banks, the lowest rate wins, and a rate at or under 3.5% completes at once (time-out with
+ * override); otherwise the best rate so far is taken after 30 seconds. `order-approval` completes
+ * only on an external event (an `OrderApproved` event on the default bus).
+ */
+export function exampleDefinitions(prefix: string): DefinitionInput[] {
+  return [
+    {
+      name: 'loan-broker',
+      description: 'Best loan rate from five banks; a rate of 3.5% or less completes at once',
+      fanOut: { type: 'recipient-list', recipients: BANKS.map((bank) => `${prefix}-${bank}`) },
+      completion: {
+        strategy: 'override',
+        score: { source: 'path', path: '$.rate' },
+        threshold: 3.5,
+        direction: 'below',
+      },
+      aggregation: { algorithm: 'best', criteria: [{ path: '$.rate', order: 'min' }] },
+      timeoutSeconds: 30,
+    },
+    {
+      name: 'order-approval',
+      description: 'Collects replies until an approval event arrives',
+      completion: { strategy: 'external' },
+      timeoutSeconds: 24 * 3600,
+      externalEventPattern: { source: ['example.orders'], 'detail-type': ['OrderApproved'] },
+    },
+  ];
+}
+
+/** Properties of {@link FaninStack}. */
+export interface FaninStackProps extends StackProps {
+  /** Resource name prefix. @default 'fanin' */
+  readonly prefix?: string;
+  /** Empty and delete the table, bucket and logs on `cdk destroy` (a demo, not production). @default false */
+  readonly destroyOnRemoval?: boolean;
+  /** Overrides of the construct's props. @default - the example definitions and the construct's defaults */
+  readonly fanin?: Partial<FaninProps>;
+}
+
+/**
+ * An example deployment of fanin: the construct with the loan-broker definitions, and the five bank
+ * queues the broker fans out to (in a real deployment those are other teams' queues).
+ */
+export class FaninStack extends Stack {
+  /** The fanin instance. */
+  public readonly fanin: Fanin;
+  /** The example bank queues. */
+  public readonly banks: readonly FaninQueue[];
+
+  public constructor(scope: Construct, id: string, props: FaninStackProps = {}) {
+    super(scope, id, props);
+    const prefix = props.prefix ?? 'fanin';
+    this.banks = BANKS.map(
+      (bank) =>
+        new FaninQueue(this, `Bank-${bank}`, {
+          spec: {
+            name: `${prefix}-${bank}`,
+            dlqName: `${prefix}-${bank}-dlq`,
+            fifo: false,
+            visibilityTimeoutSeconds: 30,
+            maxReceiveCount: 5,
+          },
+          dlqRetention: Duration.days(14),
+          // Example responders' queues: their owners alarm on them, not fanin.
+          dlqAlarm: false,
+        }),
+    );
+    const destroy = props.destroyOnRemoval ?? false;
+    this.fanin = new Fanin(this, 'Fanin', {
+      prefix,
+      definitions: exampleDefinitions(prefix),
+      ...(destroy ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
+      ...props.fanin,
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import { type App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Fanin } from '../../../infra/fanin.ts';
+import { FaninStack } from '../../../infra/fanin-stack.ts';
+import { DEFINITIONS, testApp } from './synth.ts';
+
+/**
+ * cdk-nag 3.x is a CDK validation plugin: `Validations.of(app).addPlugins(new AwsSolutionsChecks(app))`
+ * in infra/app.ts fails `cdk synth` on any unacknowledged finding. Here the same pack runs on the
+ * construct tree directly (`validateScope`), and the report must be empty.
+ */
+
+interface Finding {
+  readonly rule: string;
+  readonly path: string;
+}
+
+function nagFindings(scope: IConstruct): Finding[] {
+  const report = new AwsSolutionsChecks().validateScope(scope);
+  return report.violations.flatMap((v) =>
+    v.violatingResources.map((r) => ({
+      rule: v.ruleName,
+      path: r.constructPath ?? r.resourceLogicalId ?? '?',
+    })),
+  );
+}
+
+function acknowledgments(scope: IConstruct): { path: string; id: string; reason: unknown }[] {
+  return scope.node.findAll().flatMap((c) =>
+    c.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) =>
+        Object.entries(m.data as Record<string, unknown>).map(([id, reason]) => ({
+          path: c.node.path,
+          id,
+          reason,
+        })),
+      ),
+  );
+}
+
+describe('cdk-nag AwsSolutions', () => {
+  let app: App;
+  let example: FaninStack;
+  let everything: Stack;
+
+  beforeAll(() => {
+    // GIVEN the example app's stack, and a stack using every option of the construct
+    app = testApp();
+    example = new FaninStack(app, 'Example');
+    everything = new Stack(app, 'Everything');
+    new Fanin(everything, 'Fanin', {
+      definitions: [
+        ...DEFINITIONS,
+        { name: 'ev', completion: { strategy: 'all' }, outputs: { eventBridge: true } },
+      ],
+      replyPartitions: 3,
+      fifoReplies: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      autoDeleteObjects: true,
+      deletionProtection: true,
+      extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:partner'],
+      dlqRetention: Duration.days(4),
+    });
+    // WHEN the app is synthesized (aspects and lazy values resolved)
+    app.synth();
+  });
+
+  it('reports no unacknowledged error or warning on the example stack', () => {
+    // THEN
+    expect(nagFindings(example)).toEqual([]);
+  });
+
+  it('reports no unacknowledged error or warning with every construct option set', () => {
+    expect(nagFindings(everything)).toEqual([]);
+  });
+
+  it('gives a reason in code for each acknowledged rule', () => {
+    const acks = [...acknowledgments(example), ...acknowledgments(everything)];
+    expect(acks.length).toBeGreaterThan(0);
+    for (const ack of acks) {
+      expect(typeof ack.reason, `${ack.id} at ${ack.path}`).toBe('string');
+      expect(String(ack.reason).length, `${ack.id} at ${ack.path}`).toBeGreaterThan(40);
+    }
+  });
+
+  it('acknowledges only the wildcards CDK grants produce and the bucket access logs', () => {
+    // CDK records an id without a known prefix as `Annotation::<id>`; cdk-nag strips that prefix.
+    const ids = new Set(
+      acknowledgments(example).map((a) => a.id.replace(/^Annotation::/i, '').replace(/<[^>]+>/g, '<id>')),
+    );
+    expect([...ids].sort()).toEqual([
+      'AwsSolutions-IAM5[Resource::<id>/*]',
+      'AwsSolutions-IAM5[Resource::<id>/index/*]',
+      'AwsSolutions-S1',
+    ]);
+  });
+
+  it('leaves no error or warning annotation on the stacks', () => {
+    for (const stack of [example, everything]) {
+      const annotations = Annotations.fromStack(stack);
+      annotations.hasNoError('*', Match.anyValue());
+      annotations.hasNoWarning('*', Match.anyValue());
+    }
+  });
+
+  it('fails synth through the validation plugin when a finding is not acknowledged', () => {
+    // GIVEN an app with the plugin as infra/app.ts registers it, and an unencrypted queue without a DLQ
+    const bad = testApp();
+    const stack = new Stack(bad, 'Bad');
+    new sqs.Queue(stack, 'Plain', { encryption: sqs.QueueEncryption.UNENCRYPTED });
+    Validations.of(bad).addPlugins(new AwsSolutionsChecks(bad));
+    // WHEN / THEN
+    expect(() => bad.synth()).toThrow(/AwsSolutions-SQS2[\s\S]*AwsSolutions-SQS3[\s\S]*AwsSolutions-SQS4/);
+  });
+});
