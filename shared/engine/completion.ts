@@ -56,7 +56,9 @@ export function decide(definition: Definition, state: CompletionState, event: Co
       return allArrived ? done(Outcome.COMPLETED) : WAIT;
     case Strategy.COUNT:
       // N replies, or every reply there will be when fewer than N are expected.
-      return state.received >= (state.params.count ?? completion.count) || allArrived ? done(Outcome.COMPLETED) : WAIT;
+      return state.received >= (state.params.count ?? completion.count) || allArrived
+        ? done(Outcome.COMPLETED)
+        : WAIT;
     case Strategy.FIRST:
       return state.received >= 1 ? done(Outcome.COMPLETED) : WAIT;
     case Strategy.TIMEOUT:
