@@ -1,6 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
+import type { CycleReport, Distributor } from '../shared/partitions/distributor.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
 import { handleControl } from '../shared/use-cases/control.ts';
 import { handleRequest } from '../shared/use-cases/fan-out.ts';
@@ -55,4 +56,9 @@ export function makeReplyHandler(context: ContextSource) {
 /** The sweeper: invoked on a schedule; returns how many due items it examined. */
 export function makeSweeperHandler(context: ContextSource) {
   return async (): Promise<{ examined: number }> => ({ examined: await sweep(context()) });
+}
+
+/** The watermark distributor: invoked on a schedule (or on demand); returns what the cycle moved. */
+export function makeDistributorHandler(distributor: () => Distributor) {
+  return async (): Promise<CycleReport> => distributor().cycle();
 }

@@ -1,13 +1,18 @@
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoPartitionRegistry } from './adapters/dynamo-partition-registry.ts';
 import { DynamoStateStore } from './adapters/dynamo-state-store.ts';
+import { S3ClaimCheck } from './adapters/s3-claim-check.ts';
 import { SqsOutputPublisher } from './adapters/sqs-outputs.ts';
 import { SqsRequestSender } from './adapters/sqs-sender.ts';
 import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
-import { documentClient, eventBridgeClient, sqsClient } from './aws/clients.ts';
+import { documentClient, eventBridgeClient, s3Client, sqsClient } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
-import { QueueRole } from './topology/topology.ts';
+import { PartitionedDestination } from './partitions/destination.ts';
+import { Distributor } from './partitions/distributor.ts';
+import { QueueRole, resolvePartitioning } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
 
 /** The AWS clients the adapters use; by default the process-wide ones from `aws/clients.ts`. */
@@ -15,6 +20,7 @@ export interface FaninClients {
   readonly sqs: SQSClient;
   readonly dynamo: DynamoDBDocumentClient;
   readonly eventBridge?: EventBridgeClient;
+  readonly s3?: S3Client;
 }
 
 /**
@@ -27,6 +33,14 @@ export function createContext(
   overrides: Partial<FaninContext> = {},
 ): FaninContext {
   const { completed, error, late, status, unknown } = config.queueUrls;
+  const claimCheck = config.bucketName
+    ? new S3ClaimCheck({
+        s3: clients.s3 ?? s3Client(),
+        bucket: config.bucketName,
+        ...(config.claimCheckThresholdBytes ? { thresholdBytes: config.claimCheckThresholdBytes } : {}),
+      })
+    : undefined;
+  const replies = replyDestination(config, clients);
   return {
     store: new DynamoStateStore({ client: clients.dynamo, tableName: config.tableName }),
     outputs: new SqsOutputPublisher({
@@ -41,11 +55,15 @@ export function createContext(
       },
       ...(clients.eventBridge ? { eventBridge: clients.eventBridge } : {}),
       ...(config.eventBusName ? { eventBusName: config.eventBusName } : {}),
+      ...(claimCheck ? { claimCheck } : {}),
     }),
     timers: new SqsTimerScheduler({ sqs: clients.sqs, queueUrl: config.queueUrls[QueueRole.TIMER] }),
-    sender: new SqsRequestSender({ sqs: clients.sqs }),
+    sender: new SqsRequestSender({ sqs: clients.sqs, ...(claimCheck ? { claimCheck } : {}) }),
     definitions: config.definitions,
-    replyQueueUrls: config.replyQueueUrls,
+    replies: {
+      replyTo: async (aggregateId) => (await replies.choose({ kind: 'affinity', key: aggregateId })).queueUrl,
+    },
+    ...(claimCheck ? { payloads: claimCheck } : {}),
     clock: Date.now,
     ...CONTEXT_DEFAULTS,
     ...overrides,
@@ -60,7 +78,48 @@ function defaultClients(config: RuntimeConfig): FaninClients {
   };
 }
 
+/** The name of the reply destination in the partition registry. */
+export const REPLY_DESTINATION = 'replies';
+
+/** The reply partitions as a partitioned destination: routing, availability, the distributor's view. */
+export function replyDestination(config: RuntimeConfig, clients: FaninClients): PartitionedDestination {
+  return new PartitionedDestination({
+    name: REPLY_DESTINATION,
+    partitions: config.replyQueueUrls.map((queueUrl, index) => ({ index, queueUrl })),
+    sqs: clients.sqs,
+    registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
+    highThreshold: (config.partitioning ?? resolvePartitioning({})).highThreshold,
+  });
+}
+
+/** The watermark distributor of the reply destination (seed 004), from the same configuration. */
+export function createDistributor(
+  config: RuntimeConfig,
+  clients: FaninClients = defaultClients(config),
+  clock: () => number = Date.now,
+): Distributor {
+  const partitioning = config.partitioning ?? resolvePartitioning({});
+  return new Distributor({
+    destination: replyDestination(config, clients),
+    backlogUrl: config.queueUrls[QueueRole.BACKLOG],
+    sqs: clients.sqs,
+    registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
+    highWatermark: partitioning.highWatermark,
+    lowWatermark: partitioning.lowWatermark,
+    stallMs: partitioning.stallSeconds * 1000,
+    clock,
+  });
+}
+
 let fromEnvironment: FaninContext | undefined;
+
+let distributorInstance: Distributor | undefined;
+
+/** The distributor of a Lambda function: built once per execution environment. */
+export function distributorFromEnvironment(): Distributor {
+  distributorInstance ??= createDistributor(loadConfig());
+  return distributorInstance;
+}
 
 /** The context of a Lambda function: built once per execution environment from its environment. */
 export function contextFromEnvironment(): FaninContext {

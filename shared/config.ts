@@ -1,5 +1,11 @@
 import { type Definition, parseDefinitions } from './engine/definition.ts';
-import { type QueueRole, QueueRole as Roles } from './topology/topology.ts';
+import {
+  type Partitioning,
+  type PartitioningOptions,
+  type QueueRole,
+  QueueRole as Roles,
+  resolvePartitioning,
+} from './topology/topology.ts';
 
 /**
  * The environment contract between the deployment (CDK stack or local runtime) and the handlers.
@@ -16,6 +22,12 @@ export const ConfigEnv = {
   DEFINITIONS: 'FANIN_DEFINITIONS',
   /** Optional EventBridge bus for outputs of definitions with `outputs.eventBridge`. */
   EVENT_BUS: 'FANIN_EVENT_BUS',
+  /** Optional S3 bucket of the claim-check path (large payloads). Without it large payloads are refused. */
+  BUCKET: 'FANIN_BUCKET',
+  /** JSON: the reply destination's partitioning (highThreshold, watermarks, stallSeconds). */
+  PARTITIONING: 'FANIN_PARTITIONING',
+  /** Message size (bytes) above which a payload takes the claim-check path. @default 262,144 */
+  CLAIM_CHECK_THRESHOLD: 'FANIN_CLAIM_CHECK_THRESHOLD',
 } as const;
 
 /** What every handler needs to know about its deployment. */
@@ -25,6 +37,10 @@ export interface RuntimeConfig {
   readonly replyQueueUrls: readonly string[];
   readonly definitions: ReadonlyMap<string, Definition>;
   readonly eventBusName?: string;
+  readonly bucketName?: string;
+  readonly claimCheckThresholdBytes?: number;
+  /** @default the topology's defaults */
+  readonly partitioning?: Partitioning;
 }
 
 /** Thrown when the deployment's environment is incomplete: a deployment error, not a message error. */
@@ -55,12 +71,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
   if (!Array.isArray(definitions))
     throw new ConfigurationError(`${ConfigEnv.DEFINITIONS} must be a JSON array`);
   const eventBusName = env[ConfigEnv.EVENT_BUS];
+  const thresholdText = env[ConfigEnv.CLAIM_CHECK_THRESHOLD];
+  const threshold = thresholdText ? Number(thresholdText) : undefined;
+  if (threshold !== undefined && !(Number.isInteger(threshold) && threshold > 0)) {
+    throw new ConfigurationError(
+      `${ConfigEnv.CLAIM_CHECK_THRESHOLD} must be a positive integer (given "${thresholdText}")`,
+    );
+  }
   return {
     tableName,
     queueUrls: queues as Record<QueueRole, string>,
     replyQueueUrls: replies as string[],
     definitions: parseDefinitions(definitions),
     ...(eventBusName ? { eventBusName } : {}),
+    ...(env[ConfigEnv.BUCKET] ? { bucketName: env[ConfigEnv.BUCKET] } : {}),
+    partitioning: resolvePartitioning(
+      env[ConfigEnv.PARTITIONING] ? (json(env, ConfigEnv.PARTITIONING) as PartitioningOptions) : {},
+    ),
+    ...(threshold !== undefined ? { claimCheckThresholdBytes: threshold } : {}),
   };
 }
 
@@ -71,6 +99,9 @@ export function configToEnv(config: {
   replyQueueUrls: readonly string[];
   definitions: readonly unknown[];
   eventBusName?: string;
+  bucketName?: string;
+  claimCheckThresholdBytes?: number;
+  partitioning?: PartitioningOptions;
 }): Record<string, string> {
   return {
     [ConfigEnv.TABLE]: config.tableName,
@@ -78,6 +109,11 @@ export function configToEnv(config: {
     [ConfigEnv.REPLY_QUEUES]: JSON.stringify(config.replyQueueUrls),
     [ConfigEnv.DEFINITIONS]: JSON.stringify(config.definitions),
     ...(config.eventBusName ? { [ConfigEnv.EVENT_BUS]: config.eventBusName } : {}),
+    ...(config.bucketName ? { [ConfigEnv.BUCKET]: config.bucketName } : {}),
+    ...(config.partitioning ? { [ConfigEnv.PARTITIONING]: JSON.stringify(config.partitioning) } : {}),
+    ...(config.claimCheckThresholdBytes !== undefined
+      ? { [ConfigEnv.CLAIM_CHECK_THRESHOLD]: String(config.claimCheckThresholdBytes) }
+      : {}),
   };
 }
 

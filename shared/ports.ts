@@ -36,11 +36,19 @@ export interface AggregateHeader {
   readonly expiresAt?: number;
 }
 
+/** An S3 location of a payload (the SQS Extended Client's pointer). */
+export interface PayloadPointer {
+  readonly s3BucketName: string;
+  readonly s3Key: string;
+}
+
 /** A reply to record. */
 export interface ReplyToRecord {
   readonly replyId: string;
-  /** The retained body, as JSON text. */
+  /** The retained body, as JSON text ('' when it is in S3, see `payloadRef`). */
   readonly payload: string;
+  /** Where the retained body is when it was too large for a DynamoDB item. */
+  readonly payloadRef?: PayloadPointer;
   readonly receivedAt: number;
 }
 
@@ -105,7 +113,7 @@ export interface StateStore {
     replies: readonly ReplyToRecord[],
     options?: { readonly selfStart?: SelfStartSpec; readonly consume?: readonly string[] },
   ): Promise<RecordResult>;
-  listReplies(aggregateId: string): Promise<{ replyId: string; payload: string; receivedAt: number }[]>;
+  listReplies(aggregateId: string): Promise<ReplyToRecord[]>;
   /** Wins the right to complete: open → completing. Returns the header, or undefined when another won. */
   beginCompletion(
     aggregateId: string,
@@ -136,6 +144,18 @@ export interface OutputMessage {
   readonly aggregateId?: string;
   readonly definition?: string;
   readonly [key: string]: unknown;
+}
+
+/** An output too large for its channel when no claim-check bucket is configured: it can never be sent. */
+export class OutputTooLargeError extends Error {
+  public readonly outputId: string;
+  public readonly bytes: number;
+  public constructor(outputId: string, bytes: number) {
+    super(`output ${outputId} is ${bytes} bytes, more than SQS takes, and no payload bucket is configured`);
+    this.name = 'OutputTooLargeError';
+    this.outputId = outputId;
+    this.bytes = bytes;
+  }
 }
 
 /** Emits to the output channels (SQS FIFO queues, optionally an EventBridge bus). */
@@ -182,6 +202,23 @@ export interface RawMessage {
   readonly attributes: Readonly<Record<string, string>>;
   /** How many times it has been received (1 on first delivery). */
   readonly receiveCount: number;
+}
+
+/**
+ * The claim-check path (seed 003): large payloads live in S3, the SQS message carries a pointer in
+ * the SQS Extended Client's format.
+ */
+export interface PayloadStore {
+  /** The real body of a received message (fetched when it is a pointer). */
+  decode(body: string, attributes?: Readonly<Record<string, string>>): Promise<string>;
+  put(key: string, payload: string): Promise<PayloadPointer>;
+  get(pointer: PayloadPointer): Promise<string>;
+}
+
+/** Chooses the reply partition a sub-request names as its reply-to (affinity by aggregate). */
+export interface ReplyRouter {
+  /** The queue URL replies of this aggregate should go to now; throws when no partition is available. */
+  replyTo(aggregateId: string): Promise<string>;
 }
 
 /** The clock, injectable so tests can move time instead of waiting. */

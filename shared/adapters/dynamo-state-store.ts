@@ -21,6 +21,7 @@ import type {
   AggregateHeader,
   DueItem,
   HeldReply,
+  PayloadPointer,
   RecordResult,
   ReplyToRecord,
   SelfStartSpec,
@@ -194,6 +195,7 @@ export class DynamoStateStore implements StateStore {
               replyId: reply.replyId,
               payload: reply.payload,
               receivedAt: reply.receivedAt,
+              ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
             },
             ConditionExpression: 'attribute_not_exists(sk)',
           },
@@ -290,9 +292,7 @@ export class DynamoStateStore implements StateStore {
     };
   }
 
-  public async listReplies(
-    aggregateId: string,
-  ): Promise<{ replyId: string; payload: string; receivedAt: number }[]> {
+  public async listReplies(aggregateId: string): Promise<ReplyToRecord[]> {
     const items = await this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
@@ -303,6 +303,7 @@ export class DynamoStateStore implements StateStore {
       replyId: String(item.replyId),
       payload: String(item.payload),
       receivedAt: Number(item.receivedAt),
+      ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
     }));
   }
 

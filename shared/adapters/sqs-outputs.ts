@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { OutputMessage, OutputPublisher } from '../ports.ts';
+import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  type OutputMessage,
+  type OutputPublisher,
+  OutputTooLargeError,
+  type PayloadPointer,
+} from '../ports.ts';
 import type { OutputRole } from '../topology/topology.ts';
+import { DEFAULT_THRESHOLD_BYTES, S3ClaimCheck } from './s3-claim-check.ts';
 
 /** The EventBridge `source` of fanin's output events. */
 export const EVENT_SOURCE = 'fanin';
@@ -16,21 +22,27 @@ export const EVENT_SOURCE = 'fanin';
  * while different aggregates flow in parallel.
  */
 export class SqsOutputPublisher implements OutputPublisher {
+  /** EventBridge takes events of at most 256 KB; a larger result is referenced, not inlined. */
+  private static readonly MAX_EVENT_BYTES = 250_000;
   private readonly sqs: SQSClient;
   private readonly queueUrls: Readonly<Record<OutputRole, string>>;
   private readonly eventBridge?: EventBridgeClient;
   private readonly eventBusName?: string;
+  private readonly claimCheck?: S3ClaimCheck;
 
   public constructor(options: {
     readonly sqs: SQSClient;
     readonly queueUrls: Readonly<Record<OutputRole, string>>;
     readonly eventBridge?: EventBridgeClient;
     readonly eventBusName?: string;
+    /** Large outputs take the claim-check path (S3 + Extended Client pointer). */
+    readonly claimCheck?: S3ClaimCheck;
   }) {
     this.sqs = options.sqs;
     this.queueUrls = options.queueUrls;
     if (options.eventBridge) this.eventBridge = options.eventBridge;
     if (options.eventBusName) this.eventBusName = options.eventBusName;
+    if (options.claimCheck) this.claimCheck = options.claimCheck;
   }
 
   public async publish(
@@ -39,26 +51,54 @@ export class SqsOutputPublisher implements OutputPublisher {
     options: { eventBridge?: boolean } = {},
   ): Promise<void> {
     const body = JSON.stringify(message);
+    const attributes: Record<string, MessageAttributeValue> = {
+      'fanin-output': { DataType: 'String', StringValue: role },
+      'fanin-type': { DataType: 'String', StringValue: message.type },
+      ...(message.aggregateId
+        ? { 'fanin-aggregate-id': { DataType: 'String', StringValue: message.aggregateId } }
+        : {}),
+    };
+    let encoded: {
+      body: string;
+      attributes: Record<string, MessageAttributeValue>;
+      pointer?: PayloadPointer;
+    };
+    if (this.claimCheck) {
+      // The key follows the output id, so a retried emission rewrites the same object.
+      encoded = await this.claimCheck.encode(body, attributes, `outputs/${hash(message.id)}`);
+    } else if (S3ClaimCheck.messageSize(body, attributes) > DEFAULT_THRESHOLD_BYTES) {
+      throw new OutputTooLargeError(message.id, Buffer.byteLength(body));
+    } else {
+      encoded = { body, attributes };
+    }
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrls[role],
-        MessageBody: body,
+        MessageBody: encoded.body,
         MessageGroupId: hash(message.aggregateId ?? message.id).slice(0, 64),
         MessageDeduplicationId: hash(message.id),
-        MessageAttributes: {
-          'fanin-output': { DataType: 'String', StringValue: role },
-          'fanin-type': { DataType: 'String', StringValue: message.type },
-          ...(message.aggregateId
-            ? { 'fanin-aggregate-id': { DataType: 'String', StringValue: message.aggregateId } }
-            : {}),
-        },
+        MessageAttributes: encoded.attributes,
       }),
     );
     if (options.eventBridge && this.eventBridge && this.eventBusName) {
+      const detail =
+        Buffer.byteLength(body) <= SqsOutputPublisher.MAX_EVENT_BYTES
+          ? body
+          : JSON.stringify({
+              ...message,
+              result: undefined,
+              missing: undefined,
+              payloadPointer: encoded.pointer ?? null,
+            });
       const result = await this.eventBridge.send(
         new PutEventsCommand({
           Entries: [
-            { EventBusName: this.eventBusName, Source: EVENT_SOURCE, DetailType: message.type, Detail: body },
+            {
+              EventBusName: this.eventBusName,
+              Source: EVENT_SOURCE,
+              DetailType: message.type,
+              Detail: detail,
+            },
           ],
         }),
       );

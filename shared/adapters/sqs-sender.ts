@@ -1,5 +1,12 @@
-import { GetQueueUrlCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  GetQueueUrlCommand,
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandOutput,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { RequestSender, SubRequest } from '../ports.ts';
+import { S3ClaimCheck } from './s3-claim-check.ts';
 
 /** A send that SQS refused, naming the queue and the reason (seed 003: each path fails clearly). */
 export class SendFailedError extends Error {
@@ -16,11 +23,15 @@ export class SendFailedError extends Error {
  * this account and region (resolved once per process with GetQueueUrl).
  */
 export class SqsRequestSender implements RequestSender {
+  /** SQS refuses a batch whose entries add up to more than 256 KiB. */
+  private static readonly MAX_BATCH_BYTES = 262_144;
   private readonly sqs: SQSClient;
+  private readonly claimCheck?: S3ClaimCheck;
   private readonly urls = new Map<string, Promise<string>>();
 
-  public constructor(options: { readonly sqs: SQSClient }) {
+  public constructor(options: { readonly sqs: SQSClient; readonly claimCheck?: S3ClaimCheck }) {
     this.sqs = options.sqs;
+    if (options.claimCheck) this.claimCheck = options.claimCheck;
   }
 
   public async send(requests: readonly SubRequest[]): Promise<void> {
@@ -33,26 +44,34 @@ export class SqsRequestSender implements RequestSender {
     for (const [target, list] of byTarget) {
       const url = await this.resolve(target);
       const fifo = url.endsWith('.fifo');
-      for (let i = 0; i < list.length; i += 10) {
-        const batch = list.slice(i, i + 10);
-        const result = await this.sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: url,
-            Entries: batch.map((request, index) => ({
-              Id: String(index),
-              MessageBody: request.body,
-              MessageAttributes: Object.fromEntries(
-                Object.entries(request.attributes).map(([name, value]) => [
-                  name,
-                  { DataType: 'String', StringValue: value },
-                ]),
-              ),
-              ...(fifo
-                ? { MessageGroupId: request.groupId, MessageDeduplicationId: request.deduplicationId }
-                : {}),
-            })),
-          }),
+      const entries: SendMessageBatchRequestEntry[] = [];
+      for (const request of list) {
+        const attributes = Object.fromEntries(
+          Object.entries(request.attributes).map(([name, value]) => [
+            name,
+            { DataType: 'String', StringValue: value },
+          ]),
         );
+        // A large sub-request takes the claim-check path; without a bucket SQS refuses it and says why.
+        const message = this.claimCheck
+          ? await this.claimCheck.encode(request.body, attributes)
+          : { body: request.body, attributes };
+        entries.push({
+          Id: String(entries.length),
+          MessageBody: message.body,
+          MessageAttributes: message.attributes,
+          ...(fifo
+            ? { MessageGroupId: request.groupId, MessageDeduplicationId: request.deduplicationId }
+            : {}),
+        });
+      }
+      for (const batch of batches(entries, SqsRequestSender.MAX_BATCH_BYTES)) {
+        let result: SendMessageBatchCommandOutput;
+        try {
+          result = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: batch }));
+        } catch (error) {
+          throw new SendFailedError(target, (error as Error).message, { cause: error });
+        }
         const failed = result.Failed ?? [];
         if (failed.length > 0) {
           const first = failed[0];
@@ -85,4 +104,26 @@ export class SqsRequestSender implements RequestSender {
     }
     return url;
   }
+}
+
+/** Splits entries into SendMessageBatch calls of at most ten entries and `maxBytes` in all. */
+function batches(
+  entries: SendMessageBatchRequestEntry[],
+  maxBytes: number,
+): SendMessageBatchRequestEntry[][] {
+  const result: SendMessageBatchRequestEntry[][] = [];
+  let current: SendMessageBatchRequestEntry[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = S3ClaimCheck.messageSize(entry.MessageBody ?? '', entry.MessageAttributes);
+    if (current.length === 10 || (current.length > 0 && bytes + size > maxBytes)) {
+      result.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push({ ...entry, Id: String(current.length) });
+    bytes += size;
+  }
+  if (current.length > 0) result.push(current);
+  return result;
 }

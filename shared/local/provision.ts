@@ -7,6 +7,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -22,6 +23,8 @@ export interface Provisioned {
   readonly replyQueueUrls: readonly string[];
   /** Every queue URL, DLQs included, by queue name. */
   readonly allQueueUrls: Readonly<Record<string, string>>;
+  /** The claim-check bucket, when an S3 client was given. */
+  readonly bucketName?: string;
 }
 
 /**
@@ -31,9 +34,10 @@ export interface Provisioned {
  */
 export async function provisionTopology(
   topology: Topology,
-  clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient },
+  clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient; readonly s3?: S3Client },
 ): Promise<Provisioned> {
   await createTable(clients.dynamo, topology.table);
+  if (clients.s3) await createBucket(clients.s3, topology.bucketName);
   const allQueueUrls: Record<string, string> = {};
   const create = async (spec: QueueSpec): Promise<string> => {
     const dlqUrl = await createQueue(clients.sqs, spec.dlqName, spec.fifo, {
@@ -57,6 +61,7 @@ export async function provisionTopology(
     queueUrls: queueUrls as Record<QueueRole, string>,
     replyQueueUrls,
     allQueueUrls,
+    ...(clients.s3 ? { bucketName: topology.bucketName } : {}),
   };
 }
 
@@ -125,6 +130,15 @@ async function createTable(dynamo: DynamoDBClient, table: TableSpec): Promise<vo
     .catch((error: unknown) => {
       if (!(error instanceof Error && /already enabled/i.test(error.message))) throw error;
     });
+}
+
+async function createBucket(s3: S3Client, bucket: string): Promise<void> {
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
+  }
 }
 
 async function createQueue(

@@ -10,6 +10,8 @@ export const QueueRole = {
   INGRESS: 'ingress',
   CONTROL: 'control',
   TIMER: 'timer',
+  /** The reply destination's backlog, fed to the partitions by the watermark distributor. */
+  BACKLOG: 'backlog',
   COMPLETED: 'completed',
   TIMED_OUT: 'timed-out',
   UNKNOWN: 'unknown',
@@ -91,9 +93,28 @@ export interface TopologyOptions {
    * @default 30
    */
   readonly functionTimeoutSeconds?: number;
+  /** Partition availability and the watermark distributor of the reply destination. */
+  readonly partitioning?: PartitioningOptions;
   /** The aggregation definitions. */
   readonly definitions: readonly DefinitionInput[];
 }
+
+/** How the reply partitions are kept available and fed (seeds 001 and 004). */
+export interface PartitioningOptions {
+  /** A partition at or above this depth takes no new messages. @default 10000 */
+  readonly highThreshold?: number;
+  /** The distributor fills a partition from the backlog up to this depth. @default 100 */
+  readonly highWatermark?: number;
+  /** ...once it has drained to this depth. @default 20 */
+  readonly lowWatermark?: number;
+  /** A partition whose consumer made no progress for this long is stalled; its excess is moved. @default 60 */
+  readonly stallSeconds?: number;
+  /** How often the distributor runs. @default 60 */
+  readonly distributorIntervalSeconds?: number;
+}
+
+/** Resolved partitioning settings. */
+export type Partitioning = Required<PartitioningOptions>;
 
 /** The resolved topology. */
 export interface Topology {
@@ -112,6 +133,7 @@ export interface Topology {
   };
   /** How often the sweeper runs, in seconds. */
   readonly sweepIntervalSeconds: number;
+  readonly partitioning: Partitioning;
   /** The handlers' invocation timeout, in seconds (see {@link TopologyOptions.functionTimeoutSeconds}). */
   readonly functionTimeoutSeconds: number;
   readonly definitions: ReadonlyMap<string, Definition>;
@@ -180,6 +202,8 @@ export function describeTopology(options: TopologyOptions): Topology {
     [QueueRole.INGRESS]: queue('ingress', false, consumed(consumers.fanOut)),
     [QueueRole.CONTROL]: queue('control', false, consumed(consumers.control)),
     [QueueRole.TIMER]: queue('timer', false, consumed(consumers.timer)),
+    // The distributor holds a backlog message only while it moves it (receive, send, delete).
+    [QueueRole.BACKLOG]: queue('backlog', fifoReplies, consumed(consumers.timer)),
     ...Object.fromEntries(OUTPUT_ROLES.map((role) => [role, queue(`out-${role}`, true)])),
   } as Record<QueueRole, QueueSpec>;
   const tableName = `${prefix}-state`;
@@ -215,7 +239,36 @@ export function describeTopology(options: TopologyOptions): Topology {
     ),
     consumers,
     sweepIntervalSeconds: 60,
+    partitioning: resolvePartitioning(options.partitioning ?? {}),
     functionTimeoutSeconds,
     definitions: parseDefinitions(options.definitions),
   };
+}
+
+/** Applies the partitioning defaults and checks the values; messages name the value received. */
+export function resolvePartitioning(options: PartitioningOptions): Partitioning {
+  const resolved: Partitioning = {
+    highThreshold: options.highThreshold ?? 10_000,
+    highWatermark: options.highWatermark ?? 100,
+    lowWatermark: options.lowWatermark ?? 20,
+    stallSeconds: options.stallSeconds ?? 60,
+    distributorIntervalSeconds: options.distributorIntervalSeconds ?? 60,
+  };
+  for (const [name, value] of Object.entries(resolved)) {
+    const minimum = name === 'lowWatermark' ? 0 : 1;
+    if (!Number.isInteger(value) || value < minimum) {
+      throw new Error(`partitioning.${name} must be an integer >= ${minimum} (given ${value})`);
+    }
+  }
+  if (resolved.lowWatermark >= resolved.highWatermark) {
+    throw new Error(
+      `partitioning.lowWatermark must be below highWatermark (given ${resolved.lowWatermark} and ${resolved.highWatermark})`,
+    );
+  }
+  if (resolved.highWatermark > resolved.highThreshold) {
+    throw new Error(
+      `partitioning.highWatermark must not exceed highThreshold (given ${resolved.highWatermark} and ${resolved.highThreshold})`,
+    );
+  }
+  return resolved;
 }

@@ -1,7 +1,12 @@
 import { aggregate, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { ExpressionError } from '../engine/errors.ts';
-import type { AggregateHeader, OutputMessage } from '../ports.ts';
+import {
+  type AggregateHeader,
+  type OutputMessage,
+  OutputTooLargeError,
+  type PayloadPointer,
+} from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
 import type { FaninContext } from './context.ts';
 
@@ -56,9 +61,22 @@ async function finish(ctx: FaninContext, header: AggregateHeader): Promise<void>
   if (!header.emitted) {
     const message = await buildOutput(ctx, header);
     outcome = message.outcome;
-    await ctx.outputs.publish(OUTPUT_OF[outcome], message, {
-      eventBridge: definition?.outputs.eventBridge ?? false,
-    });
+    try {
+      await ctx.outputs.publish(OUTPUT_OF[outcome], message, {
+        eventBridge: definition?.outputs.eventBridge ?? false,
+      });
+    } catch (error) {
+      if (!(error instanceof OutputTooLargeError)) throw error;
+      // Retrying cannot make it fit: the aggregate fails, and says why, instead of staying open.
+      outcome = Outcome.FAILED;
+      const { result: _result, missing: _missing, ...summary } = message;
+      await ctx.outputs.publish(QueueRole.ERROR, {
+        ...summary,
+        type: 'fanin.aggregate.failed',
+        outcome,
+        reason: error.message,
+      });
+    }
     await ctx.store.markEmitted(header.aggregateId);
   }
   const retention = definition?.tombstoneRetentionSeconds ?? 7 * 24 * 3600;
@@ -72,11 +90,13 @@ async function buildOutput(
 ): Promise<OutputMessage & { outcome: Outcome }> {
   const definition = ctx.definitions.get(header.definition);
   const stored = await ctx.store.listReplies(header.aggregateId);
-  const replies: ReplyRecord[] = stored.map((r) => ({
-    replyId: r.replyId,
-    body: JSON.parse(r.payload),
-    receivedAt: r.receivedAt,
-  }));
+  const replies: ReplyRecord[] = await Promise.all(
+    stored.map(async (r) => ({
+      replyId: r.replyId,
+      body: JSON.parse(r.payloadRef ? await loadPayload(ctx, r.payloadRef) : r.payload),
+      receivedAt: r.receivedAt,
+    })),
+  );
   const request = header.requestId ? await ctx.store.getRequest(header.aggregateId) : undefined;
   let outcome = header.outcome ?? Outcome.COMPLETED;
   const base = {
@@ -123,6 +143,13 @@ async function buildOutput(
     return { ...base, type: 'fanin.aggregate.failed', outcome, reason: error.message, result: null, missing };
   }
   return { ...base, type: `fanin.aggregate.${outcome}`, outcome, result, missing };
+}
+
+/** A reply body kept in S3 because it was too large for a DynamoDB item. */
+function loadPayload(ctx: FaninContext, pointer: PayloadPointer): Promise<string> {
+  if (!ctx.payloads)
+    throw new Error(`reply payload s3://${pointer.s3BucketName}/${pointer.s3Key} needs a payload bucket`);
+  return ctx.payloads.get(pointer);
 }
 
 /** Missing reply ids, with the recipient or item label the request gave them when there is one. */

@@ -2,7 +2,9 @@ import type { Definition } from '../engine/definition.ts';
 import type {
   Clock,
   OutputPublisher,
+  PayloadStore,
   RawMessage,
+  ReplyRouter,
   RequestSender,
   StateStore,
   TimerScheduler,
@@ -16,13 +18,15 @@ export interface FaninContext {
   readonly timers: TimerScheduler;
   readonly sender: RequestSender;
   readonly definitions: ReadonlyMap<string, Definition>;
-  /** Reply partition queue URLs; sub-requests name one of them as their reply-to. */
-  readonly replyQueueUrls: readonly string[];
+  /** Picks the reply partition each aggregate's sub-requests name as their reply-to. */
+  readonly replies: ReplyRouter;
   readonly clock: Clock;
   /** How long a completing invocation owns an aggregate before the sweeper may resume it. @default 120 s */
   readonly completionLeaseMs: number;
   /** Largest reply body kept in the state store (a DynamoDB item is at most 400 KB). */
   readonly maxReplyBytes: number;
+  /** The claim-check path (large payloads in S3); without it they are refused to the error output. */
+  readonly payloads?: PayloadStore;
 }
 
 /** Defaults of the tunables in {@link FaninContext}. */
@@ -42,15 +46,26 @@ export async function routeError(
   message: RawMessage,
   reason: string,
 ): Promise<void> {
+  // Without a payload bucket an output must fit in SQS: keep the head of a huge body and say so.
+  const bytes = Buffer.byteLength(message.body);
+  const truncate = !ctx.payloads && bytes > MAX_INLINE_ERROR_BODY;
   await ctx.outputs.publish(QueueRole.ERROR, {
     id: `error/${source}/${message.messageId}`,
     type: 'fanin.error',
     source,
     reason,
     at: ctx.clock(),
-    message: { messageId: message.messageId, body: message.body, attributes: message.attributes },
+    message: {
+      messageId: message.messageId,
+      body: truncate ? Buffer.from(message.body).subarray(0, MAX_INLINE_ERROR_BODY).toString() : message.body,
+      attributes: message.attributes,
+      ...(truncate ? { truncated: true, bytes } : {}),
+    },
   });
 }
+
+/** The most of a bad message's body an error output carries inline. */
+const MAX_INLINE_ERROR_BODY = 128 * 1024;
 
 /** A problem with the message itself: retrying cannot fix it, so it goes to the error output. */
 export class BadMessageError extends Error {
@@ -58,6 +73,20 @@ export class BadMessageError extends Error {
     super(message, options);
     this.name = 'BadMessageError';
   }
+}
+
+/**
+ * Resolves a claim-check pointer to the real body, so every handler sees the payload whichever
+ * path it travelled. A pointer without a claim-check store configured is a bad message.
+ */
+export async function resolvePayload(ctx: FaninContext, message: RawMessage): Promise<RawMessage> {
+  const pointer = ['ExtendedPayloadSize', 'SQSLargePayloadSize', 'AWSOffloadedPayloadSize'].some(
+    (a) => a in message.attributes,
+  );
+  if (!pointer) return message;
+  if (!ctx.payloads)
+    throw new BadMessageError('the message is a claim-check pointer but no payload bucket is configured');
+  return { ...message, body: await ctx.payloads.decode(message.body, message.attributes) };
 }
 
 /** Parses a message body as JSON, or throws {@link BadMessageError}. */

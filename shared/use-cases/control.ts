@@ -5,7 +5,7 @@ import { matchesPattern } from '../engine/event-pattern.ts';
 import type { RawMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate } from './complete.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, routeError } from './context.ts';
+import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
 
 const Target = {
   aggregateId: z.string().min(1).optional(),
@@ -36,7 +36,7 @@ export type ControlCommand = z.infer<typeof ControlCommandSchema>;
 export async function handleControl(ctx: FaninContext, raw: RawMessage): Promise<void> {
   let command: ControlCommand;
   try {
-    command = toCommand(ctx, parseJsonBody(raw));
+    command = toCommand(ctx, parseJsonBody(await resolvePayload(ctx, raw)));
   } catch (error) {
     if (!(error instanceof BadMessageError)) throw error;
     await routeError(ctx, 'control', raw, error.message);

@@ -5,7 +5,7 @@ import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
 import { readPath } from '../engine/path.ts';
 import type { AggregateHeader, RawMessage, SubRequest } from '../ports.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, routeError } from './context.ts';
+import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
 import { consolidateHeld, evaluate } from './replies.ts';
 
 /** Most sub-requests one request may fan out to. */
@@ -42,7 +42,7 @@ interface Plan {
 export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise<void> {
   let plan: Plan;
   try {
-    plan = planRequest(ctx, raw);
+    plan = planRequest(ctx, await resolvePayload(ctx, raw));
   } catch (error) {
     if (!(error instanceof BadMessageError)) throw error;
     await routeError(ctx, 'ingress', raw, error.message);
@@ -80,7 +80,7 @@ export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise
   if (current.status !== AggregateStatus.OPEN) return;
   await consolidateHeld(ctx, aggregateId);
   if (!current.dispatched) {
-    await ctx.sender.send(subRequestsOf(ctx, plan));
+    await ctx.sender.send(await subRequestsOf(ctx, plan));
     await ctx.store.markDispatched(aggregateId);
   }
   if (current.deadline !== undefined) {
@@ -173,8 +173,9 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
   };
 }
 
-function subRequestsOf(ctx: FaninContext, plan: Plan): SubRequest[] {
-  const replyTo = replyPartitionOf(ctx.replyQueueUrls, plan.aggregateId);
+/** Sub-requests of a plan; all name the reply partition the aggregate has affinity with. */
+async function subRequestsOf(ctx: FaninContext, plan: Plan): Promise<SubRequest[]> {
+  const replyTo = await ctx.replies.replyTo(plan.aggregateId);
   return plan.subRequests.map((sub, index) => ({
     target: sub.target,
     body: JSON.stringify(sub.body),
@@ -188,14 +189,6 @@ function subRequestsOf(ctx: FaninContext, plan: Plan): SubRequest[] {
     deduplicationId: createHash('sha256').update(`${plan.aggregateId}/${index}`).digest('hex'),
     groupId: plan.aggregateId.slice(0, 128),
   }));
-}
-
-/** Affinity routing: all replies of one aggregate go to the same reply partition. */
-export function replyPartitionOf(partitions: readonly string[], aggregateId: string): string {
-  const digest = createHash('sha256').update(aggregateId).digest();
-  const partition = partitions[digest.readUInt32BE(0) % partitions.length];
-  if (partition === undefined) throw new Error('no reply partitions are configured');
-  return partition;
 }
 
 function stringOf(value: unknown): string | undefined {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { retainedBody } from '../engine/aggregation.ts';
 import { deadlineOf, decide, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
@@ -7,11 +8,13 @@ import { CorrelationError, ExpressionError } from '../engine/errors.ts';
 import type { AggregateHeader, HeldReply, RawMessage, ReplyToRecord, SelfStartSpec } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, routeError } from './context.ts';
+import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
 
 /** A reply, interpreted. */
 interface Reply {
+  /** The message as it came, for routing it elsewhere unchanged (a claim-check pointer stays one). */
   readonly raw: RawMessage;
+  /** The message with its payload resolved and parsed. */
   readonly inbound: InboundMessage;
   readonly aggregateId: string;
   readonly replyId: string;
@@ -65,18 +68,27 @@ export async function handleReplies(
     [...groups.entries()].map(async ([aggregateId, replies]) => {
       try {
         await handleGroup(ctx, aggregateId, replies);
-      } catch {
-        for (const reply of replies) failed.add(reply.raw.messageId);
+      } catch (error) {
+        // A reply that can never be kept (too large, no payload bucket) is bad input, not a retry.
+        for (const reply of replies) {
+          if (error instanceof BadMessageError)
+            await routeError(ctx, 'reply', reply.raw, error.message).catch(() =>
+              failed.add(reply.raw.messageId),
+            );
+          else failed.add(reply.raw.messageId);
+        }
       }
     }),
   );
   return failed;
 }
 
-async function interpret(ctx: FaninContext, raw: RawMessage): Promise<Reply> {
-  if (Buffer.byteLength(raw.body) > ctx.maxReplyBytes) {
+async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply> {
+  const raw = await resolvePayload(ctx, original);
+  const bytes = Buffer.byteLength(raw.body);
+  if (!ctx.payloads && bytes > ctx.maxReplyBytes) {
     throw new BadMessageError(
-      `reply body is ${Buffer.byteLength(raw.body)} bytes; at most ${ctx.maxReplyBytes} are kept`,
+      `reply body is ${bytes} bytes; at most ${ctx.maxReplyBytes} are kept without a payload bucket`,
     );
   }
   const inbound: InboundMessage = {
@@ -102,7 +114,32 @@ async function interpret(ctx: FaninContext, raw: RawMessage): Promise<Reply> {
     aggregateId = id;
   }
   const replyId = await replyIdOf(definition, inbound);
-  return { raw, inbound, aggregateId, replyId, ...(definition ? { definition } : {}) };
+  return { raw: original, inbound, aggregateId, replyId, ...(definition ? { definition } : {}) };
+}
+
+/**
+ * A reply as the state store keeps it: the part of its body the algorithm needs. One too large
+ * for a DynamoDB item is stored in S3 (under a key derived from its ids, so a retry writes the
+ * same object) and referenced; without a payload bucket it is refused to the error output.
+ */
+async function recordable(
+  ctx: FaninContext,
+  definition: Definition,
+  aggregateId: string,
+  replyId: string,
+  body: unknown,
+  receivedAt: number,
+): Promise<ReplyToRecord> {
+  const payload = JSON.stringify(retainedBody(definition, body) ?? null);
+  const size = Buffer.byteLength(payload);
+  if (size <= ctx.maxReplyBytes) return { replyId, payload, receivedAt };
+  if (!ctx.payloads) {
+    throw new BadMessageError(
+      `reply body is ${size} bytes; at most ${ctx.maxReplyBytes} are kept without a payload bucket`,
+    );
+  }
+  const key = `replies/${createHash('sha256').update(`${aggregateId}\u0000${replyId}`).digest('hex')}`;
+  return { replyId, payload: '', payloadRef: await ctx.payloads.put(key, payload), receivedAt };
 }
 
 /** The aggregate id of a self-starting aggregate: its definition and correlation key. */
@@ -136,11 +173,9 @@ async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Repl
       ...(deadline !== undefined ? { deadline } : {}),
     };
   }
-  const toRecord: ReplyToRecord[] = replies.map((reply) => ({
-    replyId: reply.replyId,
-    payload: JSON.stringify(retainedBody(definition, reply.inbound.body) ?? null),
-    receivedAt: now,
-  }));
+  const toRecord = await Promise.all(
+    replies.map((reply) => recordable(ctx, definition, aggregateId, reply.replyId, reply.inbound.body, now)),
+  );
   const result = await ctx.store.recordReplies(aggregateId, toRecord, selfStart ? { selfStart } : {});
   if (result.missing) {
     for (const reply of replies) await handleUnknown(ctx, reply);
@@ -287,21 +322,21 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   if (!header) return false;
   const definition = ctx.definitions.get(header.definition);
   if (!definition) return false;
-  const inbound = held.map((h) => ({ held: h, inbound: toInbound(h) }));
+  const inbound = await Promise.all(held.map(async (h) => ({ held: h, inbound: await toInbound(ctx, h) })));
   if (header.status !== AggregateStatus.OPEN) {
-    for (const { held: h } of inbound) {
-      await handleLate(ctx, definition, header, heldAsReply(h, definition));
+    for (const { held: h, inbound: m } of inbound) {
+      await handleLate(ctx, definition, header, heldAsReply(h, m, definition));
       await ctx.store.deleteHeld(aggregateId, h.replyId);
     }
     return false;
   }
   const result = await ctx.store.recordReplies(
     aggregateId,
-    inbound.map(({ held: h, inbound: m }) => ({
-      replyId: h.replyId,
-      payload: JSON.stringify(retainedBody(definition, m.body) ?? null),
-      receivedAt: h.receivedAt,
-    })),
+    await Promise.all(
+      inbound.map(({ held: h, inbound: m }) =>
+        recordable(ctx, definition, aggregateId, h.replyId, m.body, h.receivedAt),
+      ),
+    ),
     { consume: held.map((h) => h.replyId) },
   );
   if (!result.header) return false;
@@ -314,20 +349,26 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   );
 }
 
-function toInbound(held: HeldReply): InboundMessage {
+/** A held reply as a message again; a claim-check pointer is resolved now, as on first receipt. */
+async function toInbound(ctx: FaninContext, held: HeldReply): Promise<InboundMessage> {
+  const raw = await resolvePayload(ctx, heldAsRaw(held));
   let body: unknown = null;
   try {
-    body = JSON.parse(held.body);
+    body = JSON.parse(raw.body);
   } catch {
     // Held replies were parsed once already; a body that no longer parses is kept as null.
   }
   return { body, attributes: held.attributes };
 }
 
-function heldAsReply(held: HeldReply, definition: Definition): Reply {
+function heldAsRaw(held: HeldReply): RawMessage {
+  return { messageId: `held/${held.replyId}`, body: held.body, attributes: held.attributes, receiveCount: 1 };
+}
+
+function heldAsReply(held: HeldReply, inbound: InboundMessage, definition: Definition): Reply {
   return {
-    raw: { messageId: `held/${held.replyId}`, body: held.body, attributes: held.attributes, receiveCount: 1 },
-    inbound: toInbound(held),
+    raw: heldAsRaw(held),
+    inbound,
     aggregateId: held.aggregateId,
     replyId: held.replyId,
     definition,

@@ -8,11 +8,20 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { makeControlHandler, makeFanOutHandler, makeReplyHandler } from '../../functions/handlers.ts';
-import { createContext } from '../../shared/app.ts';
-import { documentClient, dynamoClient, eventBridgeClient, sqsClient } from '../../shared/aws/clients.ts';
+import { createContext, createDistributor, type FaninClients, replyDestination } from '../../shared/app.ts';
+import {
+  documentClient,
+  dynamoClient,
+  eventBridgeClient,
+  s3Client,
+  sqsClient,
+} from '../../shared/aws/clients.ts';
+import type { RuntimeConfig } from '../../shared/config.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import { QueuePoller } from '../../shared/local/poller.ts';
 import { deprovisionTopology, type Provisioned, provisionTopology } from '../../shared/local/provision.ts';
+import type { PartitionedDestination } from '../../shared/partitions/destination.ts';
+import type { Distributor } from '../../shared/partitions/distributor.ts';
 import {
   describeTopology,
   type OutputRole,
@@ -48,16 +57,22 @@ export class FaninUnderTest {
   /** The EventBridge bus outputs are also published on, when a test sets one. */
   public eventBusName: string | undefined;
 
+  /** Reply partitions whose consumer is running (all by default). */
+  public readonly consumers: Set<number>;
+  private readonly claimCheckThresholdBytes: number | undefined;
+
   private constructor(
     topology: Topology,
     provisioned: Provisioned,
     clock: TestClock,
-    overrides: Partial<FaninContext>,
+    claimCheckThresholdBytes: number | undefined,
   ) {
     this.topology = topology;
     this.provisioned = provisioned;
     this.clock = clock;
-    this.ctx = this.buildContext(overrides);
+    this.claimCheckThresholdBytes = claimCheckThresholdBytes;
+    this.consumers = new Set(provisioned.replyQueueUrls.map((_, i) => i));
+    this.ctx = this.buildContext();
     const sqs = sqsClient();
     const context = () => this.ctx;
     const poller = (queueUrl: string, handler: ConstructorParameters<typeof QueuePoller>[0]['handler']) =>
@@ -72,27 +87,54 @@ export class FaninUnderTest {
   /** Provisions a fresh topology for these definitions. */
   public static async start(
     definitions: readonly DefinitionInput[],
-    options: Omit<TopologyOptions, 'definitions' | 'prefix'> & { overrides?: Partial<FaninContext> } = {},
+    options: Omit<TopologyOptions, 'definitions' | 'prefix'> & {
+      overrides?: Partial<FaninContext>;
+      /** Provision the claim-check bucket, with this threshold. */
+      claimCheckThresholdBytes?: number;
+    } = {},
   ): Promise<FaninUnderTest> {
     const prefix = `t${Date.now().toString(36).slice(-5)}${randomBytes(3).toString('hex')}`;
     const topology = describeTopology({ ...options, prefix, definitions });
-    const provisioned = await provisionTopology(topology, { sqs: sqsClient(), dynamo: dynamoClient() });
-    return new FaninUnderTest(topology, provisioned, new TestClock(), options.overrides ?? {});
+    const withBucket = options.claimCheckThresholdBytes !== undefined;
+    const provisioned = await provisionTopology(topology, {
+      sqs: sqsClient(),
+      dynamo: dynamoClient(),
+      ...(withBucket ? { s3: s3Client() } : {}),
+    });
+    const fanin = new FaninUnderTest(
+      topology,
+      provisioned,
+      new TestClock(),
+      options.claimCheckThresholdBytes,
+    );
+    fanin.buildContext(options.overrides ?? {});
+    return fanin;
+  }
+
+  /** The runtime configuration of this run, as the handlers' environment would give it. */
+  public get config(): RuntimeConfig {
+    return {
+      tableName: this.provisioned.tableName,
+      queueUrls: this.provisioned.queueUrls,
+      replyQueueUrls: this.provisioned.replyQueueUrls,
+      definitions: this.topology.definitions,
+      partitioning: this.topology.partitioning,
+      ...(this.eventBusName ? { eventBusName: this.eventBusName } : {}),
+      ...(this.provisioned.bucketName ? { bucketName: this.provisioned.bucketName } : {}),
+      ...(this.claimCheckThresholdBytes !== undefined
+        ? { claimCheckThresholdBytes: this.claimCheckThresholdBytes }
+        : {}),
+    };
+  }
+
+  /** The clients every part of this run uses. */
+  public get clients(): FaninClients {
+    return { sqs: sqsClient(), dynamo: documentClient(), eventBridge: eventBridgeClient(), s3: s3Client() };
   }
 
   /** Rebuilds the context with overrides (e.g. a store that crashes at a failpoint). */
   public buildContext(overrides: Partial<FaninContext> = {}): FaninContext {
-    const base = createContext(
-      {
-        tableName: this.provisioned.tableName,
-        queueUrls: this.provisioned.queueUrls,
-        replyQueueUrls: this.provisioned.replyQueueUrls,
-        definitions: this.topology.definitions,
-        ...(this.eventBusName ? { eventBusName: this.eventBusName } : {}),
-      },
-      { sqs: sqsClient(), dynamo: documentClient(), eventBridge: eventBridgeClient() },
-      { clock: this.clock.read },
-    );
+    const base = createContext(this.config, this.clients, { clock: this.clock.read });
     this.ctx = { ...base, ...overrides };
     return this.ctx;
   }
@@ -145,7 +187,8 @@ export class FaninUnderTest {
 
   /** Runs the ingress, reply and control consumers until a full round finds nothing. */
   public async drain(): Promise<void> {
-    const all = [this.pollers.ingress, ...this.pollers.replies, this.pollers.control];
+    const replies = this.pollers.replies.filter((_, i) => this.consumers.has(i));
+    const all = [this.pollers.ingress, ...replies, this.pollers.control];
     for (let idle = 0; idle < 2; ) {
       const counts = await Promise.all(all.map((p) => p.pollOnce(0)));
       idle = counts.every((c) => c === 0) ? idle + 1 : 0;
@@ -164,6 +207,23 @@ export class FaninUnderTest {
       });
     }
     return messages.length;
+  }
+
+  /** Runs the consumer of one reply partition for one batch; returns how many replies it took. */
+  public consumePartition(index: number): Promise<number> {
+    const poller = this.pollers.replies[index];
+    if (!poller) throw new Error(`no reply partition ${index}`);
+    return poller.pollOnce(0);
+  }
+
+  /** The reply destination (routing, availability, enable/disable). */
+  public destination(): PartitionedDestination {
+    return replyDestination(this.config, this.clients);
+  }
+
+  /** The reply destination's watermark distributor, on the test clock. */
+  public distributor(): Distributor {
+    return createDistributor(this.config, this.clients, this.clock.read);
   }
 
   /** Runs the sweeper once at the test clock's time. */

@@ -1,0 +1,5 @@
+import { distributorFromEnvironment } from '../shared/app.ts';
+import { makeDistributorHandler } from './handlers.ts';
+
+/** Lambda entry point. */
+export const handler = makeDistributorHandler(distributorFromEnvironment);

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+
+/** The pointer class of AWS's SQS Extended Client libraries (Java, Python, .NET). */
+export const POINTER_CLASS = 'software.amazon.payloadoffloading.PayloadS3Pointer';
+/** The attribute the Extended Client sets to the original payload size (Number). */
+export const PAYLOAD_SIZE_ATTRIBUTE = 'ExtendedPayloadSize';
+/** Older and sibling libraries' names for the same attribute; read, never written. */
+const LEGACY_SIZE_ATTRIBUTES = ['SQSLargePayloadSize', 'AWSOffloadedPayloadSize'] as const;
+/** The Extended Client's default threshold: 256 KiB of body and attributes. */
+export const DEFAULT_THRESHOLD_BYTES = 262_144;
+
+/** The claim-check path failed (S3 unreachable, object missing): large messages only (seed 003). */
+export class ClaimCheckError extends Error {
+  public constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ClaimCheckError';
+  }
+}
+
+/** An S3 location. */
+export interface PayloadPointer {
+  readonly s3BucketName: string;
+  readonly s3Key: string;
+}
+
+/**
+ * The two delivery paths of seed 003 over SQS and S3. A payload up to the threshold travels
+ * inline; a larger one is put in S3 and the SQS body carries the Extended Client's pointer
+ * (`["software.amazon.payloadoffloading.PayloadS3Pointer", {"s3BucketName": …, "s3Key": …}]`
+ * with attribute `ExtendedPayloadSize`), so Java/Python Extended Client readers understand
+ * fanin's large messages and fanin reads theirs. Each path fails on its own: with S3 down, a
+ * large send fails at once with a {@link ClaimCheckError} while small ones go on inline; a
+ * message is never switched from one path to the other.
+ */
+export class S3ClaimCheck {
+  private readonly s3: S3Client;
+  private readonly bucket: string;
+  private readonly threshold: number;
+  private readonly keyPrefix: string;
+
+  public constructor(options: {
+    readonly s3: S3Client;
+    readonly bucket: string;
+    /** @default 262,144 (the Extended Client's) */
+    readonly thresholdBytes?: number;
+    /** @default '' */
+    readonly keyPrefix?: string;
+  }) {
+    this.s3 = options.s3;
+    this.bucket = options.bucket;
+    this.threshold = options.thresholdBytes ?? DEFAULT_THRESHOLD_BYTES;
+    this.keyPrefix = options.keyPrefix ?? '';
+  }
+
+  /** Size of a message as SQS counts it: body plus attribute names, types and values. */
+  public static messageSize(
+    body: string,
+    attributes: Readonly<Record<string, MessageAttributeValue>> = {},
+  ): number {
+    let size = Buffer.byteLength(body);
+    for (const [name, value] of Object.entries(attributes)) {
+      size += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '');
+      size +=
+        value.StringValue !== undefined
+          ? Buffer.byteLength(value.StringValue)
+          : (value.BinaryValue?.byteLength ?? 0);
+    }
+    return size;
+  }
+
+  /** True when a message of this size takes the claim-check path. */
+  public isLarge(body: string, attributes?: Readonly<Record<string, MessageAttributeValue>>): boolean {
+    return S3ClaimCheck.messageSize(body, attributes) > this.threshold;
+  }
+
+  /**
+   * Prepares a message for SQS: small ones unchanged; large ones stored in S3 and replaced by a
+   * pointer. Throws {@link ClaimCheckError} when S3 refuses — never falls back to inline.
+   */
+  public async encode(
+    body: string,
+    attributes: Readonly<Record<string, MessageAttributeValue>> = {},
+    key = `${this.keyPrefix}${randomUUID()}`,
+  ): Promise<{ body: string; attributes: Record<string, MessageAttributeValue>; pointer?: PayloadPointer }> {
+    if (!this.isLarge(body, attributes)) return { body, attributes: { ...attributes } };
+    const pointer = await this.put(key, body);
+    return {
+      pointer,
+      body: JSON.stringify([POINTER_CLASS, pointer]),
+      attributes: {
+        ...attributes,
+        [PAYLOAD_SIZE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(Buffer.byteLength(body)) },
+      },
+    };
+  }
+
+  /** The real body of a received message: fetched from S3 when it is a pointer. */
+  public async decode(body: string, attributes: Readonly<Record<string, string>> = {}): Promise<string> {
+    const pointer = S3ClaimCheck.pointerOf(body, attributes);
+    return pointer ? this.get(pointer) : body;
+  }
+
+  /** The pointer a body carries, if it is one (with a size attribute, as the Extended Client writes). */
+  public static pointerOf(
+    body: string,
+    attributes: Readonly<Record<string, string>> = {},
+  ): PayloadPointer | undefined {
+    const marked = [PAYLOAD_SIZE_ATTRIBUTE, ...LEGACY_SIZE_ATTRIBUTES].some(
+      (name) => attributes[name] !== undefined,
+    );
+    if (!marked || !body.startsWith('[')) return undefined;
+    try {
+      const parsed: unknown = JSON.parse(body);
+      if (!Array.isArray(parsed) || parsed[0] !== POINTER_CLASS) return undefined;
+      const pointer = parsed[1] as Partial<PayloadPointer> | undefined;
+      if (typeof pointer?.s3BucketName !== 'string' || typeof pointer.s3Key !== 'string') return undefined;
+      return { s3BucketName: pointer.s3BucketName, s3Key: pointer.s3Key };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Stores a payload under a key of this bucket (idempotent for a given key and content). */
+  public async put(key: string, payload: string): Promise<PayloadPointer> {
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: payload,
+          ContentType: 'application/json',
+        }),
+      );
+    } catch (error) {
+      throw new ClaimCheckError(
+        `storing a large payload in s3://${this.bucket}/${key} failed: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return { s3BucketName: this.bucket, s3Key: key };
+  }
+
+  /** Reads a stored payload. */
+  public async get(pointer: PayloadPointer): Promise<string> {
+    try {
+      const { Body } = await this.s3.send(
+        new GetObjectCommand({ Bucket: pointer.s3BucketName, Key: pointer.s3Key }),
+      );
+      if (!Body) throw new Error('empty object');
+      return await Body.transformToString();
+    } catch (error) {
+      throw new ClaimCheckError(
+        `reading the large payload s3://${pointer.s3BucketName}/${pointer.s3Key} failed: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+}

@@ -1,0 +1,198 @@
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { PartitionedDestination, PartitionStatus } from './destination.ts';
+import type { PartitionRegistry } from './registry.ts';
+
+/** Watermarks and stall detection of a distributor. */
+export interface WatermarkOptions {
+  /** A partition is filled up to this depth. @default 100 */
+  readonly highWatermark?: number;
+  /** A partition is refilled once it has drained to this depth. @default 20 */
+  readonly lowWatermark?: number;
+  /** A partition with messages whose consumer made no progress for this long is stalled. @default 60,000 */
+  readonly stallMs?: number;
+  /** Most messages moved per cycle (bounds one invocation's work). @default 2,000 */
+  readonly maxMovesPerCycle?: number;
+}
+
+/** What one cycle did. */
+export interface CycleReport {
+  /** Messages moved from the backlog, by partition. */
+  readonly fed: Record<number, number>;
+  /** Messages moved from stalled partitions back to the backlog, by partition. */
+  readonly evacuated: Record<number, number>;
+  readonly stalled: number[];
+  readonly backlogEmpty: boolean;
+}
+
+/**
+ * The watermark distributor (seed 004): a backlog queue feeds the partitions of a destination.
+ *
+ * Each cycle:
+ * 1. read every partition's depth and its consumer's progress (depth below what the last cycle
+ *    left means the consumer took messages);
+ * 2. a partition with messages and no progress for `stallMs` is *stalled*: its messages beyond
+ *    the low watermark (keeping at least one, so a consumer that starts late has work and shows
+ *    progress) go back to the backlog;
+ * 3. every enabled, healthy partition at or below the low watermark is filled from the backlog
+ *    up to the high watermark — so no partition hoards the backlog and a new one is not starved.
+ *
+ * Moves are at-least-once: send to the target, then delete from the source. A crash in between
+ * duplicates a message, which the reply path's deduplication makes harmless.
+ */
+export class Distributor {
+  private readonly destination: PartitionedDestination;
+  private readonly backlogUrl: string;
+  private readonly sqs: SQSClient;
+  private readonly registry: PartitionRegistry;
+  private readonly clock: () => number;
+  private readonly high: number;
+  private readonly low: number;
+  private readonly stallMs: number;
+  private readonly maxMoves: number;
+
+  public constructor(
+    options: {
+      readonly destination: PartitionedDestination;
+      readonly backlogUrl: string;
+      readonly sqs: SQSClient;
+      readonly registry: PartitionRegistry;
+      readonly clock?: () => number;
+    } & WatermarkOptions,
+  ) {
+    this.destination = options.destination;
+    this.backlogUrl = options.backlogUrl;
+    this.sqs = options.sqs;
+    this.registry = options.registry;
+    this.clock = options.clock ?? Date.now;
+    this.high = options.highWatermark ?? 100;
+    this.low = options.lowWatermark ?? 20;
+    this.stallMs = options.stallMs ?? 60_000;
+    this.maxMoves = options.maxMovesPerCycle ?? 2_000;
+    if (!(this.low >= 0 && this.low < this.high)) {
+      throw new Error(
+        `lowWatermark must be >= 0 and below highWatermark (given ${this.low} and ${this.high})`,
+      );
+    }
+  }
+
+  /** Runs one cycle (the schedule's work; also callable on demand). */
+  public async cycle(): Promise<CycleReport> {
+    const now = this.clock();
+    const statuses = await this.destination.status(true);
+    const states = await this.registry.load(this.destination.name);
+    const fed: Record<number, number> = {};
+    const evacuated: Record<number, number> = {};
+    const stalled: number[] = [];
+    const depths = new Map<number, number>();
+    const progress = new Map<number, number>();
+    let budget = this.maxMoves;
+
+    for (const partition of statuses) {
+      if (partition.depth === undefined) continue;
+      const state = states.get(partition.index);
+      const took =
+        state?.lastDepth === undefined || partition.depth < state.lastDepth || partition.depth === 0;
+      const lastProgressAt = took ? now : (state?.lastProgressAt ?? now);
+      progress.set(partition.index, lastProgressAt);
+      depths.set(partition.index, partition.depth);
+      if (partition.depth > 0 && now - lastProgressAt >= this.stallMs) {
+        stalled.push(partition.index);
+        const keep = Math.max(this.low, 1);
+        const excess = Math.min(budget, partition.depth - keep);
+        if (excess > 0) {
+          const moved = await this.move(partition.queueUrl, this.backlogUrl, excess);
+          evacuated[partition.index] = moved;
+          depths.set(partition.index, partition.depth - moved);
+          budget -= moved;
+        }
+      }
+    }
+
+    let backlogEmpty = false;
+    const hungry = statuses
+      .filter(
+        (p): p is PartitionStatus & { depth: number } =>
+          p.depth !== undefined && p.enabled && !stalled.includes(p.index),
+      )
+      .filter((p) => (depths.get(p.index) ?? p.depth) <= this.low)
+      .sort((a, b) => (depths.get(a.index) ?? 0) - (depths.get(b.index) ?? 0));
+    for (const partition of hungry) {
+      if (budget <= 0 || backlogEmpty) break;
+      const want = Math.min(budget, this.high - (depths.get(partition.index) ?? 0));
+      const moved = await this.move(this.backlogUrl, partition.queueUrl, want);
+      if (moved < want) backlogEmpty = true;
+      fed[partition.index] = moved;
+      depths.set(partition.index, (depths.get(partition.index) ?? 0) + moved);
+      budget -= moved;
+    }
+
+    for (const partition of statuses) {
+      const depth = depths.get(partition.index);
+      if (depth === undefined) continue;
+      await this.registry.recordCycle(
+        this.destination.name,
+        partition.index,
+        depth,
+        progress.get(partition.index) ?? now,
+      );
+    }
+    return { fed, evacuated, stalled, backlogEmpty };
+  }
+
+  /** Moves up to `count` messages: send to `to`, then delete from `from`. Returns how many moved. */
+  private async move(from: string, to: string, count: number): Promise<number> {
+    let moved = 0;
+    const fifo = to.endsWith('.fifo');
+    while (moved < count) {
+      const { Messages = [] } = await this.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: from,
+          MaxNumberOfMessages: Math.min(10, count - moved),
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: 30,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['MessageGroupId'],
+        }),
+      );
+      if (Messages.length === 0) break;
+      const result = await this.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: to,
+          Entries: Messages.map((m, i) => ({
+            Id: String(i),
+            MessageBody: m.Body ?? '',
+            ...(m.MessageAttributes
+              ? { MessageAttributes: m.MessageAttributes as Record<string, MessageAttributeValue> }
+              : {}),
+            ...(fifo
+              ? {
+                  MessageGroupId: m.Attributes?.MessageGroupId ?? 'default',
+                  MessageDeduplicationId: m.MessageId,
+                }
+              : {}),
+          })),
+        }),
+      );
+      const sent = new Set((result.Successful ?? []).map((s) => Number(s.Id)));
+      const done: Message[] = Messages.filter((_, i) => sent.has(i));
+      if (done.length > 0) {
+        await this.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: from,
+            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+          }),
+        );
+      }
+      moved += done.length;
+      if (done.length < Messages.length) break;
+    }
+    return moved;
+  }
+}
