@@ -146,6 +146,23 @@ export class Distributor {
     return { fed, evacuated, stalled, backlogEmpty };
   }
 
+  /**
+   * Moves every message of a partition back to the backlog, from where the next cycles feed the
+   * other partitions: the step that empties a partition before it is removed (scale-in). Disable
+   * sends to it first, or producers keep refilling it.
+   * @returns how many messages moved.
+   */
+  public async evacuate(index: number): Promise<number> {
+    const partition = this.destination.partitions.find((p) => p.index === index);
+    if (!partition) throw new Error(`destination ${this.destination.name} has no partition ${index}`);
+    let total = 0;
+    for (;;) {
+      const moved = await this.move(partition.queueUrl, this.backlogUrl, this.maxMoves);
+      total += moved;
+      if (moved === 0) return total;
+    }
+  }
+
   /** Moves up to `count` messages: send to `to`, then delete from `from`. Returns how many moved. */
   private async move(from: string, to: string, count: number): Promise<number> {
     let moved = 0;

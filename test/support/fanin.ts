@@ -147,6 +147,13 @@ export class FaninUnderTest {
     return queueName;
   }
 
+  /** The URL of a responder queue made by {@link targetQueue}. */
+  public targetUrl(name: string): string {
+    const url = this.targets.get(name);
+    if (!url) throw new Error(`unknown target ${name}`);
+    return url;
+  }
+
   /** Sends a request to the ingress queue, as any producer would. */
   public async sendRequest(body: unknown, attributes: Record<string, string> = {}): Promise<void> {
     await send(this.provisioned.queueUrls.ingress, body, attributes);
