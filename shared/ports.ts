@@ -42,6 +42,13 @@ export interface PayloadPointer {
   readonly s3Key: string;
 }
 
+/** JSON text kept in the state store, or in S3 when too large for an item. */
+export interface StoredPayload {
+  /** The JSON text ('' when it is in S3). */
+  readonly payload: string;
+  readonly payloadRef?: PayloadPointer;
+}
+
 /** A reply to record. */
 export interface ReplyToRecord {
   readonly replyId: string;
@@ -96,13 +103,13 @@ export interface StateStore {
   /** Creates an aggregate; returns the existing header instead when the id is taken. */
   openAggregate(
     header: AggregateHeader,
-    request: unknown,
+    request: StoredPayload,
   ): Promise<{ readonly created: boolean; readonly header: AggregateHeader }>;
   /** Marks the fan-out as sent. */
   markDispatched(aggregateId: string): Promise<void>;
   getHeader(aggregateId: string): Promise<AggregateHeader | undefined>;
   /** The request stored when the aggregate was opened. */
-  getRequest(aggregateId: string): Promise<unknown>;
+  getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
   /**
    * Records replies exactly once, together with the header counter, in one transaction; held
    * replies listed in `consume` are deleted in the same transaction. Opens the aggregate when

@@ -26,6 +26,7 @@ import type {
   ReplyToRecord,
   SelfStartSpec,
   StateStore,
+  StoredPayload,
 } from '../ports.ts';
 
 /**
@@ -59,7 +60,7 @@ export class DynamoStateStore implements StateStore {
 
   public async openAggregate(
     header: AggregateHeader,
-    request: unknown,
+    request: StoredPayload,
   ): Promise<{ created: boolean; header: AggregateHeader }> {
     const pk = aggregateKey(header.aggregateId);
     try {
@@ -77,7 +78,12 @@ export class DynamoStateStore implements StateStore {
             {
               Put: {
                 TableName: this.tableName,
-                Item: { pk, sk: 'Q', request: JSON.stringify(request ?? null) },
+                Item: {
+                  pk,
+                  sk: 'Q',
+                  request: request.payload,
+                  ...(request.payloadRef ? { requestRef: request.payloadRef } : {}),
+                },
               },
             },
           ],
@@ -120,7 +126,7 @@ export class DynamoStateStore implements StateStore {
     return Item ? toHeader(Item) : undefined;
   }
 
-  public async getRequest(aggregateId: string): Promise<unknown> {
+  public async getRequest(aggregateId: string): Promise<StoredPayload | undefined> {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
@@ -128,7 +134,11 @@ export class DynamoStateStore implements StateStore {
         ConsistentRead: true,
       }),
     );
-    return typeof Item?.request === 'string' ? JSON.parse(Item.request) : undefined;
+    if (!Item) return undefined;
+    return {
+      payload: String(Item.request ?? ''),
+      ...(Item.requestRef ? { payloadRef: Item.requestRef as PayloadPointer } : {}),
+    };
   }
 
   public async recordReplies(

@@ -1,14 +1,9 @@
 import { aggregate, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { ExpressionError } from '../engine/errors.ts';
-import {
-  type AggregateHeader,
-  type OutputMessage,
-  OutputTooLargeError,
-  type PayloadPointer,
-} from '../ports.ts';
+import { type AggregateHeader, type OutputMessage, OutputTooLargeError } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
-import type { FaninContext } from './context.ts';
+import { type FaninContext, loadStored } from './context.ts';
 
 /** The output each outcome goes to. */
 const OUTPUT_OF: Record<Outcome, OutputRole> = {
@@ -93,11 +88,12 @@ async function buildOutput(
   const replies: ReplyRecord[] = await Promise.all(
     stored.map(async (r) => ({
       replyId: r.replyId,
-      body: JSON.parse(r.payloadRef ? await loadPayload(ctx, r.payloadRef) : r.payload),
+      body: JSON.parse(await loadStored(ctx, r)),
       receivedAt: r.receivedAt,
     })),
   );
-  const request = header.requestId ? await ctx.store.getRequest(header.aggregateId) : undefined;
+  const storedRequest = header.requestId ? await ctx.store.getRequest(header.aggregateId) : undefined;
+  const request: unknown = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
   let outcome = header.outcome ?? Outcome.COMPLETED;
   const base = {
     // One id per aggregate whatever the outcome: a rebuilt output can never be a second, different one.
@@ -143,13 +139,6 @@ async function buildOutput(
     return { ...base, type: 'fanin.aggregate.failed', outcome, reason: error.message, result: null, missing };
   }
   return { ...base, type: `fanin.aggregate.${outcome}`, outcome, result, missing };
-}
-
-/** A reply body kept in S3 because it was too large for a DynamoDB item. */
-function loadPayload(ctx: FaninContext, pointer: PayloadPointer): Promise<string> {
-  if (!ctx.payloads)
-    throw new Error(`reply payload s3://${pointer.s3BucketName}/${pointer.s3Key} needs a payload bucket`);
-  return ctx.payloads.get(pointer);
 }
 
 /** Missing reply ids, with the recipient or item label the request gave them when there is one. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Definition } from '../engine/definition.ts';
 import type {
   Clock,
@@ -7,6 +8,7 @@ import type {
   ReplyRouter,
   RequestSender,
   StateStore,
+  StoredPayload,
   TimerScheduler,
 } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
@@ -87,6 +89,39 @@ export async function resolvePayload(ctx: FaninContext, message: RawMessage): Pr
   if (!ctx.payloads)
     throw new BadMessageError('the message is a claim-check pointer but no payload bucket is configured');
   return { ...message, body: await ctx.payloads.decode(message.body, message.attributes) };
+}
+
+/**
+ * JSON text as the state store keeps it: inline when it fits an item, otherwise in S3 under a
+ * key derived from `key` (a retry writes the same object) and referenced. Without a payload
+ * bucket a payload that does not fit is bad input.
+ */
+export async function storable(
+  ctx: FaninContext,
+  key: string,
+  json: string,
+  what: string,
+): Promise<StoredPayload> {
+  const size = Buffer.byteLength(json);
+  if (size <= ctx.maxReplyBytes) return { payload: json };
+  if (!ctx.payloads) {
+    throw new BadMessageError(
+      `${what} is ${size} bytes; at most ${ctx.maxReplyBytes} are kept without a payload bucket`,
+    );
+  }
+  const objectKey = `state/${createHash('sha256').update(key).digest('hex')}`;
+  return { payload: '', payloadRef: await ctx.payloads.put(objectKey, json) };
+}
+
+/** Reads back what {@link storable} kept. */
+export async function loadStored(ctx: FaninContext, stored: StoredPayload): Promise<string> {
+  if (!stored.payloadRef) return stored.payload;
+  if (!ctx.payloads) {
+    throw new Error(
+      `s3://${stored.payloadRef.s3BucketName}/${stored.payloadRef.s3Key} needs a payload bucket`,
+    );
+  }
+  return ctx.payloads.get(stored.payloadRef);
 }
 
 /** Parses a message body as JSON, or throws {@link BadMessageError}. */

@@ -4,8 +4,15 @@ import { AggregateStatus } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
 import { readPath } from '../engine/path.ts';
-import type { AggregateHeader, RawMessage, SubRequest } from '../ports.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
+import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
+import {
+  BadMessageError,
+  type FaninContext,
+  parseJsonBody,
+  resolvePayload,
+  routeError,
+  storable,
+} from './context.ts';
 import { consolidateHeld, evaluate } from './replies.ts';
 
 /** Most sub-requests one request may fan out to. */
@@ -66,7 +73,20 @@ export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise
     ...(deadline !== undefined ? { deadline } : {}),
   };
   const labels = plan.subRequests.map((s) => s.label ?? null);
-  const opened = await ctx.store.openAggregate(header, { body: plan.body, labels });
+  let request: StoredPayload;
+  try {
+    request = await storable(
+      ctx,
+      `request\u0000${aggregateId}`,
+      JSON.stringify({ body: plan.body, labels }),
+      'request',
+    );
+  } catch (error) {
+    if (!(error instanceof BadMessageError)) throw error;
+    await routeError(ctx, 'ingress', raw, error.message);
+    return;
+  }
+  const opened = await ctx.store.openAggregate(header, request);
   const current = opened.header;
   if (!opened.created && current.requestId !== plan.requestId) {
     await routeError(

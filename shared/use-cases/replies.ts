@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { retainedBody } from '../engine/aggregation.ts';
 import { deadlineOf, decide, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
@@ -8,7 +7,14 @@ import { CorrelationError, ExpressionError } from '../engine/errors.ts';
 import type { AggregateHeader, HeldReply, RawMessage, ReplyToRecord, SelfStartSpec } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
+import {
+  BadMessageError,
+  type FaninContext,
+  parseJsonBody,
+  resolvePayload,
+  routeError,
+  storable,
+} from './context.ts';
 
 /** A reply, interpreted. */
 interface Reply {
@@ -130,16 +136,12 @@ async function recordable(
   body: unknown,
   receivedAt: number,
 ): Promise<ReplyToRecord> {
-  const payload = JSON.stringify(retainedBody(definition, body) ?? null);
-  const size = Buffer.byteLength(payload);
-  if (size <= ctx.maxReplyBytes) return { replyId, payload, receivedAt };
-  if (!ctx.payloads) {
-    throw new BadMessageError(
-      `reply body is ${size} bytes; at most ${ctx.maxReplyBytes} are kept without a payload bucket`,
-    );
-  }
-  const key = `replies/${createHash('sha256').update(`${aggregateId}\u0000${replyId}`).digest('hex')}`;
-  return { replyId, payload: '', payloadRef: await ctx.payloads.put(key, payload), receivedAt };
+  const json = JSON.stringify(retainedBody(definition, body) ?? null);
+  return {
+    replyId,
+    receivedAt,
+    ...(await storable(ctx, `reply\u0000${aggregateId}\u0000${replyId}`, json, 'reply body')),
+  };
 }
 
 /** The aggregate id of a self-starting aggregate: its definition and correlation key. */
