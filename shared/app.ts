@@ -11,7 +11,7 @@ import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
 import { documentClient, eventBridgeClient, s3Client, sqsClient } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
 import { PartitionedDestination } from './partitions/destination.ts';
-import { Distributor } from './partitions/distributor.ts';
+import { Distributor, type WatermarkOptions } from './partitions/distributor.ts';
 import { QueueRole, resolvePartitioning } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
 
@@ -97,6 +97,7 @@ export function createDistributor(
   config: RuntimeConfig,
   clients: FaninClients = defaultClients(config),
   clock: () => number = Date.now,
+  options: WatermarkOptions = {},
 ): Distributor {
   const partitioning = config.partitioning ?? resolvePartitioning({});
   return new Distributor({
@@ -108,6 +109,7 @@ export function createDistributor(
     lowWatermark: partitioning.lowWatermark,
     stallMs: partitioning.stallSeconds * 1000,
     clock,
+    ...options,
   });
 }
 

@@ -19,6 +19,11 @@ export interface WatermarkOptions {
   readonly stallMs?: number;
   /** Most messages moved per cycle (bounds one invocation's work). @default 2,000 */
   readonly maxMovesPerCycle?: number;
+  /**
+   * How long a message being moved stays invisible at its source: if the move dies between its
+   * send and its delete, the message reappears after this and is moved again. @default 30
+   */
+  readonly moveVisibilitySeconds?: number;
 }
 
 /** What one cycle did. */
@@ -56,6 +61,7 @@ export class Distributor {
   private readonly low: number;
   private readonly stallMs: number;
   private readonly maxMoves: number;
+  private readonly moveVisibility: number;
 
   public constructor(
     options: {
@@ -75,6 +81,7 @@ export class Distributor {
     this.low = options.lowWatermark ?? 20;
     this.stallMs = options.stallMs ?? 60_000;
     this.maxMoves = options.maxMovesPerCycle ?? 2_000;
+    this.moveVisibility = options.moveVisibilitySeconds ?? 30;
     if (!(this.low >= 0 && this.low < this.high)) {
       throw new Error(
         `lowWatermark must be >= 0 and below highWatermark (given ${this.low} and ${this.high})`,
@@ -173,7 +180,7 @@ export class Distributor {
           QueueUrl: from,
           MaxNumberOfMessages: Math.min(10, count - moved),
           WaitTimeSeconds: 0,
-          VisibilityTimeout: 30,
+          VisibilityTimeout: this.moveVisibility,
           MessageAttributeNames: ['All'],
           MessageSystemAttributeNames: ['MessageGroupId'],
         }),

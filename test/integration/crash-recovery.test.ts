@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crashingContext } from '../support/failpoints.ts';
+import { eachFailpoint } from '../support/failpoints.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -25,27 +25,8 @@ describe('crash recovery', () => {
   });
   afterAll(() => fanin.stop());
 
-  /** Runs a scenario with a crash at call k, for k = 1, 2, … until a run makes fewer calls than k. */
-  async function everyFailpoint(
-    scenario: (id: string) => Promise<void>,
-    check: (id: string) => Promise<void>,
-  ): Promise<number> {
-    const healthy = fanin.ctx;
-    let k = 1;
-    for (; ; k += 1) {
-      const id = `crash-${k}-${Math.random().toString(36).slice(2, 8)}`;
-      const crashing = crashingContext(healthy, k);
-      fanin.ctx = crashing.ctx;
-      await scenario(id);
-      fanin.ctx = healthy;
-      // After the completion lease, the sweeper finishes what a crash left completing.
-      fanin.clock.advance(healthy.completionLeaseMs + 1);
-      await fanin.sweep();
-      await fanin.drain();
-      await check(id);
-      if (!crashing.crashed()) return k;
-    }
-  }
+  const everyFailpoint = (scenario: (id: string) => Promise<void>, check: (id: string) => Promise<void>) =>
+    eachFailpoint(fanin, scenario, check);
 
   it('reply and completion path: a crash at any call followed by redelivery emits exactly one complete result', async () => {
     // Prepare / Act

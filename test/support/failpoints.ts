@@ -1,4 +1,8 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { expect } from 'vitest';
+import { documentClient } from '../../shared/aws/clients.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
+import type { FaninUnderTest } from './fanin.ts';
 
 /** The error a failpoint throws: stands for a Lambda that died between two external calls. */
 export class InjectedCrash extends Error {
@@ -47,4 +51,50 @@ export function crashingContext(
     calls,
     crashed: () => crashed,
   };
+}
+
+/**
+ * Runs a scenario with a crash at external call k, for k = 1, 2, … until a run makes fewer calls
+ * than k (every failpoint has then been hit once). After each run the "restarted" system gets
+ * its chances: the completion lease passes, the sweeper runs, SQS redelivers; then `check`
+ * asserts the invariants. Returns the number of runs.
+ */
+export async function eachFailpoint(
+  fanin: FaninUnderTest,
+  scenario: (id: string, k: number) => Promise<void>,
+  check: (id: string) => Promise<void>,
+): Promise<number> {
+  const healthy = fanin.ctx;
+  for (let k = 1; ; k += 1) {
+    const id = `crash-${k}-${Math.random().toString(36).slice(2, 8)}`;
+    const crashing = crashingContext(healthy, k);
+    fanin.ctx = crashing.ctx;
+    try {
+      await scenario(id, k);
+    } finally {
+      fanin.ctx = healthy;
+    }
+    fanin.clock.advance(healthy.completionLeaseMs + 1);
+    await fanin.sweep();
+    await fanin.drain();
+    await check(id);
+    if (!crashing.crashed()) return k;
+  }
+}
+
+/**
+ * Asserts that an aggregate ended cleanly: its header is a tombstone with a TTL and nothing else
+ * of it (replies, request, held replies) is left in the state table.
+ */
+export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: string): Promise<void> {
+  const { Items = [] } = await documentClient().send(
+    new QueryCommand({
+      TableName: fanin.provisioned.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `A#${aggregateId}` },
+      ConsistentRead: true,
+    }),
+  );
+  expect(Items.map((i) => i.sk)).toEqual(['H']);
+  expect(Items[0]).toMatchObject({ status: 'closed', expiresAt: expect.any(Number) });
 }

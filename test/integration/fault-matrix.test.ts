@@ -1,0 +1,169 @@
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDistributor } from '../../shared/app.ts';
+import { sqsClient } from '../../shared/aws/clients.ts';
+import { eachFailpoint, expectClosedCleanly, InjectedCrash } from '../support/failpoints.ts';
+import { FaninUnderTest } from '../support/fanin.ts';
+
+/**
+ * The failpoint matrix beyond the reply and fan-out paths (crash-recovery.test.ts): the timeout,
+ * the consolidation of unknown replies, and redistribution. In each scenario every external call
+ * is crashed in turn; after redelivery, the sweeper and the next distributor cycle, every
+ * aggregate ends with exactly one terminal output holding every accepted reply, and nothing is
+ * left in state but its tombstone.
+ */
+describe('fault matrix', () => {
+  let fanin: FaninUnderTest;
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start(
+      [
+        { name: 'deadline', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 60 },
+        {
+          name: 'early',
+          fanOut: { type: 'none' },
+          completion: { strategy: 'all' },
+          timeoutSeconds: 600,
+          unknownTimeoutSeconds: 300,
+        },
+      ],
+      { replyPartitions: 2, partitioning: { highWatermark: 10, lowWatermark: 2, stallSeconds: 30 } },
+    );
+  });
+  afterAll(() => fanin.stop());
+
+  it('timeout: a crash at any call of the expiry leaves exactly one timed-out output listing the missing reply', async () => {
+    const runs = await eachFailpoint(
+      fanin,
+      async (id) => {
+        await fanin.sendRequest({ definition: 'deadline', aggregateId: id, expected: 3 });
+        await fanin.drain();
+        for (const r of ['0', '2'])
+          await fanin.sendReply({ r }, { 'fanin-aggregate-id': id, 'fanin-reply-id': r });
+        await fanin.drain();
+        fanin.clock.advance(61_000);
+        await fanin.sweep().catch((error: unknown) => {
+          if (!(error instanceof AggregateError || error instanceof InjectedCrash)) throw error;
+        });
+      },
+      async (id) => {
+        const timedOut = await fanin.outputs('timed-out');
+        expect(timedOut.map((o) => o.aggregateId)).toEqual([id]);
+        expect(timedOut[0]).toMatchObject({
+          counts: { received: 2, expected: 3 },
+          missing: [{ replyId: '1' }],
+        });
+        expect(await fanin.outputs('completed')).toEqual([]);
+        await expectClosedCleanly(fanin, id);
+      },
+    );
+    expect(runs).toBeGreaterThan(8);
+  });
+
+  it('unknown consolidation: a crash at any call while held replies are consolidated loses none of them', async () => {
+    const runs = await eachFailpoint(
+      fanin,
+      async (id) => {
+        for (const r of ['0', '1']) {
+          await fanin.sendReply(
+            { early: r },
+            { 'fanin-aggregate-id': id, 'fanin-reply-id': r, 'fanin-definition': 'early' },
+          );
+        }
+        await fanin.drain();
+        await fanin.sendRequest({ definition: 'early', aggregateId: id, expected: 3 });
+        await fanin.drain();
+        await fanin.sendReply(
+          { late: '2' },
+          { 'fanin-aggregate-id': id, 'fanin-reply-id': '2', 'fanin-definition': 'early' },
+        );
+        await fanin.drain();
+      },
+      async (id) => {
+        // a crash before the reply was held or consolidated is redelivered; the sweeper settles held ones
+        fanin.clock.advance(301_000);
+        await fanin.sweep();
+        await fanin.drain();
+        const completed = await fanin.outputs('completed');
+        expect(completed.map((o) => o.aggregateId)).toEqual([id]);
+        expect(completed[0]).toMatchObject({ counts: { received: 3 } });
+        expect(await fanin.outputs('unknown')).toEqual([]);
+        expect(await fanin.outputs('late')).toEqual([]);
+        await expectClosedCleanly(fanin, id);
+      },
+    );
+    expect(runs).toBeGreaterThan(10);
+  });
+
+  it('redistribution: a distributor crash at any SQS call loses no reply and counts none twice', async () => {
+    const healthySqs = sqsClient();
+    for (let k = 1; ; k += 1) {
+      // Prepare: three aggregates whose replies all wait in the backlog
+      const ids = [0, 1, 2].map((a) => `move-${k}-${a}`);
+      fanin.consumers.clear();
+      for (const id of ids) await fanin.sendRequest({ definition: 'deadline', aggregateId: id, expected: 5 });
+      await fanin.drain();
+      const entries = ids.flatMap((id) =>
+        [0, 1, 2, 3, 4].map((r) => ({
+          Id: '0',
+          MessageBody: JSON.stringify({ r }),
+          MessageAttributes: {
+            'fanin-aggregate-id': { DataType: 'String', StringValue: id },
+            'fanin-reply-id': { DataType: 'String', StringValue: String(r) },
+          },
+        })),
+      );
+      for (let i = 0; i < entries.length; i += 10) {
+        await healthySqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: fanin.provisioned.queueUrls.backlog,
+            Entries: entries.slice(i, i + 10).map((e, j) => ({ ...e, Id: String(j) })),
+          }),
+        );
+      }
+
+      // Act: one cycle that crashes at its k-th SQS call, then healthy cycles and consumers
+      let calls = 0;
+      const crashing = new Proxy(healthySqs, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (property !== 'send' || typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            calls += 1;
+            if (calls === k) return Promise.reject(new InjectedCrash(`sqs call ${k}`));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      }) as SQSClient;
+      await createDistributor(fanin.config, { ...fanin.clients, sqs: crashing }, fanin.clock.read, {
+        moveVisibilitySeconds: 1,
+      })
+        .cycle()
+        .catch((error: unknown) => {
+          if (!(error instanceof InjectedCrash)) throw error;
+        });
+      // A failed depth read is not an exception (the partition counts as unreachable): the
+      // failpoint was hit when the cycle made at least k calls.
+      const crashed = calls >= k;
+      // A move that died in flight leaves its messages invisible at the source for one (real) second.
+      if (crashed) await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const distributor = fanin.distributor();
+      fanin.consumers.add(0).add(1);
+      for (let cycle = 0; cycle < 6; cycle += 1) {
+        fanin.clock.advance(31_000); // in-flight messages of the crashed cycle: visible again
+        await distributor.cycle();
+        await fanin.drain();
+      }
+
+      // Assess
+      const completed = await fanin.outputs('completed');
+      expect(completed.map((o) => o.aggregateId).sort()).toEqual(ids);
+      expect(completed.every((o) => (o.counts as { received: number }).received === 5)).toBe(true);
+      for (const id of ids) await expectClosedCleanly(fanin, id);
+      if (!crashed) {
+        expect(k).toBeGreaterThan(5);
+        return;
+      }
+    }
+  });
+});
