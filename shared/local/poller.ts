@@ -20,6 +20,11 @@ export interface PollerOptions {
   /** Long-poll wait per receive, seconds. @default 1 */
   readonly waitTimeSeconds?: number;
   /**
+   * Lambda's `MaximumBatchingWindowInSeconds`: once a first record is in, keep gathering until the
+   * batch is full or this many seconds have passed, then invoke. @default 0 (invoke at once)
+   */
+  readonly maxBatchingWindowSeconds?: number;
+  /**
    * Seconds before a failed record is visible again. Lambda leaves it to the queue's visibility
    * timeout; tests shorten it. @default undefined (the queue's own)
    */
@@ -32,9 +37,10 @@ export interface PollerOptions {
 
 /**
  * Polls one queue and invokes a handler with Lambda's SQS semantics: batches of records with the
- * same shape as Lambda's, partial batch failures (`batchItemFailures`), a handler that throws
- * fails the whole batch, failed records are redelivered after their visibility timeout, and the
- * queue's redrive policy moves them to its DLQ after maxReceiveCount.
+ * same shape as Lambda's, gathered up to the batch size within the batching window, partial batch
+ * failures (`batchItemFailures`), a handler that throws fails the whole batch, failed records are
+ * redelivered after their visibility timeout, and the queue's redrive policy moves them to its DLQ
+ * after maxReceiveCount.
  */
 export class QueuePoller {
   private readonly options: PollerOptions;
@@ -78,16 +84,7 @@ export class QueuePoller {
    */
   public async pollOnce(waitTimeSeconds = 0): Promise<number> {
     const { sqs, queueUrl } = this.options;
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: this.options.batchSize ?? 10,
-        WaitTimeSeconds: waitTimeSeconds,
-        MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-    const messages = received.Messages ?? [];
+    const messages = await this.gather(waitTimeSeconds);
     if (messages.length === 0) return 0;
     const records = messages.map((m) => this.toRecord(m));
     let failedIds: Set<string>;
@@ -101,28 +98,67 @@ export class QueuePoller {
     }
     this.stats.failures += failedIds.size;
     const done = messages.filter((m) => !failedIds.has(m.MessageId ?? ''));
-    if (done.length > 0) {
+    // SQS takes at most ten entries per batch call; a gathered batch may hold more.
+    for (const chunk of chunks(done, 10)) {
       await sqs.send(
         new DeleteMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+          Entries: chunk.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
         }),
       );
     }
     const failed = messages.filter((m) => failedIds.has(m.MessageId ?? ''));
-    if (failed.length > 0 && this.options.failedVisibilitySeconds !== undefined) {
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: failed.map((m, i) => ({
-            Id: String(i),
-            ReceiptHandle: m.ReceiptHandle,
-            VisibilityTimeout: this.options.failedVisibilitySeconds,
-          })),
-        }),
-      );
+    if (this.options.failedVisibilitySeconds !== undefined) {
+      for (const chunk of chunks(failed, 10)) {
+        await sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: chunk.map((m, i) => ({
+              Id: String(i),
+              ReceiptHandle: m.ReceiptHandle,
+              VisibilityTimeout: this.options.failedVisibilitySeconds,
+            })),
+          }),
+        );
+      }
     }
     return messages.length;
+  }
+
+  /**
+   * One batch: a first receive (long-polling up to `waitTimeSeconds`), then, within the batching
+   * window, more receives until the batch is full. SQS returns at most 10 per receive, so batches
+   * above 10 are gathered in several.
+   */
+  private async gather(waitTimeSeconds: number): Promise<Message[]> {
+    const batchSize = this.options.batchSize ?? 10;
+    const windowMs = (this.options.maxBatchingWindowSeconds ?? 0) * 1000;
+    const messages = await this.receive(Math.min(10, batchSize), waitTimeSeconds);
+    if (messages.length === 0 || windowMs <= 0) return messages;
+    const deadline = Date.now() + windowMs;
+    while (messages.length < batchSize) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      // WaitTimeSeconds is whole seconds: long-poll while a second is left, then short polls.
+      const wait = Math.min(20, Math.floor(left / 1000));
+      const more = await this.receive(Math.min(10, batchSize - messages.length), wait);
+      messages.push(...more);
+      if (more.length === 0 && wait === 0) await sleep(Math.min(100, left));
+    }
+    return messages;
+  }
+
+  private async receive(max: number, waitTimeSeconds: number): Promise<Message[]> {
+    const received = await this.options.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.options.queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitTimeSeconds,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    return received.Messages ?? [];
   }
 
   private toRecord(message: Message): SQSRecord {
@@ -160,6 +196,16 @@ export class QueuePoller {
       awsRegion: region,
     };
   }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
+  return result;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The ARN a queue URL stands for (`https://host/<account>/<name>`), as Lambda puts in records. */

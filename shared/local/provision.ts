@@ -40,14 +40,7 @@ export async function provisionTopology(
   if (clients.s3) await createBucket(clients.s3, topology.bucketName);
   const allQueueUrls: Record<string, string> = {};
   const create = async (spec: QueueSpec): Promise<string> => {
-    const dlqUrl = await createQueue(clients.sqs, spec.dlqName, spec.fifo, {
-      MessageRetentionPeriod: String(14 * 24 * 3600),
-    });
-    const dlqArn = await queueArn(clients.sqs, dlqUrl);
-    const url = await createQueue(clients.sqs, spec.name, spec.fifo, {
-      VisibilityTimeout: String(spec.visibilityTimeoutSeconds),
-      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),
-    });
+    const { url, dlqUrl } = await provisionQueue(clients.sqs, spec);
     allQueueUrls[spec.dlqName] = dlqUrl;
     allQueueUrls[spec.name] = url;
     return url;
@@ -63,6 +56,25 @@ export async function provisionTopology(
     allQueueUrls,
     ...(clients.s3 ? { bucketName: topology.bucketName } : {}),
   };
+}
+
+/**
+ * Creates one queue and its DLQ with the redrive policy of `spec` (idempotent), e.g. a responder
+ * queue of a local demo beside the topology's own.
+ */
+export async function provisionQueue(
+  sqs: SQSClient,
+  spec: QueueSpec,
+): Promise<{ readonly url: string; readonly dlqUrl: string }> {
+  const dlqUrl = await createQueue(sqs, spec.dlqName, spec.fifo, {
+    MessageRetentionPeriod: String(14 * 24 * 3600),
+  });
+  const dlqArn = await queueArn(sqs, dlqUrl);
+  const url = await createQueue(sqs, spec.name, spec.fifo, {
+    VisibilityTimeout: String(spec.visibilityTimeoutSeconds),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),
+  });
+  return { url, dlqUrl };
 }
 
 /** Deletes what {@link provisionTopology} created. */

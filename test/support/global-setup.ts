@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startEmulators } from './emulators.ts';
+import { startEmulators } from '../../shared/local/emulators.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
