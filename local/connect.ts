@@ -1,0 +1,240 @@
+import {
+  GetQueueUrlCommand,
+  ListQueuesCommand,
+  QueueDoesNotExist,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { S3ClaimCheck } from '../shared/adapters/s3-claim-check.ts';
+import { type FaninClients, replyDestination } from '../shared/app.ts';
+import { documentClient, s3Client, sqsClient } from '../shared/aws/clients.ts';
+import { FaninClient } from '../shared/client/fanin-client.ts';
+import type { RuntimeConfig } from '../shared/config.ts';
+import { type Definition, parseDefinitions } from '../shared/engine/definition.ts';
+import type { PartitionedDestination } from '../shared/partitions/destination.ts';
+import {
+  describeTopology,
+  type Partitioning,
+  QueueRole,
+  resolvePartitioning,
+} from '../shared/topology/topology.ts';
+import { type QueueRef, type RuntimeState, readState } from './state.ts';
+
+/**
+ * What the CLI and the demos' processes talk to: the local runtime (found through its state file)
+ * or a deployed stack (found by its prefix, with the SDK's standard configuration).
+ */
+export interface Target {
+  readonly kind: 'local' | 'stack';
+  readonly prefix: string;
+  readonly tableName: string;
+  readonly bucketName?: string;
+  readonly claimCheckThresholdBytes?: number;
+  readonly queues: Readonly<Record<QueueRole, QueueRef>>;
+  readonly replyPartitions: readonly QueueRef[];
+  /** Responder queues the local runtime created; empty for a stack. */
+  readonly responderQueues: readonly QueueRef[];
+  readonly partitioning: Partitioning;
+  /** The definitions, when known (local runtime); a stack's are compiled into its functions. */
+  readonly definitions?: ReadonlyMap<string, Definition>;
+  /** The local runtime's state, when the target is local. */
+  readonly state?: RuntimeState;
+}
+
+/** The target could not be found; the message says what to do. */
+export class TargetNotFoundError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'TargetNotFoundError';
+  }
+}
+
+/**
+ * Points this process's AWS SDK at the services the local runtime used, by the same standard
+ * variables (`AWS_ENDPOINT_URL_<SERVICE>`, `AWS_REGION`) the runtime itself honours. Emulators
+ * accept any credentials; dummy ones are set only when the runtime started its own emulators and
+ * none are set, as the runtime did for itself.
+ */
+export function useRuntimeEndpoints(state: RuntimeState, env: NodeJS.ProcessEnv = process.env): void {
+  for (const [name, value] of Object.entries(state.endpoints)) env[name] = value;
+  env.AWS_REGION ??= state.region;
+  if (state.emulators.length > 0 && !env.AWS_ACCESS_KEY_ID) {
+    env.AWS_ACCESS_KEY_ID = 'test';
+    env.AWS_SECRET_ACCESS_KEY = 'test';
+  }
+  env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+}
+
+/** Options of {@link resolveTarget}. */
+export interface ResolveOptions {
+  /** The state file of a local runtime. */
+  readonly stateFile: string;
+  /** The prefix of a deployed stack: when set, the state file is not read. */
+  readonly stack?: string;
+  /** The stack's claim-check bucket (CloudFormation names it; see the stack's outputs). */
+  readonly bucket?: string;
+}
+
+/**
+ * Finds the target: a deployed stack when `stack` is given, else the local runtime of the state
+ * file. For a stack, queue URLs come from `GetQueueUrl` on the topology's names and the reply
+ * partitions from `ListQueues` (so their number need not be known); the table name is the
+ * topology's.
+ */
+export async function resolveTarget(options: ResolveOptions): Promise<Target> {
+  if (options.stack !== undefined) return resolveStack(options.stack, options.bucket);
+  const state = await readState(options.stateFile);
+  if (!state) {
+    throw new TargetNotFoundError(
+      `no local runtime: ${options.stateFile} does not exist. Start one with \`npm start\`, or pass --stack <prefix> for a deployed stack`,
+    );
+  }
+  useRuntimeEndpoints(state);
+  return targetFromState(state);
+}
+
+/** The target of a local runtime's state (endpoints not applied: see {@link useRuntimeEndpoints}). */
+export function targetFromState(state: RuntimeState): Target {
+  return {
+    kind: 'local',
+    prefix: state.prefix,
+    tableName: state.tableName,
+    ...(state.bucketName ? { bucketName: state.bucketName } : {}),
+    ...(state.claimCheckThresholdBytes ? { claimCheckThresholdBytes: state.claimCheckThresholdBytes } : {}),
+    queues: state.queues,
+    replyPartitions: state.replyPartitions,
+    responderQueues: state.responderQueues,
+    partitioning: state.partitioning,
+    definitions: parseDefinitions(state.definitions),
+    state,
+  };
+}
+
+async function resolveStack(prefix: string, bucket: string | undefined): Promise<Target> {
+  // The names depend only on the prefix (and FIFO-ness, found below); definitions do not matter.
+  const sqs = sqsClient();
+  const partitions = await discoverPartitions(sqs, prefix);
+  const fifo = partitions[0]?.name.endsWith('.fifo') ?? false;
+  const topology = describeTopology({
+    prefix,
+    replyPartitions: Math.max(1, partitions.length),
+    fifoReplies: fifo,
+    definitions: [],
+  });
+  const queues: Partial<Record<QueueRole, QueueRef>> = {};
+  await Promise.all(
+    Object.entries(topology.queues).map(async ([role, spec]) => {
+      const url = await queueUrl(sqs, spec.name);
+      if (url === undefined) {
+        if (role === QueueRole.BACKLOG) return; // older stacks have no backlog queue
+        throw new TargetNotFoundError(
+          `queue ${spec.name} not found: is a fanin stack with prefix "${prefix}" deployed in this account and region (${await sqs.config.region()})?`,
+        );
+      }
+      const dlqUrl = await queueUrl(sqs, spec.dlqName);
+      queues[role as QueueRole] = {
+        name: spec.name,
+        url,
+        dlqName: spec.dlqName,
+        ...(dlqUrl ? { dlqUrl } : {}),
+      };
+    }),
+  );
+  if (partitions.length === 0) {
+    throw new TargetNotFoundError(`no reply partitions (${prefix}-reply-<n>) found for stack "${prefix}"`);
+  }
+  queues[QueueRole.BACKLOG] ??= { name: topology.queues.backlog.name, url: '', dlqName: '' };
+  return {
+    kind: 'stack',
+    prefix,
+    tableName: topology.tableName,
+    ...(bucket ? { bucketName: bucket } : {}),
+    queues: queues as Record<QueueRole, QueueRef>,
+    replyPartitions: partitions,
+    responderQueues: [],
+    partitioning: resolvePartitioning({}),
+  };
+}
+
+async function discoverPartitions(sqs: SQSClient, prefix: string): Promise<QueueRef[]> {
+  const pattern = new RegExp(`/${escapeRegExp(prefix)}-reply-(\\d+)(\\.fifo)?$`);
+  const found: { index: number; url: string; fifo: boolean }[] = [];
+  let NextToken: string | undefined;
+  do {
+    const page = await sqs.send(
+      new ListQueuesCommand({ QueueNamePrefix: `${prefix}-reply-`, MaxResults: 1000, NextToken }),
+    );
+    for (const url of page.QueueUrls ?? []) {
+      const match = pattern.exec(url);
+      if (match) found.push({ index: Number(match[1]), url, fifo: match[2] !== undefined });
+    }
+    NextToken = page.NextToken;
+  } while (NextToken);
+  found.sort((a, b) => a.index - b.index);
+  return Promise.all(
+    found.map(async ({ index, url, fifo }) => {
+      const suffix = fifo ? '.fifo' : '';
+      const dlqName = `${prefix}-reply-${index}-dlq${suffix}`;
+      const dlqUrl = await queueUrl(sqs, dlqName);
+      return { name: `${prefix}-reply-${index}${suffix}`, url, dlqName, ...(dlqUrl ? { dlqUrl } : {}) };
+    }),
+  );
+}
+
+/** A queue's URL, or undefined when it does not exist. */
+export async function queueUrl(sqs: SQSClient, name: string): Promise<string | undefined> {
+  try {
+    return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+  } catch (error) {
+    if (error instanceof QueueDoesNotExist || (error as Error).name.includes('NonExistentQueue')) {
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The handlers' configuration of a target, for the shared factories (reply destination, distributor). */
+export function runtimeConfigOf(target: Target): RuntimeConfig {
+  return {
+    tableName: target.tableName,
+    queueUrls: Object.fromEntries(
+      Object.entries(target.queues).map(([role, ref]) => [role, ref.url]),
+    ) as Record<QueueRole, string>,
+    replyQueueUrls: target.replyPartitions.map((p) => p.url),
+    definitions: target.definitions ?? new Map(),
+    partitioning: target.partitioning,
+    ...(target.bucketName ? { bucketName: target.bucketName } : {}),
+    ...(target.claimCheckThresholdBytes ? { claimCheckThresholdBytes: target.claimCheckThresholdBytes } : {}),
+  };
+}
+
+/** The shared clients for a target (after {@link resolveTarget} set the endpoints). */
+export function clientsOf(target: Target): FaninClients {
+  return { sqs: sqsClient(), dynamo: documentClient(), ...(target.bucketName ? { s3: s3Client() } : {}) };
+}
+
+/** The reply destination of a target. */
+export function destinationOf(target: Target): PartitionedDestination {
+  return replyDestination(runtimeConfigOf(target), clientsOf(target));
+}
+
+/** A {@link FaninClient} for producers and responders of a target: ingress, reply routing, claim check. */
+export function faninClientOf(target: Target): FaninClient {
+  return new FaninClient({
+    sqs: sqsClient(),
+    ingressQueueUrl: target.queues.ingress.url,
+    replies: destinationOf(target),
+    ...(target.bucketName
+      ? {
+          claimCheck: new S3ClaimCheck({
+            s3: s3Client(),
+            bucket: target.bucketName,
+            ...(target.claimCheckThresholdBytes ? { thresholdBytes: target.claimCheckThresholdBytes } : {}),
+          }),
+        }
+      : {}),
+  });
+}

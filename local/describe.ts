@@ -1,0 +1,74 @@
+/**
+ * One-line descriptions of fanin's outputs, shared by the runtime's log, the dashboard, the CLI's
+ * `tail` and the demos, so an aggregate reads the same wherever it shows up.
+ */
+
+/** An output message as it travels (the body of an output queue's message). */
+export type OutputBody = Readonly<Record<string, unknown>> & { readonly id?: string; readonly type?: string };
+
+/** Milliseconds as a short human duration: `850 ms`, `1.2 s`, `2 min 5 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms - minutes * 60_000) / 1000)} s`;
+}
+
+/** How long an aggregate was open, when the output says (`closedAt - openedAt`). */
+export function latencyOf(body: OutputBody): number | undefined {
+  const { openedAt, closedAt } = body;
+  return typeof openedAt === 'number' && typeof closedAt === 'number' ? closedAt - openedAt : undefined;
+}
+
+/** A JSON value shortened to `max` characters. */
+export function compact(value: unknown, max = 80): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The result part of an aggregate output, in a few words. */
+export function describeResult(result: unknown): string {
+  if (result === null || result === undefined) return 'no result';
+  if (Array.isArray(result)) return `${result.length} repl${result.length === 1 ? 'y' : 'ies'} collected`;
+  if (typeof result === 'object' && 'body' in result && 'replyId' in result) {
+    const best = result as { replyId: unknown; body: unknown };
+    return `best reply ${String(best.replyId)}: ${compact(best.body, 70)}`;
+  }
+  return compact(result);
+}
+
+/** One line describing any output (completed, timed-out, purged, late, unknown, error, status). */
+export function describeOutput(body: OutputBody): string {
+  const type = String(body.type ?? 'unknown type');
+  const aggregate = `${String(body.definition ?? '?')} ${String(body.aggregateId ?? '?')}`;
+  if (type.startsWith('fanin.aggregate.')) {
+    const outcome = type.slice('fanin.aggregate.'.length);
+    const counts = body.counts as { expected?: number | null; received?: number } | undefined;
+    const received = counts ? `${counts.received ?? 0}/${counts.expected ?? '?'} replies` : '';
+    const latency = latencyOf(body);
+    const missing =
+      Array.isArray(body.missing) && body.missing.length > 0 ? `, ${body.missing.length} missing` : '';
+    const reason = typeof body.reason === 'string' ? ` (${body.reason})` : '';
+    const detail = outcome === 'purged' ? '' : `: ${describeResult(body.result)}`;
+    const after = latency !== undefined ? ` after ${formatDuration(latency)}` : '';
+    return `${outcome} ${aggregate}${after}${detail}${reason} [${received}${missing}]`;
+  }
+  switch (type) {
+    case 'fanin.reply.late':
+      return `late reply ${String(body.replyId)} to ${aggregate} (aggregate ${String(body.aggregateStatus)})`;
+    case 'fanin.reply.unknown':
+      return `unknown reply ${String(body.replyId)} to ${String(body.aggregateId)}: ${String(body.reason)}`;
+    case 'fanin.error':
+      return `error from ${String(body.source)}: ${String(body.reason)}`;
+    case 'fanin.status.active': {
+      const aggregates = Array.isArray(body.aggregates) ? body.aggregates.length : 0;
+      return `active aggregates: ${aggregates}`;
+    }
+    case 'fanin.control.result': {
+      const affected = Array.isArray(body.affected) ? ` affected ${body.affected.length}` : '';
+      return `control ${String(body.command)}${affected}`;
+    }
+    default:
+      return `${type} ${compact(body, 100)}`;
+  }
+}
