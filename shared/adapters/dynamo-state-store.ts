@@ -224,9 +224,12 @@ export class DynamoStateStore implements StateStore {
         const headerReason = reasons[items.length - 1];
         const refusedPuts = remaining.filter((_, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
         if (headerReason?.Code === 'ConditionalCheckFailed') {
+          // ALL_OLD is the header as the condition saw it. No item means there was no aggregate at
+          // that instant — even if one exists by now (a fan-out racing this reply): reading it
+          // again would misjudge the reply as late. It is unknown, and consolidated from there.
           const old = headerReason.Item
             ? toHeader(unmarshall(headerReason.Item as Record<string, AttributeValue>))
-            : await this.getHeader(aggregateId);
+            : undefined;
           return {
             refused: true,
             accepted: [],
@@ -309,12 +312,14 @@ export class DynamoStateStore implements StateStore {
       ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':r': 'R#' },
       ConsistentRead: true,
     });
-    return items.map((item) => ({
-      replyId: String(item.replyId),
-      payload: String(item.payload),
-      receivedAt: Number(item.receivedAt),
-      ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
-    }));
+    return items
+      .filter((item) => item.closed !== true)
+      .map((item) => ({
+        replyId: String(item.replyId),
+        payload: String(item.payload),
+        receivedAt: Number(item.receivedAt),
+        ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
+      }));
   }
 
   public async beginCompletion(
@@ -366,15 +371,23 @@ export class DynamoStateStore implements StateStore {
 
   public async close(aggregateId: string, expiresAt: number, outcome: Outcome): Promise<void> {
     const pk = aggregateKey(aggregateId);
-    // Reply and request items first: once the tombstone is written nothing would find them again.
+    // Reply and request items first: once the tombstone is written nothing would look at them again.
+    // Each reply item shrinks to a marker that expires with the tombstone (the same write units as
+    // a delete): a redelivery that comes after the close is still recognised as a duplicate, not
+    // reported late.
     const replies = await this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
       ExpressionAttributeValues: { ':pk': pk, ':r': 'R#' },
-      ProjectionExpression: 'pk, sk',
+      ProjectionExpression: 'pk, sk, replyId',
       ConsistentRead: true,
     });
-    await this.deleteKeys([...replies.map((item) => ({ pk, sk: String(item.sk) })), { pk, sk: 'Q' }]);
+    await this.batchWrite([
+      ...replies.map((item) => ({
+        PutRequest: { Item: { pk, sk: String(item.sk), replyId: item.replyId, closed: true, expiresAt } },
+      })),
+      { DeleteRequest: { Key: { pk, sk: 'Q' } } },
+    ]);
     try {
       await this.client.send(
         new UpdateCommand({
@@ -531,8 +544,18 @@ export class DynamoStateStore implements StateStore {
   }
 
   private async deleteKeys(keys: { pk: string; sk: string }[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += 25) {
-      let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    await this.batchWrite(keys.map((Key) => ({ DeleteRequest: { Key } })));
+  }
+
+  /** BatchWriteItem in groups of 25, retrying unprocessed items with backoff. */
+  private async batchWrite(
+    all: (
+      | { DeleteRequest: { Key: Record<string, unknown> } }
+      | { PutRequest: { Item: Record<string, unknown> } }
+    )[],
+  ): Promise<void> {
+    for (let i = 0; i < all.length; i += 25) {
+      let requests = all.slice(i, i + 25);
       for (let attempt = 0; requests.length > 0; attempt += 1) {
         const { UnprocessedItems } = await this.client.send(
           new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }),

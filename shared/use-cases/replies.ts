@@ -186,6 +186,10 @@ async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Repl
   const header = result.header;
   if (!header) return;
   const settled = new Set([...result.accepted, ...result.duplicates]);
+  if (header.status === AggregateStatus.OPEN && replies.some((r) => !settled.has(r.replyId))) {
+    // Refused by an aggregate that is open now: the state moved under us; let SQS retry.
+    throw new Error(`replies to ${aggregateId} were refused by an open aggregate; retrying`);
+  }
   for (const reply of replies) {
     if (!settled.has(reply.replyId)) await handleLate(ctx, definition, header, reply);
   }
@@ -325,13 +329,8 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   const definition = ctx.definitions.get(header.definition);
   if (!definition) return false;
   const inbound = await Promise.all(held.map(async (h) => ({ held: h, inbound: await toInbound(ctx, h) })));
-  if (header.status !== AggregateStatus.OPEN) {
-    for (const { held: h, inbound: m } of inbound) {
-      await handleLate(ctx, definition, header, heldAsReply(h, m, definition));
-      await ctx.store.deleteHeld(aggregateId, h.replyId);
-    }
-    return false;
-  }
+  // Recorded like any reply; on a closed aggregate the transaction is refused, but it still tells
+  // which held replies were already recorded (duplicates: dropped) from the late ones.
   const result = await ctx.store.recordReplies(
     aggregateId,
     await Promise.all(
@@ -341,14 +340,22 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
     ),
     { consume: held.map((h) => h.replyId) },
   );
-  if (!result.header) return false;
-  if (result.header.status !== AggregateStatus.OPEN) return consolidateHeld(ctx, aggregateId);
-  return evaluate(
-    ctx,
-    definition,
-    result.header,
-    inbound.map((i) => i.inbound),
-  );
+  const after = result.header;
+  if (!after) return false;
+  if (after.status === AggregateStatus.OPEN) {
+    return evaluate(
+      ctx,
+      definition,
+      after,
+      inbound.map((i) => i.inbound),
+    );
+  }
+  const duplicates = new Set(result.duplicates);
+  for (const { held: h, inbound: m } of inbound) {
+    if (!duplicates.has(h.replyId)) await handleLate(ctx, definition, after, heldAsReply(h, m, definition));
+    await ctx.store.deleteHeld(aggregateId, h.replyId);
+  }
+  return false;
 }
 
 /** A held reply as a message again; a claim-check pointer is resolved now, as on first receipt. */

@@ -83,8 +83,9 @@ export async function eachFailpoint(
 }
 
 /**
- * Asserts that an aggregate ended cleanly: its header is a tombstone with a TTL and nothing else
- * of it (replies, request, held replies) is left in the state table.
+ * Asserts that an aggregate ended cleanly: its header is a tombstone with a TTL, its request and
+ * held replies are gone, and each reply is a payload-free marker expiring with the tombstone —
+ * nothing of it is left without a TTL.
  */
 export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: string): Promise<void> {
   const { Items = [] } = await documentClient().send(
@@ -95,6 +96,11 @@ export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: st
       ConsistentRead: true,
     }),
   );
-  expect(Items.map((i) => i.sk)).toEqual(['H']);
-  expect(Items[0]).toMatchObject({ status: 'closed', expiresAt: expect.any(Number) });
+  const header = Items.find((i) => i.sk === 'H');
+  expect(header).toMatchObject({ status: 'closed', expiresAt: expect.any(Number) });
+  for (const item of Items.filter((i) => i.sk !== 'H')) {
+    expect(String(item.sk)).toMatch(/^R#/);
+    expect(item).toMatchObject({ closed: true, expiresAt: header?.expiresAt });
+    expect(item.payload).toBeUndefined();
+  }
 }

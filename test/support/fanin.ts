@@ -216,6 +216,13 @@ export class FaninUnderTest {
     return messages.length;
   }
 
+  /** Runs the fan-out consumer until the ingress queue is empty. */
+  public async drainIngress(): Promise<void> {
+    while ((await this.pollers.ingress.pollOnce(0)) > 0) {
+      // keep going until a receive comes back empty
+    }
+  }
+
   /** Runs the consumer of one reply partition for one batch; returns how many replies it took. */
   public consumePartition(index: number): Promise<number> {
     const poller = this.pollers.replies[index];
