@@ -41,7 +41,9 @@ export const makeControlHandler = perRecord((ctx, record) => handleControl(ctx, 
  */
 export function makeReplyHandler(context: ContextSource) {
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const failed = await handleReplies(context(), event.Records.map(toRawMessage));
+    const ctx = context();
+    const failed = await handleReplies(ctx, event.Records.map(toRawMessage));
+    ctx.log.info('reply batch', { records: event.Records.length, failed: failed.size });
     const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
     let failing = false;
     const batchItemFailures = [];

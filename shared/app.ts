@@ -1,3 +1,4 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -12,6 +13,7 @@ import { documentClient, eventBridgeClient, s3Client, sqsClient } from './aws/cl
 import { loadConfig, type RuntimeConfig } from './config.ts';
 import { PartitionedDestination } from './partitions/destination.ts';
 import { Distributor, type WatermarkOptions } from './partitions/distributor.ts';
+import type { Log } from './ports.ts';
 import { QueueRole, resolvePartitioning } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
 
@@ -123,8 +125,20 @@ export function distributorFromEnvironment(): Distributor {
   return distributorInstance;
 }
 
+/**
+ * fanin's log on Powertools Logger: JSON lines with the Lambda context, level from
+ * `POWERTOOLS_LOG_LEVEL` (default INFO). The use cases only ever pass ids, counts and reasons.
+ */
+export function powertoolsLog(logger: Logger = new Logger({ serviceName: 'fanin' })): Log {
+  return {
+    info: (message, fields) => logger.info(message, fields ?? {}),
+    warn: (message, fields) => logger.warn(message, fields ?? {}),
+    error: (message, fields) => logger.error(message, fields ?? {}),
+  };
+}
+
 /** The context of a Lambda function: built once per execution environment from its environment. */
 export function contextFromEnvironment(): FaninContext {
-  fromEnvironment ??= createContext(loadConfig());
+  fromEnvironment ??= createContext(loadConfig(), undefined, { log: powertoolsLog() });
   return fromEnvironment;
 }

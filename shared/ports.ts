@@ -228,5 +228,18 @@ export interface ReplyRouter {
   replyTo(aggregateId: string): Promise<string>;
 }
 
+/**
+ * Structured logging. Callers pass ids, counts and reasons — never a message body, payload or
+ * attribute value (those may carry personal or secret data).
+ */
+export interface Log {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** A {@link Log} that drops everything. */
+export const SILENT_LOG: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
 /** The clock, injectable so tests can move time instead of waiting. */
 export type Clock = () => number;

@@ -76,6 +76,11 @@ async function finish(ctx: FaninContext, header: AggregateHeader): Promise<void>
   }
   const retention = definition?.tombstoneRetentionSeconds ?? 7 * 24 * 3600;
   await ctx.store.close(header.aggregateId, Math.floor(ctx.clock() / 1000) + retention, outcome);
+  ctx.log.info('aggregate closed', {
+    aggregateId: header.aggregateId,
+    definition: header.definition,
+    outcome,
+  });
 }
 
 /** The terminal output of an aggregate: deterministic for a given set of replies. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Definition } from '../engine/definition.ts';
 import type {
   Clock,
+  Log,
   OutputPublisher,
   PayloadStore,
   RawMessage,
@@ -11,6 +12,7 @@ import type {
   StoredPayload,
   TimerScheduler,
 } from '../ports.ts';
+import { SILENT_LOG } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 
 /** Everything a use case needs, injected: the ports, the definitions and the clock. */
@@ -29,10 +31,16 @@ export interface FaninContext {
   readonly maxReplyBytes: number;
   /** The claim-check path (large payloads in S3); without it they are refused to the error output. */
   readonly payloads?: PayloadStore;
+  /** Where the use cases report what they did and what went wrong (ids and reasons only). */
+  readonly log: Log;
 }
 
 /** Defaults of the tunables in {@link FaninContext}. */
-export const CONTEXT_DEFAULTS = { completionLeaseMs: 120_000, maxReplyBytes: 350_000 } as const;
+export const CONTEXT_DEFAULTS = {
+  completionLeaseMs: 120_000,
+  maxReplyBytes: 350_000,
+  log: SILENT_LOG,
+} as const;
 
 /** Where a message that could not be processed came from. */
 export type ErrorSource = 'ingress' | 'reply' | 'control' | 'timer';
@@ -48,6 +56,11 @@ export async function routeError(
   message: RawMessage,
   reason: string,
 ): Promise<void> {
+  ctx.log.warn('message routed to the error output', {
+    source,
+    messageId: message.messageId,
+    reason: redact(reason),
+  });
   // Without a payload bucket an output must fit in SQS: keep the head of a huge body and say so.
   const bytes = Buffer.byteLength(message.body);
   const truncate = !ctx.payloads && bytes > MAX_INLINE_ERROR_BODY;
@@ -64,6 +77,14 @@ export async function routeError(
       ...(truncate ? { truncated: true, bytes } : {}),
     },
   });
+}
+
+/**
+ * A reason fit for a log: values it quotes from the message (a definition name, an id, a
+ * received value) are elided. The error output keeps the full reason with the message.
+ */
+export function redact(reason: string): string {
+  return reason.replace(/"[^"]*"/g, '"…"').replace(/received [^;)]*/g, 'received …');
 }
 
 /** The most of a bad message's body an error output carries inline. */
@@ -129,6 +150,8 @@ export function parseJsonBody(message: RawMessage): unknown {
   try {
     return JSON.parse(message.body);
   } catch (error) {
-    throw new BadMessageError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
+    // V8's message quotes the body; the reason must not (it is logged), so keep only where it broke.
+    const at = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new BadMessageError(`body is not valid JSON${at ? ` (at position ${at})` : ''}`, { cause: error });
   }
 }

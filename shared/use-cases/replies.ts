@@ -11,6 +11,7 @@ import {
   BadMessageError,
   type FaninContext,
   parseJsonBody,
+  redact,
   resolvePayload,
   routeError,
   storable,
@@ -60,6 +61,10 @@ export async function handleReplies(
           error instanceof ExpressionError
         )
       ) {
+        ctx.log.error('reply failed; it will be redelivered', {
+          messageId: raw.messageId,
+          error: describeError(error),
+        });
         failed.add(raw.messageId);
         continue;
       }
@@ -75,6 +80,11 @@ export async function handleReplies(
       try {
         await handleGroup(ctx, aggregateId, replies);
       } catch (error) {
+        ctx.log.error('replies of an aggregate failed', {
+          aggregateId,
+          replies: replies.length,
+          error: describeError(error),
+        });
         // A reply that can never be kept (too large, no payload bucket) is bad input, not a retry.
         for (const reply of replies) {
           if (error instanceof BadMessageError)
@@ -382,4 +392,9 @@ function heldAsReply(held: HeldReply, inbound: InboundMessage, definition: Defin
     replyId: held.replyId,
     definition,
   };
+}
+
+/** An error as one loggable line: its name and message, never the message body that caused it. */
+export function describeError(error: unknown): string {
+  return redact(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 }

@@ -8,6 +8,7 @@ import { FaninUnderTest, takeAll } from '../support/fanin.ts';
  */
 describe('bad input', () => {
   let fanin: FaninUnderTest;
+  let okCounter = 0;
 
   beforeAll(async () => {
     fanin = await FaninUnderTest.start([
@@ -18,6 +19,23 @@ describe('bad input', () => {
         completion: { strategy: 'all' },
         aggregation: { algorithm: 'custom', expression: '$error("boom")' },
       },
+      {
+        name: 'runaway',
+        fanOut: { type: 'none' },
+        completion: { strategy: 'all' },
+        aggregation: { algorithm: 'custom', expression: '($f := function($x){ $f($x + 1) }; $f(0))' },
+      },
+      {
+        name: 'keyed',
+        mode: 'self-starting',
+        correlation: {
+          source: 'jsonata',
+          expression: '($loop := function($x){ $loop($x) }; $loop(body.id))',
+        },
+        completion: { strategy: 'count', count: 2 },
+        timeoutSeconds: 60,
+      },
+      { name: 'recipients', fanOut: { type: 'recipient-list' }, completion: { strategy: 'all' } },
       {
         name: 'splitter',
         fanOut: { type: 'splitter', itemsPath: '$.items', target: 'nowhere' },
@@ -45,6 +63,19 @@ describe('bad input', () => {
       'aggregateId must be',
     ],
     ['a missing expected count', { definition: 'plain' }, {}, 'body.expected must be a non-negative integer'],
+    [
+      'an expected count of the wrong type',
+      { definition: 'plain', expected: '3' },
+      {},
+      'body.expected must be a non-negative integer',
+    ],
+    [
+      'recipients that are not a list',
+      { definition: 'recipients', recipients: 'bank' },
+      {},
+      'needs recipients',
+    ],
+    ['a self-starting definition', { definition: 'keyed' }, {}, 'is self-starting'],
   ])(
     'a request with %s goes to the error output with its reason',
     async (_case, body, attributes, reason) => {
@@ -78,17 +109,23 @@ describe('bad input', () => {
       { 'fanin-aggregate-id': 'a' },
       'bytes; at most',
     ],
+    [
+      'a reply id longer than 256 characters',
+      { v: 1 },
+      { 'fanin-aggregate-id': 'a', 'fanin-reply-id': 'r'.repeat(300) },
+      'longer than 256',
+    ],
+    ['an empty aggregate id attribute', { v: 1 }, { 'fanin-aggregate-id': '' }, 'missing correlation'],
+    ['a correlation expression that runs away', { id: 'x' }, { 'fanin-definition': 'keyed' }, 'exceeded its'],
   ])(
     'a reply with %s goes to the error output and the rest of its batch flows',
     async (_case, body, attributes, reason) => {
       // Prepare: a good reply in the same batch
-      await fanin.sendRequest({ definition: 'plain', aggregateId: `ok-${reason.length}`, expected: 1 });
+      const ok = `ok-${(okCounter += 1)}`;
+      await fanin.sendRequest({ definition: 'plain', aggregateId: ok, expected: 1 });
       await fanin.drain();
       await fanin.sendReply(body, attributes);
-      await fanin.sendReply(
-        { fine: true },
-        { 'fanin-aggregate-id': `ok-${reason.length}`, 'fanin-reply-id': '0' },
-      );
+      await fanin.sendReply({ fine: true }, { 'fanin-aggregate-id': ok, 'fanin-reply-id': '0' });
 
       // Act
       await fanin.drain();
@@ -97,7 +134,7 @@ describe('bad input', () => {
       const [error] = await fanin.outputs('error');
       expect(error).toMatchObject({ type: 'fanin.error', source: 'reply' });
       expect(String(error?.reason)).toContain(reason);
-      expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: `ok-${reason.length}` }]);
+      expect(await fanin.outputs('completed')).toMatchObject([{ aggregateId: ok }]);
     },
   );
 
@@ -126,6 +163,21 @@ describe('bad input', () => {
     expect(await fanin.outputs('error')).toEqual([]);
     const open = await fanin.ctx.store.listOpen('plain');
     expect(open.filter((h) => h.requestId === 'same')).toHaveLength(1);
+  });
+
+  it('a custom expression that runs away fails its aggregate with the budget it exceeded; the handler goes on', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'runaway', aggregateId: 'rw-1', expected: 1 });
+    await fanin.drain();
+
+    // Act
+    await fanin.sendReply({ v: 1 }, { 'fanin-aggregate-id': 'rw-1', 'fanin-reply-id': '0' });
+    await fanin.drain();
+
+    // Assess
+    const [failed] = await fanin.outputs('error');
+    expect(failed).toMatchObject({ type: 'fanin.aggregate.failed', aggregateId: 'rw-1' });
+    expect(String(failed?.reason)).toMatch(/exceeded its (time|depth) budget/);
   });
 
   it('a custom expression that throws fails the aggregate to the error output with the reason', async () => {
