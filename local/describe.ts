@@ -10,8 +10,16 @@ export type OutputBody = Readonly<Record<string, unknown>> & { readonly id?: str
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms - minutes * 60_000) / 1000)} s`;
+  if (ms < 3_600_000) {
+    const minutes = Math.floor(ms / 60_000);
+    return `${minutes} min ${Math.round((ms - minutes * 60_000) / 1000)} s`;
+  }
+  if (ms < 86_400_000) {
+    const hours = Math.floor(ms / 3_600_000);
+    return `${hours} h ${Math.round((ms - hours * 3_600_000) / 60_000)} min`;
+  }
+  const days = Math.floor(ms / 86_400_000);
+  return `${days} d ${Math.round((ms - days * 86_400_000) / 3_600_000)} h`;
 }
 
 /** How long an aggregate was open, when the output says (`closedAt - openedAt`). */

@@ -1,0 +1,597 @@
+import { randomUUID } from 'node:crypto';
+import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { documentClient, sqsClient } from '../../../shared/aws/clients.ts';
+import { WireAttribute } from '../../../shared/engine/correlation.ts';
+import { matchesPattern } from '../../../shared/engine/event-pattern.ts';
+import type { AggregateHeader } from '../../../shared/ports.ts';
+import { destinationOf, faninClientOf, type Target } from '../../connect.ts';
+import { compact, formatDuration } from '../../describe.ts';
+import { listActive } from '../../views.ts';
+import {
+  type Args,
+  type Command,
+  CommandError,
+  type CommandIO,
+  intOption,
+  jsonOption,
+  numberOption,
+  pause,
+  stringOption,
+  table,
+  UsageError,
+} from '../framework.ts';
+import { checkDefinition, findQueue, sendControl, storeOf, waitClosed, when } from '../shared.ts';
+
+const WAIT_OPTIONS = {
+  wait: { type: 'boolean', description: 'wait until the aggregate(s) closed, showing progress' },
+  timeout: {
+    type: 'string',
+    placeholder: 'seconds',
+    description: 'with --wait: give up after this long and exit 1 (default 60)',
+  },
+} as const;
+
+function headerSummary(header: AggregateHeader): Record<string, unknown> {
+  return {
+    aggregateId: header.aggregateId,
+    definition: header.definition,
+    status: header.status,
+    outcome: header.outcome ?? null,
+    received: header.received,
+    expected: header.expected ?? null,
+    lateCount: header.lateCount,
+    openedAt: header.openedAt,
+    deadline: header.deadline ?? null,
+    requestId: header.requestId ?? null,
+  };
+}
+
+/** `fanin send`: a request to the ingress queue. */
+export const send: Command = {
+  name: 'send',
+  summary: 'Send a request to fanin (ingress queue): it opens an aggregate and fans out.',
+  usage: '<definition> [--payload <json>] [--body <json>] [options]',
+  details:
+    'The request body is --body (a JSON object; default {}) with --payload, --recipients and --expected\n' +
+    'set on it. The aggregate id is --aggregate-id, or <definition>-<random> so you can `fanin show` it.',
+  options: {
+    payload: { type: 'string', placeholder: 'json', description: 'body.payload: what each recipient gets' },
+    body: { type: 'string', placeholder: 'json', description: 'the whole request body (a JSON object)' },
+    recipients: {
+      type: 'string',
+      placeholder: 'q1,q2',
+      description: 'body.recipients: queue names of a recipient list without fixed recipients',
+    },
+    expected: {
+      type: 'string',
+      placeholder: 'n',
+      description: 'body.expected: replies to expect (fan-out none)',
+    },
+    'aggregate-id': { type: 'string', placeholder: 'id', description: 'the aggregate id to open' },
+    'request-id': { type: 'string', placeholder: 'id', description: 'idempotency key (default: random)' },
+    ...WAIT_OPTIONS,
+  },
+  examples: [
+    'fanin send loan-broker --payload \'{"amount":250000,"termYears":30}\' --wait',
+    'fanin send order-approval --aggregate-id order-42 --expected 2',
+  ],
+  async run(io, args) {
+    const definition = args.positionals[0];
+    if (!definition) throw new UsageError('send needs a definition name');
+    const body = (jsonOption(args, 'body') ?? {}) as Record<string, unknown>;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new UsageError('--body must be a JSON object');
+    }
+    const payload = jsonOption(args, 'payload');
+    if (payload !== undefined) body.payload = payload;
+    const recipients = stringOption(args, 'recipients');
+    if (recipients !== undefined) body.recipients = recipients.split(',').filter(Boolean);
+    const expected = intOption(args, 'expected', undefined, { min: 0 });
+    if (expected !== undefined) body.expected = expected;
+    const timeoutMs = numberOption(args, 'timeout', 60) * 1000;
+    const target = await io.target();
+    checkDefinition(target, definition);
+    if (target.definitions?.get(definition)?.mode === 'self-starting') {
+      throw new CommandError(
+        `definition "${definition}" is self-starting: its first message opens the aggregate. Publish one with: fanin reply --definition ${definition} --body <json>`,
+      );
+    }
+    const aggregateId = stringOption(args, 'aggregate-id') ?? `${definition}-${randomUUID().slice(0, 8)}`;
+    const requestId = stringOption(args, 'request-id') ?? randomUUID();
+    await faninClientOf(target).sendRequest(definition, body, { aggregateId, requestId });
+    const sent = { definition, aggregateId, requestId, queueUrl: target.queues.ingress.url };
+    if (!args.values.wait) {
+      if (io.wantsJson) io.json(sent);
+      else io.out(`sent request ${requestId} to ${target.queues.ingress.name}: aggregate ${aggregateId}`);
+      return 0;
+    }
+    if (!io.wantsJson) io.out(`sent request ${requestId}: aggregate ${aggregateId}`);
+    const { closed } = await waitClosed(io, target, [aggregateId], timeoutMs, `waiting for ${aggregateId}`);
+    const header = closed[0] ?? (await storeOf(target).getHeader(aggregateId));
+    if (io.wantsJson) io.json({ ...sent, aggregate: header ? headerSummary(header) : null });
+    if (header?.status !== 'closed') {
+      throw new CommandError(
+        `aggregate ${aggregateId} is not closed after ${formatDuration(timeoutMs)}${
+          header
+            ? ` (${header.status}, ${header.received}/${header.expected ?? '?'} replies)`
+            : ' (not opened yet: is the runtime running?)'
+        }`,
+      );
+    }
+    if (!io.wantsJson) {
+      io.out(
+        `${aggregateId} ${header.outcome ?? 'closed'}: ${header.received}/${header.expected ?? '?'} replies (the result is on ${target.queues.completed.name} or ${target.queues['timed-out'].name}: fanin tail completed)`,
+      );
+    }
+    return 0;
+  },
+};
+
+/** `fanin reply`: answer a sub-request, or publish a reply / a self-starting message. */
+export const reply: Command = {
+  name: 'reply',
+  summary: 'Send a reply: answer the next sub-request on a responder queue, or publish one directly.',
+  usage: '(--from <queue> | --aggregate-id <id> | --definition <name>) --body <json> [options]',
+  details:
+    'With --from, the next sub-request waiting on that queue is answered as the wire contract says:\n' +
+    'the body goes to its fanin-reply-to partition with its fanin-* attributes, then it is deleted.\n' +
+    'Otherwise the reply is published to the reply destination: routed by affinity to the aggregate\n' +
+    '(or balanced), or to --partition. A self-starting definition (auction) needs only --definition.',
+  options: {
+    body: { type: 'string', placeholder: 'json', description: 'the reply body (required)' },
+    from: {
+      type: 'string',
+      placeholder: 'queue',
+      description: 'a responder queue (bank-1, a name or a URL)',
+    },
+    'aggregate-id': { type: 'string', placeholder: 'id', description: 'fanin-aggregate-id of the reply' },
+    'reply-id': {
+      type: 'string',
+      placeholder: 'id',
+      description: 'fanin-reply-id (duplicates are recognised by it)',
+    },
+    definition: { type: 'string', placeholder: 'name', description: 'fanin-definition of the reply' },
+    partition: {
+      type: 'string',
+      placeholder: 'n',
+      description: 'send to this reply partition, whatever its state',
+    },
+    'wait-for': {
+      type: 'string',
+      placeholder: 'seconds',
+      description: 'with --from: how long to wait for a sub-request (default 10)',
+    },
+  },
+  examples: [
+    'fanin reply --from bank-1 --body \'{"bank":"bank-1","rate":3.2}\'',
+    'fanin reply --aggregate-id order-42 --reply-id 0 --body \'{"approved":true}\'',
+    'fanin reply --definition auction --body \'{"auctionId":"lot-1","bidId":"b1","price":120}\'',
+  ],
+  async run(io, args) {
+    const body = jsonOption(args, 'body');
+    if (body === undefined) throw new UsageError('reply needs --body <json>');
+    const from = stringOption(args, 'from');
+    const aggregateId = stringOption(args, 'aggregate-id');
+    const definition = stringOption(args, 'definition');
+    if (!from && !aggregateId && !definition) {
+      throw new UsageError('reply needs --from <queue>, --aggregate-id <id> or --definition <name>');
+    }
+    const target = await io.target();
+    const client = faninClientOf(target);
+    if (from) {
+      const queue = await findQueue(target, from);
+      const waitMs = numberOption(args, 'wait-for', 10) * 1000;
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const left = Math.max(0, Math.min(20, Math.ceil((deadline - Date.now()) / 1000)));
+        const [sub] = await client.receive(queue.url, { max: 1, waitSeconds: left });
+        if (sub) {
+          const sent = await client.reply(sub, body);
+          await client.ack(sub);
+          const result = {
+            aggregateId: sub.aggregateId ?? null,
+            replyId: sub.replyId ?? null,
+            partition: sent.partition ?? null,
+            queueUrl: sent.queueUrl,
+            subRequest: sub.body,
+          };
+          if (io.wantsJson) io.json(result);
+          else
+            io.out(
+              `replied to ${sub.aggregateId} (reply ${sub.replyId}) on partition ${sent.partition ?? sent.queueUrl}; the sub-request was ${compact(sub.body, 60)}`,
+            );
+          return 0;
+        }
+        if (Date.now() >= deadline || io.signal.aborted) break;
+      }
+      throw new CommandError(`no sub-request waiting on ${queue.name} (waited ${formatDuration(waitMs)})`);
+    }
+    if (definition) checkDefinition(target, definition);
+    const attributes: Record<string, string> = {
+      ...(aggregateId ? { [WireAttribute.AGGREGATE_ID]: aggregateId } : {}),
+      ...(stringOption(args, 'reply-id')
+        ? { [WireAttribute.REPLY_ID]: stringOption(args, 'reply-id') as string }
+        : {}),
+      ...(definition ? { [WireAttribute.DEFINITION]: definition } : {}),
+    };
+    const partitionIndex = intOption(args, 'partition', undefined, { min: 0 });
+    let partition: number;
+    if (partitionIndex !== undefined) {
+      const ref = target.replyPartitions[partitionIndex];
+      if (!ref) {
+        throw new CommandError(
+          `no reply partition ${partitionIndex} (there are ${target.replyPartitions.length}: 0-${target.replyPartitions.length - 1})`,
+        );
+      }
+      await sqsClient().send(
+        new SendMessageCommand({
+          QueueUrl: ref.url,
+          MessageBody: JSON.stringify(body),
+          MessageAttributes: Object.fromEntries(
+            Object.entries(attributes).map(([k, v]): [string, MessageAttributeValue] => [
+              k,
+              { DataType: 'String', StringValue: v },
+            ]),
+          ),
+          ...(ref.url.endsWith('.fifo')
+            ? { MessageGroupId: aggregateId ?? 'cli', MessageDeduplicationId: randomUUID() }
+            : {}),
+        }),
+      );
+      partition = partitionIndex;
+    } else if (definition) {
+      partition = await client.publish(
+        definition,
+        body,
+        aggregateId ? { kind: 'affinity', key: aggregateId } : { kind: 'balanced' },
+        attributes,
+      );
+    } else {
+      partition = (
+        await destinationOf(target).send(
+          {
+            body: JSON.stringify(body),
+            attributes: Object.fromEntries(
+              Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+            ),
+            groupId: aggregateId ?? 'cli',
+            deduplicationId: randomUUID(),
+          },
+          { kind: 'affinity', key: aggregateId ?? '' },
+        )
+      ).partition;
+    }
+    if (io.wantsJson) io.json({ aggregateId: aggregateId ?? null, partition, attributes });
+    else io.out(`sent reply to ${target.replyPartitions[partition]?.name ?? `partition ${partition}`}`);
+    return 0;
+  },
+};
+
+/** `fanin show`: one aggregate from the state table. */
+export const show: Command = {
+  name: 'show',
+  summary: 'Show an aggregate: its header (or tombstone), recorded replies and held unknown replies.',
+  usage: '<aggregate-id> [--json]',
+  details:
+    'Reads the state table directly. A closed aggregate shows its tombstone (its replies are deleted at close).',
+  options: {},
+  examples: ['fanin show loan-broker-1a2b3c4d', 'fanin show auction:lot-1 --json'],
+  async run(io, args) {
+    const aggregateId = args.positionals[0];
+    if (!aggregateId) throw new UsageError('show needs an aggregate id');
+    const target = await io.target();
+    const store = storeOf(target);
+    const header = await store.getHeader(aggregateId);
+    if (!header) throw new CommandError(`no aggregate "${aggregateId}" in table ${target.tableName}`);
+    const [replies, held] = await Promise.all([store.listReplies(aggregateId), store.listHeld(aggregateId)]);
+    const parse = (text: string): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return text;
+      }
+    };
+    if (io.wantsJson) {
+      io.json({
+        ...headerSummary(header),
+        completingAt: header.completingAt ?? null,
+        expiresAt: header.expiresAt ?? null,
+        params: header.params,
+        replies: replies.map((r) => ({
+          replyId: r.replyId,
+          receivedAt: r.receivedAt,
+          body: r.payloadRef ? { payloadRef: r.payloadRef } : parse(r.payload),
+        })),
+        held: held.map((h) => ({
+          replyId: h.replyId,
+          receivedAt: h.receivedAt,
+          dueAt: h.dueAt,
+          body: parse(h.body),
+        })),
+      });
+      return 0;
+    }
+    const rows: string[][] = [
+      ['aggregate', header.aggregateId],
+      ['definition', header.definition],
+      ['status', `${header.status}${header.outcome ? ` (${header.outcome})` : ''}`],
+      ['replies', `${header.received} of ${header.expected ?? '?'} received, ${header.lateCount} late`],
+      ['opened', when(header.openedAt)],
+      ['deadline', when(header.deadline)],
+    ];
+    if (Object.keys(header.params).length > 0) rows.push(['parameters', JSON.stringify(header.params)]);
+    if (header.requestId) rows.push(['request id', header.requestId]);
+    if (header.expiresAt) rows.push(['tombstone until', when(header.expiresAt * 1000)]);
+    for (const line of table(rows)) io.out(line);
+    if (replies.length > 0) {
+      io.out('recorded replies:');
+      for (const line of table(
+        replies.map((r) => [
+          `  ${r.replyId}`,
+          new Date(r.receivedAt).toISOString(),
+          compact(parse(r.payload), 80),
+        ]),
+      )) {
+        io.out(line);
+      }
+    } else if (header.status === 'closed') {
+      io.out('(replies are deleted when an aggregate closes; its result went to an output queue)');
+    }
+    if (held.length > 0) {
+      io.out('held (unknown) replies:');
+      for (const h of held) io.out(`  ${h.replyId}  due ${when(h.dueAt)}  ${compact(parse(h.body), 60)}`);
+    }
+    return 0;
+  },
+};
+
+/** `fanin list`: active aggregates. */
+export const list: Command = {
+  name: 'list',
+  summary: 'List active (open or completing) aggregates, oldest first.',
+  usage: '[--definition <name>] [--publish] [--json]',
+  details:
+    "Reads the state table's `open` index. With --publish, also sends the control command `list`,\n" +
+    'which publishes the snapshot to the status output (seed 002: publish the list of active aggregates).',
+  options: {
+    definition: { type: 'string', placeholder: 'name', description: 'only this definition' },
+    publish: { type: 'boolean', description: 'also publish the list on the status output (control command)' },
+  },
+  examples: ['fanin list', 'fanin list --definition loan-broker --json'],
+  async run(io, args) {
+    const target = await io.target();
+    const definition = stringOption(args, 'definition');
+    if (definition) checkDefinition(target, definition);
+    const active = await listActive(documentClient(), target.tableName, definition);
+    if (args.values.publish) {
+      const id = await sendControl(target, { command: 'list', ...(definition ? { definition } : {}) });
+      io.err(`sent control command list (${id}); the snapshot arrives on ${target.queues.status.name}`);
+    }
+    if (io.wantsJson) {
+      io.json(active);
+      return 0;
+    }
+    if (active.length === 0) {
+      io.out(`no active aggregates${definition ? ` of ${definition}` : ''}`);
+      return 0;
+    }
+    const now = Date.now();
+    for (const line of table([
+      ['AGGREGATE', 'DEFINITION', 'STATUS', 'REPLIES', 'AGE', 'DEADLINE'],
+      ...active.map((a) => [
+        a.aggregateId,
+        a.definition,
+        a.status,
+        `${a.received}/${a.expected ?? '?'}`,
+        formatDuration(now - a.openedAt),
+        a.deadline === null ? '-' : a.deadline > now ? `in ${formatDuration(a.deadline - now)}` : 'due',
+      ]),
+    ])) {
+      io.out(line);
+    }
+    return 0;
+  },
+};
+
+const TARGET_OPTIONS = {
+  'aggregate-id': { type: 'string', placeholder: 'id', description: 'one aggregate' },
+  definition: { type: 'string', placeholder: 'name', description: 'every active aggregate of a definition' },
+  all: { type: 'boolean', description: 'every active aggregate' },
+} as const;
+
+/** Which aggregates a purge/complete names, and the ids to wait for. */
+async function targetIds(
+  target: Target,
+  args: Args,
+): Promise<{ command: Record<string, unknown>; ids: string[] }> {
+  const aggregateId = stringOption(args, 'aggregate-id');
+  const definition = stringOption(args, 'definition');
+  const all = args.values.all === true;
+  const given = [aggregateId !== undefined, definition !== undefined, all].filter(Boolean).length;
+  if (given !== 1) throw new UsageError('give exactly one of --aggregate-id, --definition or --all');
+  if (aggregateId) return { command: { aggregateId }, ids: [aggregateId] };
+  if (definition) checkDefinition(target, definition);
+  const ids = (await listActive(documentClient(), target.tableName, definition)).map((a) => a.aggregateId);
+  return { command: definition ? { definition } : { all: true }, ids };
+}
+
+async function controlAndWait(
+  io: CommandIO,
+  args: Args,
+  target: Target,
+  command: Record<string, unknown>,
+  ids: readonly string[],
+  verb: string,
+): Promise<number> {
+  const messageId = await sendControl(target, command);
+  const sent = { command, messageId, controlQueue: target.queues.control.url };
+  if (!args.values.wait) {
+    if (io.wantsJson) io.json(sent);
+    else
+      io.out(
+        `sent ${verb} to ${target.queues.control.name} (${messageId}); the result goes to ${target.queues.status.name}`,
+      );
+    return 0;
+  }
+  const timeoutMs = numberOption(args, 'timeout', 60) * 1000;
+  const result = await waitClosed(io, target, ids, timeoutMs, `${verb}`);
+  if (io.wantsJson) {
+    io.json({
+      ...sent,
+      closed: result.closed.map((h) => ({ aggregateId: h.aggregateId, outcome: h.outcome ?? null })),
+      open: result.open,
+    });
+  } else {
+    for (const header of result.closed) io.out(`${header.aggregateId}: ${header.outcome ?? 'closed'}`);
+    if (ids.length === 0) io.out('no active aggregates matched');
+  }
+  if (result.open.length > 0) {
+    throw new CommandError(`still open after ${formatDuration(timeoutMs)}: ${result.open.join(', ')}`);
+  }
+  return 0;
+}
+
+/** `fanin purge`: end aggregates without a result. */
+export const purge: Command = {
+  name: 'purge',
+  summary:
+    'Purge aggregates (control command): they end without a result; a purged notice goes to the status output.',
+  usage: '(--aggregate-id <id> | --definition <name> | --all) [--wait] [options]',
+  options: { ...TARGET_OPTIONS, ...WAIT_OPTIONS },
+  examples: ['fanin purge --aggregate-id order-42 --wait', 'fanin purge --all'],
+  async run(io, args) {
+    const target = await io.target();
+    const { command, ids } = await targetIds(target, args);
+    return controlAndWait(io, args, target, { command: 'purge', ...command }, ids, 'purge');
+  },
+};
+
+/** `fanin complete`: the external event / complete command. */
+export const complete: Command = {
+  name: 'complete',
+  summary:
+    'Complete aggregates now with what they have: a complete command, or an external (EventBridge) event.',
+  usage:
+    '(--aggregate-id <id> | --definition <name> | --all | --event <json> | --source <s> --detail-type <t>) [options]',
+  details:
+    'An event (--event, or --source/--detail-type/--detail) is delivered to the control queue as the\n' +
+    "stack's EventBridge rule would: detail.aggregateId completes that aggregate; otherwise every open\n" +
+    'aggregate of the definition whose externalEventPattern matches the event.',
+  options: {
+    ...TARGET_OPTIONS,
+    event: { type: 'string', placeholder: 'json', description: 'a whole EventBridge event' },
+    source: { type: 'string', placeholder: 'source', description: 'the event source (e.g. example.orders)' },
+    'detail-type': {
+      type: 'string',
+      placeholder: 'type',
+      description: 'the event detail-type (e.g. OrderApproved)',
+    },
+    detail: { type: 'string', placeholder: 'json', description: 'the event detail (default {})' },
+    ...WAIT_OPTIONS,
+  },
+  examples: [
+    'fanin complete --aggregate-id order-42 --wait',
+    'fanin complete --source example.orders --detail-type OrderApproved --detail \'{"aggregateId":"order-42"}\'',
+  ],
+  async run(io, args) {
+    const target = await io.target();
+    let event = jsonOption(args, 'event') as Record<string, unknown> | undefined;
+    const source = stringOption(args, 'source');
+    if (event === undefined && source !== undefined) {
+      const detailType = stringOption(args, 'detail-type');
+      if (!detailType) throw new UsageError('--source needs --detail-type');
+      event = {
+        version: '0',
+        id: randomUUID(),
+        'detail-type': detailType,
+        source,
+        account: '000000000000',
+        time: new Date().toISOString(),
+        region: process.env.AWS_REGION ?? 'us-east-1',
+        resources: [],
+        detail: jsonOption(args, 'detail') ?? {},
+      };
+    }
+    if (event === undefined) {
+      const { command, ids } = await targetIds(target, args);
+      return controlAndWait(io, args, target, { command: 'complete', ...command }, ids, 'complete');
+    }
+    if (event === null || typeof event !== 'object' || !('source' in event) || !('detail-type' in event)) {
+      throw new UsageError('--event must be an EventBridge event: an object with source and detail-type');
+    }
+    const detail = event.detail as Record<string, unknown> | undefined;
+    let ids: string[] = [];
+    if (typeof detail?.aggregateId === 'string') ids = [detail.aggregateId];
+    else if (target.definitions) {
+      for (const definition of target.definitions.values()) {
+        if (definition.externalEventPattern && matchesPattern(definition.externalEventPattern, event)) {
+          ids.push(
+            ...(await listActive(documentClient(), target.tableName, definition.name)).map(
+              (a) => a.aggregateId,
+            ),
+          );
+        }
+      }
+    } else if (args.values.wait) {
+      io.err(
+        '--wait needs detail.aggregateId with --stack (the stack does not tell the CLI its definitions)',
+      );
+    }
+    return controlAndWait(io, args, target, event, ids, 'external event');
+  },
+};
+
+/** `fanin set-parameters`: runtime parameters of a definition. */
+export const setParameters: Command = {
+  name: 'set-parameters',
+  summary:
+    'Change runtime parameters of a definition (control command); they apply to aggregates opened afterwards.',
+  usage: '<definition> [--timeout-seconds <s>] [--threshold <x>] [--count <n>] | --reset',
+  options: {
+    'timeout-seconds': { type: 'string', placeholder: 's', description: 'the deadline after opening' },
+    threshold: { type: 'string', placeholder: 'x', description: 'the override threshold' },
+    count: { type: 'string', placeholder: 'n', description: 'the count of strategy count' },
+    reset: { type: 'boolean', description: "back to the definition's own parameters" },
+  },
+  examples: ['fanin set-parameters loan-broker --threshold 3.2 --timeout-seconds 20'],
+  async run(io, args) {
+    const definition = args.positionals[0];
+    if (!definition) throw new UsageError('set-parameters needs a definition name');
+    const parameters: Record<string, number> = {};
+    const timeoutSeconds = intOption(args, 'timeout-seconds', undefined, { min: 1 });
+    if (timeoutSeconds !== undefined) parameters.timeoutSeconds = timeoutSeconds;
+    const count = intOption(args, 'count', undefined, { min: 1 });
+    if (count !== undefined) parameters.count = count;
+    const threshold = stringOption(args, 'threshold');
+    if (threshold !== undefined) {
+      if (!Number.isFinite(Number(threshold)))
+        throw new UsageError(`--threshold must be a number (given "${threshold}")`);
+      parameters.threshold = Number(threshold);
+    }
+    if (Object.keys(parameters).length === 0 && !args.values.reset) {
+      throw new UsageError('give --timeout-seconds, --threshold, --count or --reset');
+    }
+    const target = await io.target();
+    checkDefinition(target, definition);
+    const messageId = await sendControl(target, { command: 'set-parameters', definition, parameters });
+    // The control handler applies it within a poll; wait until the stored parameters show it.
+    const deadline = Date.now() + 15_000;
+    let applied = false;
+    while (!applied && Date.now() < deadline && !io.signal.aborted) {
+      const stored = await storeOf(target).getParameters(definition);
+      applied = canonical(stored) === canonical(parameters);
+      if (!applied) await pause(250, io.signal);
+    }
+    if (io.wantsJson) io.json({ definition, parameters, messageId, applied });
+    else
+      io.out(
+        `${definition}: parameters ${JSON.stringify(parameters)} ${applied ? 'applied' : 'sent (not applied yet: is the control consumer running?)'}`,
+      );
+    return applied ? 0 : 1;
+  },
+};
+
+/** JSON with sorted keys, to compare parameter objects whatever their key order. */
+function canonical(value: object): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))));
+}

@@ -1,0 +1,46 @@
+import { type Command, table } from '../framework.ts';
+
+/** `fanin endpoints`: where everything is. */
+export const endpoints: Command = {
+  name: 'endpoints',
+  summary: 'Show where everything is: endpoints, queue URLs, table, bucket, dashboard.',
+  usage: '[--json]',
+  details:
+    'For the local runtime this is its state file (.fanin/runtime.json); for --stack, what the names\n' +
+    'resolve to in the account and region of your AWS settings.',
+  options: {},
+  examples: ['fanin endpoints', 'fanin endpoints --json | jq -r .queues.ingress.url'],
+  async run(io) {
+    const target = await io.target();
+    if (io.wantsJson) {
+      io.json(
+        target.state ?? {
+          kind: 'stack',
+          prefix: target.prefix,
+          tableName: target.tableName,
+          bucketName: target.bucketName ?? null,
+          queues: target.queues,
+          replyPartitions: target.replyPartitions,
+          partitioning: target.partitioning,
+        },
+      );
+      return 0;
+    }
+    const rows: string[][] = [
+      [
+        'target',
+        target.kind === 'local' ? `local runtime (pid ${target.state?.pid})` : `stack "${target.prefix}"`,
+      ],
+    ];
+    if (target.state) {
+      for (const [name, url] of Object.entries(target.state.endpoints)) rows.push([name, url]);
+      rows.push(['dashboard', target.state.dashboardUrl ?? '(off)']);
+    }
+    rows.push(['table', target.tableName], ['bucket', target.bucketName ?? '-']);
+    for (const [role, ref] of Object.entries(target.queues)) if (ref.url) rows.push([role, ref.url]);
+    for (const ref of target.replyPartitions) rows.push([ref.name, ref.url]);
+    for (const ref of target.responderQueues) rows.push([ref.name, ref.url]);
+    for (const line of table(rows)) io.out(line);
+    return 0;
+  },
+};

@@ -1,0 +1,146 @@
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { DynamoPartitionRegistry } from '../../../shared/adapters/dynamo-partition-registry.ts';
+import { REPLY_DESTINATION } from '../../../shared/app.ts';
+import { documentClient, sqsClient } from '../../../shared/aws/clients.ts';
+import { destinationOf, type Target } from '../../connect.ts';
+import { formatDuration } from '../../describe.ts';
+import { type Command, CommandError, table, UsageError } from '../framework.ts';
+
+async function depth(url: string | undefined): Promise<number | null> {
+  if (!url) return null;
+  try {
+    const { Attributes = {} } = await sqsClient().send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
+  } catch {
+    return null;
+  }
+}
+
+/** Every partition's figures: what `partitions` prints and `enable`/`disable` confirm with. */
+async function partitionReport(target: Target) {
+  const [statuses, states, backlog, dlqDepths] = await Promise.all([
+    destinationOf(target).status(true),
+    new DynamoPartitionRegistry({ client: documentClient(), tableName: target.tableName }).load(
+      REPLY_DESTINATION,
+    ),
+    depth(target.queues.backlog.url),
+    Promise.all(target.replyPartitions.map((p) => depth(p.dlqUrl))),
+  ]);
+  const { lowWatermark, highWatermark, highThreshold } = target.partitioning;
+  return {
+    watermarks: { low: lowWatermark, high: highWatermark, highThreshold },
+    backlog: { name: target.queues.backlog.name, depth: backlog },
+    partitions: statuses.map((s) => {
+      const state = states.get(s.index);
+      return {
+        index: s.index,
+        name: target.replyPartitions[s.index]?.name ?? s.queueUrl,
+        queueUrl: s.queueUrl,
+        depth: s.depth ?? null,
+        visible: s.visible ?? null,
+        inFlight: s.inFlight ?? null,
+        enabled: s.enabled,
+        available: s.available,
+        reason: s.reason ?? null,
+        detail: s.detail ?? null,
+        dlqDepth: dlqDepths[s.index] ?? null,
+        distributor: {
+          lastDepth: state?.lastDepth ?? null,
+          lastProgressAt: state?.lastProgressAt ?? null,
+        },
+      };
+    }),
+  };
+}
+
+/** `fanin partitions`: the reply destination. */
+export const partitions: Command = {
+  name: 'partitions',
+  summary: "Show the reply partitions: depth, enabled, availability, watermarks and the distributor's view.",
+  usage: '[--json]',
+  details:
+    'A partition is unavailable when send-disabled, at its high threshold, or unreachable; producers then\n' +
+    'route around it (its consumer keeps draining it). The distributor feeds partitions at or below the\n' +
+    'low watermark from the backlog, up to the high watermark.',
+  options: {},
+  examples: ['fanin partitions', 'fanin partitions --json | jq ".partitions[].depth"'],
+  async run(io) {
+    const report = await partitionReport(await io.target());
+    if (io.wantsJson) {
+      io.json(report);
+      return 0;
+    }
+    const now = Date.now();
+    for (const line of table([
+      ['PARTITION', 'DEPTH', 'VISIBLE', 'IN FLIGHT', 'ENABLED', 'AVAILABLE', 'DLQ', 'DISTRIBUTOR'],
+      ...report.partitions.map((p) => [
+        `${p.index} ${p.name}`,
+        String(p.depth ?? '?'),
+        String(p.visible ?? '?'),
+        String(p.inFlight ?? '?'),
+        p.enabled ? 'yes' : 'no',
+        p.available ? 'yes' : `no (${p.reason})`,
+        String(p.dlqDepth ?? '?'),
+        p.distributor.lastProgressAt === null
+          ? 'not seen yet'
+          : `depth ${p.distributor.lastDepth} after its last cycle; progress ${formatDuration(now - p.distributor.lastProgressAt)} ago`,
+      ]),
+    ])) {
+      io.out(line);
+    }
+    io.out(`backlog ${report.backlog.name}: ${report.backlog.depth ?? '?'} waiting`);
+    io.out(
+      `watermarks: low ${report.watermarks.low}, high ${report.watermarks.high}; high threshold ${report.watermarks.highThreshold} (at or above it a partition takes no new messages)`,
+    );
+    return 0;
+  },
+};
+
+function toggle(enabled: boolean): Command {
+  const verb = enabled ? 'enable' : 'disable';
+  return {
+    name: verb,
+    summary: enabled
+      ? 'Enable sends to a reply partition again.'
+      : 'Disable sends to a reply partition: producers route around it; its consumer keeps draining it.',
+    usage: '<partition-index> [--json]',
+    options: {},
+    examples: [`fanin ${verb} 1`],
+    async run(io, args) {
+      const text = args.positionals[0];
+      if (text === undefined) throw new UsageError(`${verb} needs a partition index`);
+      const index = Number(text);
+      if (!Number.isInteger(index) || index < 0)
+        throw new UsageError(`partition index must be an integer >= 0 (given "${text}")`);
+      const target = await io.target();
+      try {
+        await destinationOf(target).setEnabled(index, enabled);
+      } catch (error) {
+        throw new CommandError((error as Error).message);
+      }
+      const report = await partitionReport(target);
+      const partition = report.partitions.find((p) => p.index === index);
+      if (io.wantsJson) io.json(partition);
+      else
+        io.out(
+          `partition ${index} (${partition?.name}) is ${enabled ? 'enabled' : 'send-disabled'}; available: ${
+            partition?.available ? 'yes' : `no (${partition?.reason})`
+          }, depth ${partition?.depth ?? '?'}`,
+        );
+      return 0;
+    },
+  };
+}
+
+/** `fanin enable <n>`. */
+export const enable = toggle(true);
+/** `fanin disable <n>`. */
+export const disable = toggle(false);

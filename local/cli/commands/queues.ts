@@ -1,0 +1,230 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
+import { S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
+import { s3Client, sqsClient } from '../../../shared/aws/clients.ts';
+import { OUTPUT_ROLES, type OutputRole } from '../../../shared/topology/topology.ts';
+import type { Target } from '../../connect.ts';
+import { describeOutput, type OutputBody } from '../../describe.ts';
+import { type Command, CommandError, intOption, numberOption, Progress, UsageError } from '../framework.ts';
+import { findQueue } from '../shared.ts';
+
+/** `fanin tail`: read an output queue. */
+export const tail: Command = {
+  name: 'tail',
+  summary: 'Read messages from an output queue (completed, timed-out, unknown, late, error, status).',
+  usage: '<output> [--count <n>] [--follow] [--peek] [--timeout <seconds>] [--json]',
+  details:
+    'tail is a consumer: it deletes what it prints, so nothing else receives it (as with any SQS queue).\n' +
+    'With --peek it leaves the messages: they are visible again as soon as tail has read them.\n' +
+    'Without --count or --follow it prints what is there and stops when the queue is empty.\n' +
+    'With --json each message is one line of JSON (NDJSON): { output, messageId, body }.',
+  options: {
+    count: {
+      type: 'string',
+      placeholder: 'n',
+      description: 'stop after n messages (exit 1 if fewer came within --timeout)',
+    },
+    follow: { type: 'boolean', short: 'f', description: 'keep reading until Ctrl-C' },
+    peek: { type: 'boolean', description: 'do not delete the messages' },
+    timeout: {
+      type: 'string',
+      placeholder: 'seconds',
+      description: 'with --count: give up after this long (default 60)',
+    },
+  },
+  examples: [
+    'fanin tail completed --follow',
+    'fanin tail error --json',
+    'fanin tail completed --count 1 --timeout 30',
+  ],
+  async run(io, args) {
+    const role = args.positionals[0] as OutputRole | undefined;
+    if (!role || !OUTPUT_ROLES.includes(role)) {
+      throw new UsageError(`tail needs an output: ${OUTPUT_ROLES.join(', ')}`);
+    }
+    const count = intOption(args, 'count', undefined, { min: 1 });
+    const follow = args.values.follow === true;
+    const peek = args.values.peek === true;
+    const timeoutMs = numberOption(args, 'timeout', 60) * 1000;
+    const target = await io.target();
+    const queue = target.queues[role];
+    const claimCheck = claimCheckOf(target);
+    const deadline = Date.now() + timeoutMs;
+    const seen = new Set<string>();
+    const peeked: Message[] = [];
+    let printed = 0;
+    try {
+      while (!io.signal.aborted) {
+        if (count !== undefined && printed >= count) break;
+        if (count !== undefined && !follow && Date.now() >= deadline) break;
+        const { Messages = [] } = await sqsClient().send(
+          new ReceiveMessageCommand({
+            QueueUrl: queue.url,
+            MaxNumberOfMessages: Math.min(10, count !== undefined ? count - printed : 10),
+            WaitTimeSeconds: 1,
+            MessageAttributeNames: ['All'],
+            // A peeked message stays hidden while tail runs, so it is not printed twice.
+            ...(peek ? { VisibilityTimeout: Math.ceil(timeoutMs / 1000) + 30 } : {}),
+          }),
+        );
+        if (Messages.length === 0 && count === undefined && !follow) break;
+        for (const message of Messages) {
+          if (seen.has(message.MessageId ?? '')) continue;
+          seen.add(message.MessageId ?? '');
+          const attributes = Object.fromEntries(
+            Object.entries(message.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue ?? '']),
+          );
+          const text = claimCheck
+            ? await claimCheck.decode(message.Body ?? '', attributes)
+            : (message.Body ?? '');
+          let body: OutputBody;
+          try {
+            body = JSON.parse(text) as OutputBody;
+          } catch {
+            body = { type: 'not-json', text };
+          }
+          if (io.wantsJson) {
+            process.stdout.write(`${JSON.stringify({ output: role, messageId: message.MessageId, body })}\n`);
+          } else {
+            io.out(`${new Date().toISOString().slice(11, 23)}  ${role}  ${describeOutput(body)}`);
+          }
+          printed += 1;
+          if (peek) peeked.push(message);
+        }
+        if (!peek && Messages.length > 0) {
+          await sqsClient().send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queue.url,
+              Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+            }),
+          );
+        }
+      }
+    } finally {
+      // Hand peeked messages back at once.
+      for (let i = 0; i < peeked.length; i += 10) {
+        await sqsClient()
+          .send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: queue.url,
+              Entries: peeked
+                .slice(i, i + 10)
+                .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+            }),
+          )
+          .catch(() => undefined);
+      }
+    }
+    if (count !== undefined && printed < count) {
+      throw new CommandError(
+        `${printed} of ${count} message(s) arrived on ${queue.name} within ${timeoutMs / 1000} s`,
+      );
+    }
+    if (printed === 0 && !io.wantsJson) io.err(`${queue.name} is empty`);
+    return 0;
+  },
+};
+
+function claimCheckOf(target: Target): S3ClaimCheck | undefined {
+  return target.bucketName ? new S3ClaimCheck({ s3: s3Client(), bucket: target.bucketName }) : undefined;
+}
+
+/** `fanin redrive`: move a DLQ's messages back to their queue. */
+export const redrive: Command = {
+  name: 'redrive',
+  summary: "Move the messages of a queue's dead-letter queue back to the queue, with a progress display.",
+  usage: '<queue> [--max <n>] [--json]',
+  details:
+    'queue: a role (ingress, control, timer, backlog, completed, ...), reply-<n>, a responder queue\n' +
+    '(bank-1) or a queue name. Each message is sent back, then deleted from the DLQ; on a FIFO queue\n' +
+    'it keeps its message group and gets a deduplication id derived from its DLQ message id.',
+  options: {
+    max: { type: 'string', placeholder: 'n', description: 'move at most n messages' },
+  },
+  examples: ['fanin redrive reply-0', 'fanin redrive ingress --max 100 --json'],
+  async run(io, args) {
+    const name = args.positionals[0];
+    if (!name) throw new UsageError('redrive needs a queue (e.g. reply-0, ingress, bank-1)');
+    const max = intOption(args, 'max', Number.MAX_SAFE_INTEGER, { min: 1 }) ?? Number.MAX_SAFE_INTEGER;
+    const target = await io.target();
+    const queue = await findQueue(target, name);
+    if (!queue.dlqUrl)
+      throw new CommandError(`${queue.name} has no dead-letter queue (${queue.dlqName} not found)`);
+    const sqs = sqsClient();
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queue.dlqUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    const waiting = Number(Attributes.ApproximateNumberOfMessages ?? 0);
+    const total = Math.min(max, waiting);
+    const progress = new Progress(io, `redrive ${queue.dlqName} -> ${queue.name}`, total || undefined);
+    const fifo = queue.url.endsWith('.fifo');
+    let moved = 0;
+    progress.update(0);
+    while (moved < max && !io.signal.aborted) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queue.dlqUrl,
+          MaxNumberOfMessages: Math.min(10, max - moved),
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: 60,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['MessageGroupId'],
+        }),
+      );
+      if (Messages.length === 0) break;
+      const result = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queue.url,
+          Entries: Messages.map((m, i) => ({
+            Id: String(i),
+            MessageBody: m.Body ?? '',
+            ...(m.MessageAttributes
+              ? { MessageAttributes: m.MessageAttributes as Record<string, MessageAttributeValue> }
+              : {}),
+            ...(fifo
+              ? {
+                  MessageGroupId: m.Attributes?.MessageGroupId ?? 'redrive',
+                  MessageDeduplicationId: `redrive-${m.MessageId}`,
+                }
+              : {}),
+          })),
+        }),
+      );
+      const sent = new Set((result.Successful ?? []).map((s) => Number(s.Id)));
+      const done = Messages.filter((_, i) => sent.has(i));
+      if (done.length > 0) {
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queue.dlqUrl,
+            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+          }),
+        );
+      }
+      moved += done.length;
+      progress.update(moved, Math.max(total, moved));
+      const failure = result.Failed?.[0];
+      if (failure) {
+        progress.finish(`moved ${moved}, then stopped`);
+        throw new CommandError(`sending back to ${queue.name} failed: ${failure.Code} ${failure.Message}`);
+      }
+    }
+    progress.finish(
+      moved === 0
+        ? `nothing to redrive: ${queue.dlqName} is empty`
+        : `moved ${moved} message(s) back to ${queue.name}`,
+    );
+    if (io.wantsJson) io.json({ queue: queue.name, dlq: queue.dlqName, moved });
+    else io.out(`moved ${moved} message(s) from ${queue.dlqName} to ${queue.name}`);
+    return 0;
+  },
+};

@@ -1,0 +1,274 @@
+import { parseArgs } from 'node:util';
+import { resolveTarget, type Target } from '../connect.ts';
+import { stateFilePath } from '../state.ts';
+
+/** One option of a command. */
+export interface OptionSpec {
+  readonly type: 'string' | 'boolean';
+  readonly short?: string;
+  /** What the value is, for the help (`--timeout <seconds>`). */
+  readonly placeholder?: string;
+  readonly description: string;
+}
+
+/** The parsed command line of one command. */
+export interface Args {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+}
+
+/** A CLI command. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  /** After `fanin <name>`, e.g. `<aggregate-id> [options]`. */
+  readonly usage: string;
+  /** More lines of help. */
+  readonly details?: string;
+  readonly examples?: readonly string[];
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Runs the command; the number is the exit code (0 when nothing is returned). */
+  run(io: CommandIO, args: Args): Promise<number | undefined>;
+}
+
+/** A command line that does not make sense: exit code 2 and the command's usage. */
+export class UsageError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The command ran and failed (not found, timed out, refused): exit code 1 with the message. */
+export class CommandError extends Error {
+  public readonly exitCode: number;
+  public constructor(message: string, exitCode = 1) {
+    super(message);
+    this.name = 'CommandError';
+    this.exitCode = exitCode;
+  }
+}
+
+/** Options every command takes. */
+export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  json: { type: 'boolean', description: 'machine-readable output (JSON on stdout)' },
+  state: {
+    type: 'string',
+    placeholder: 'file',
+    description: 'state file of the local runtime (default: $FANIN_STATE or .fanin/runtime.json)',
+  },
+  stack: {
+    type: 'string',
+    placeholder: 'prefix',
+    description:
+      'talk to a deployed stack with this prefix instead (default: $FANIN_STACK), through the AWS SDK settings (AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL...)',
+  },
+  bucket: {
+    type: 'string',
+    placeholder: 'name',
+    description: "with --stack: the stack's claim-check bucket, for payloads above 256 KiB",
+  },
+  help: { type: 'boolean', short: 'h', description: 'show this help' },
+};
+
+/** What a command uses to talk to the world. */
+export interface CommandIO {
+  /** A line on stdout. */
+  out(line: string): void;
+  /** A line on stderr (progress, hints). */
+  err(line: string): void;
+  /** JSON on stdout. */
+  json(value: unknown): void;
+  /** Whether `--json` was given. */
+  readonly wantsJson: boolean;
+  /** The local runtime or the stack, resolved once. */
+  target(): Promise<Target>;
+  /** True when stderr is a terminal (progress bars redraw in place). */
+  readonly interactive: boolean;
+  /** Aborted on Ctrl-C, so a long command can stop cleanly. */
+  readonly signal: AbortSignal;
+}
+
+/** Parses a command's arguments: its own options plus the global ones. */
+export function parseCommandArgs(command: Command, argv: readonly string[]): Args {
+  const options = { ...GLOBAL_OPTIONS, ...command.options };
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, spec]) => [
+          name,
+          { type: spec.type, ...(spec.short ? { short: spec.short } : {}) },
+        ]),
+      ),
+    });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The help of one command. */
+export function commandHelp(command: Command): string {
+  const lines = [`Usage: fanin ${command.name} ${command.usage}`, '', command.summary];
+  if (command.details) lines.push('', command.details);
+  const optionLines = (options: Readonly<Record<string, OptionSpec>>) => {
+    const rows = Object.entries(options).map(([name, spec]) => [
+      `${spec.short ? `-${spec.short}, ` : '    '}--${name}${spec.placeholder ? ` <${spec.placeholder}>` : ''}`,
+      spec.description,
+    ]);
+    const width = Math.max(0, ...rows.map(([left]) => (left ?? '').length));
+    return rows.map(([left, right]) => `  ${(left ?? '').padEnd(width)}  ${right}`);
+  };
+  if (Object.keys(command.options).length > 0) lines.push('', 'Options:', ...optionLines(command.options));
+  lines.push('', 'Global options:', ...optionLines(GLOBAL_OPTIONS));
+  if (command.examples?.length) lines.push('', 'Examples:', ...command.examples.map((e) => `  ${e}`));
+  return lines.join('\n');
+}
+
+/** Builds the IO of one command run. */
+export function createIO(args: Args, signal: AbortSignal): CommandIO {
+  let target: Promise<Target> | undefined;
+  const stack = stringOption(args, 'stack') ?? process.env.FANIN_STACK;
+  const bucket = stringOption(args, 'bucket');
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    json: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    wantsJson: args.values.json === true,
+    interactive: process.stderr.isTTY === true,
+    signal,
+    target: () => {
+      target ??= resolveTarget({
+        stateFile: stateFilePath(process.cwd(), stringOption(args, 'state')),
+        ...(stack ? { stack } : {}),
+        ...(bucket ? { bucket } : {}),
+      });
+      return target;
+    },
+  };
+}
+
+/** A string option, or undefined. */
+export function stringOption(args: Args, name: string): string | undefined {
+  const value = args.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** An integer option within bounds, or `fallback` when absent. */
+export function intOption(
+  args: Args,
+  name: string,
+  fallback: number | undefined,
+  { min = 0, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {},
+): number | undefined {
+  const text = stringOption(args, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max} (given "${text}")`);
+  }
+  return value;
+}
+
+/** A number option (seconds may be fractional), or `fallback` when absent. */
+export function numberOption(args: Args, name: string, fallback: number, min = 0): number {
+  const text = stringOption(args, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) {
+    throw new UsageError(`--${name} must be a number >= ${min} (given "${text}")`);
+  }
+  return value;
+}
+
+/** A JSON option, parsed, or undefined. */
+export function jsonOption(args: Args, name: string): unknown {
+  const text = stringOption(args, name);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--${name} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * A progress display on stderr for long operations: a bar redrawn in place on a terminal, a line
+ * every few seconds otherwise (a log or a CI job), nothing with `--json` (stdout stays clean JSON;
+ * stderr still gets the lines).
+ */
+export class Progress {
+  private readonly io: CommandIO;
+  private readonly label: string;
+  private total: number | undefined;
+  private done = 0;
+  private lastLineAt = 0;
+  private readonly startedAt = Date.now();
+
+  public constructor(io: CommandIO, label: string, total?: number) {
+    this.io = io;
+    this.label = label;
+    this.total = total;
+  }
+
+  /** Sets the count done (and the total when it became known) and redraws. */
+  public update(done: number, total?: number): void {
+    this.done = done;
+    if (total !== undefined) this.total = total;
+    const now = Date.now();
+    if (this.io.interactive) {
+      process.stderr.write(`\r${this.render()}\u001b[K`);
+    } else if (now - this.lastLineAt >= 2_000) {
+      this.lastLineAt = now;
+      this.io.err(this.render());
+    }
+  }
+
+  /** Ends the display with a final line. */
+  public finish(message: string): void {
+    if (this.io.interactive) process.stderr.write(`\r${this.render()}\u001b[K\n`);
+    this.io.err(message);
+  }
+
+  private render(): string {
+    const seconds = ((Date.now() - this.startedAt) / 1000).toFixed(1);
+    if (!this.total) return `${this.label}: ${this.done} (${seconds} s)`;
+    const fraction = Math.min(1, this.done / this.total);
+    const width = 30;
+    const filled = Math.round(fraction * width);
+    return `${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${this.done}/${this.total} (${seconds} s)`;
+  }
+}
+
+/** Waits `ms`, or less when the signal aborts. */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Formats rows as aligned columns. */
+export function table(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}

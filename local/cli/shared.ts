@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DynamoStateStore } from '../../shared/adapters/dynamo-state-store.ts';
+import { documentClient, sqsClient } from '../../shared/aws/clients.ts';
+import type { AggregateHeader } from '../../shared/ports.ts';
+import { queueUrl, type Target } from '../connect.ts';
+import { formatDuration } from '../describe.ts';
+import type { QueueRef } from '../state.ts';
+import { CommandError, type CommandIO, Progress, pause } from './framework.ts';
+
+/** The state store of a target (read-only use in the CLI: headers, replies, held replies). */
+export function storeOf(target: Target): DynamoStateStore {
+  return new DynamoStateStore({ client: documentClient(), tableName: target.tableName });
+}
+
+/** Fails with the known names when the target knows its definitions and `name` is not one. */
+export function checkDefinition(target: Target, name: string): void {
+  if (target.definitions && !target.definitions.has(name)) {
+    throw new CommandError(
+      `unknown definition "${name}" (this runtime has ${[...target.definitions.keys()].join(', ') || 'none'})`,
+    );
+  }
+}
+
+/** Sends a command (or a raw event) to the control queue; returns the message id. */
+export async function sendControl(target: Target, body: unknown): Promise<string> {
+  const result = await sqsClient().send(
+    new SendMessageCommand({ QueueUrl: target.queues.control.url, MessageBody: JSON.stringify(body) }),
+  );
+  return result.MessageId ?? randomUUID();
+}
+
+/** What waiting for aggregates to close found. */
+export interface WaitResult {
+  readonly closed: AggregateHeader[];
+  readonly open: string[];
+}
+
+/**
+ * Waits until every aggregate in `ids` has closed (or vanished), polling their headers, with a
+ * progress display. Returns what closed and what is still open when `timeoutMs` ran out.
+ */
+export async function waitClosed(
+  io: CommandIO,
+  target: Target,
+  ids: readonly string[],
+  timeoutMs: number,
+  label: string,
+): Promise<WaitResult> {
+  const store = storeOf(target);
+  const pending = new Set(ids);
+  const closed: AggregateHeader[] = [];
+  const progress = new Progress(io, label, ids.length);
+  const deadline = Date.now() + timeoutMs;
+  progress.update(0);
+  while (pending.size > 0 && Date.now() < deadline && !io.signal.aborted) {
+    for (const id of [...pending]) {
+      const header = await store.getHeader(id);
+      if (!header || header.status === 'closed') {
+        pending.delete(id);
+        if (header) closed.push(header);
+      }
+    }
+    progress.update(ids.length - pending.size);
+    if (pending.size > 0) await pause(250, io.signal);
+  }
+  progress.finish(
+    pending.size === 0
+      ? `${label}: ${ids.length} closed`
+      : `${label}: ${pending.size} of ${ids.length} still open after ${formatDuration(timeoutMs)}`,
+  );
+  return { closed, open: [...pending] };
+}
+
+/**
+ * A queue of the target by what a user would type: a role (`ingress`, `completed`...), a reply
+ * partition (`reply-0`), a responder (`bank-1`), a full queue name, or a queue URL.
+ */
+export async function findQueue(target: Target, name: string): Promise<QueueRef> {
+  const all: [string, QueueRef][] = [
+    ...Object.entries(target.queues),
+    ...target.replyPartitions.map((ref, i) => [`reply-${i}`, ref] as [string, QueueRef]),
+    ...target.responderQueues.map(
+      (ref) => [ref.name.slice(target.prefix.length + 1), ref] as [string, QueueRef],
+    ),
+  ];
+  for (const [alias, ref] of all) {
+    if (ref.url && (alias === name || ref.name === name || ref.url === name || `out-${alias}` === name))
+      return ref;
+  }
+  // Any other queue (e.g. a responder queue of a deployed stack): by name, with or without the prefix.
+  const sqs = sqsClient();
+  for (const candidate of name.startsWith('http') ? [] : [name, `${target.prefix}-${name}`]) {
+    const url = await queueUrl(sqs, candidate);
+    if (url) {
+      const fifo = candidate.endsWith('.fifo');
+      const dlqName = fifo ? `${candidate.slice(0, -5)}-dlq.fifo` : `${candidate}-dlq`;
+      const dlqUrl = await queueUrl(sqs, dlqName);
+      return { name: candidate, url, dlqName, ...(dlqUrl ? { dlqUrl } : {}) };
+    }
+  }
+  throw new CommandError(
+    `no queue "${name}": use a role (${Object.keys(target.queues).join(', ')}), reply-<n>, a responder queue or a queue name`,
+  );
+}
+
+/** Epoch ms as local ISO-like time, with how long ago or ahead. */
+export function when(at: number | undefined, now = Date.now()): string {
+  if (at === undefined) return '-';
+  const delta = at - now;
+  const relative = delta >= 0 ? `in ${formatDuration(delta)}` : `${formatDuration(-delta)} ago`;
+  return `${new Date(at).toISOString()} (${relative})`;
+}
