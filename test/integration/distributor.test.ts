@@ -1,22 +1,10 @@
-import { GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
-import { FaninUnderTest } from '../support/fanin.ts';
+import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
 
 const AGGREGATES = 100;
 const REPLIES = 10;
-
-async function depth(queueUrl: string): Promise<number> {
-  const { Attributes = {} } = await sqsClient().send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible)
-  );
-}
 
 /**
  * Seed 004: the distributor copies from the backlog to a partition only up to its high watermark
@@ -84,10 +72,10 @@ describe('watermark distributor', () => {
         for (let b = 0; b < 3; b += 1) processed1 += await fanin.consumePartition(1);
       }
       fanin.clock.advance(10_000);
-      if (report.backlogEmpty && (await depth(fanin.provisioned.queueUrls.backlog)) === 0) {
+      if (report.backlogEmpty && (await queueDepth(fanin.provisioned.queueUrls.backlog)) === 0) {
         const left =
-          (await depth(fanin.provisioned.replyQueueUrls[0] ?? '')) +
-          (await depth(fanin.provisioned.replyQueueUrls[1] ?? ''));
+          (await queueDepth(fanin.provisioned.replyQueueUrls[0] ?? '')) +
+          (await queueDepth(fanin.provisioned.replyQueueUrls[1] ?? ''));
         if (left === 0) break;
       }
     }
@@ -118,7 +106,7 @@ describe('watermark distributor', () => {
     // Assess
     expect(second.stalled).toEqual([1]);
     expect(second.evacuated).toEqual({ 1: 80 });
-    expect(await depth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(20);
+    expect(await queueDepth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(20);
     expect(second.fed[0]).toBe(100);
     // everything but the 20 kept on the stalled partition is processed by partition 0
     for (let cycle = 0; cycle < 40; cycle += 1) {
@@ -126,8 +114,8 @@ describe('watermark distributor', () => {
       fanin.clock.advance(10_000);
       await distributor.cycle();
     }
-    expect(await depth(fanin.provisioned.queueUrls.backlog)).toBe(0);
-    expect(await depth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(20);
+    expect(await queueDepth(fanin.provisioned.queueUrls.backlog)).toBe(0);
+    expect(await queueDepth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(20);
     const header = await fanin.ctx.store.listOpen('batch');
     const pending = header.reduce((sum, h) => sum + ((h.expected ?? 0) - h.received), 0);
     expect(pending).toBe(20);
@@ -141,7 +129,7 @@ describe('watermark distributor', () => {
     fanin.consumers.clear();
     await fanin.drain();
     await fanin.destination().setEnabled(1, false);
-    const before = await depth(fanin.provisioned.replyQueueUrls[1] ?? '');
+    const before = await queueDepth(fanin.provisioned.replyQueueUrls[1] ?? '');
     for (let r = 0; r < 3; r += 1) {
       await fanin.sendReply({ r }, { 'fanin-aggregate-id': 'scale-in', 'fanin-reply-id': String(r) }, 1);
     }
@@ -155,7 +143,7 @@ describe('watermark distributor', () => {
 
     // Assess
     expect(moved).toBe(before + 3);
-    expect(await depth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(0);
+    expect(await queueDepth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(0);
     expect((await fanin.ctx.store.getHeader('scale-in'))?.status).toBe('closed');
   });
 });

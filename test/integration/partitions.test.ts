@@ -1,21 +1,9 @@
-import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { NoPartitionAvailableError } from '../../shared/partitions/destination.ts';
-import { FaninUnderTest } from '../support/fanin.ts';
-
-async function depth(queueUrl: string): Promise<number> {
-  const { Attributes = {} } = await sqsClient().send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible)
-  );
-}
+import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
 
 /**
  * Seed 001's partitioned destination: one name over N queues, routed by policy, with partitions
@@ -98,7 +86,9 @@ describe('partitioned reply destination', () => {
       { index: 1, reason: 'at-high-threshold' },
       { index: 2, reason: 'send-disabled' },
     ]);
-    expect([await depth(p0 ?? ''), await depth(p1 ?? ''), await depth(p2 ?? '')]).toEqual([5, 5, 0]);
+    expect([await queueDepth(p0 ?? ''), await queueDepth(p1 ?? ''), await queueDepth(p2 ?? '')]).toEqual([
+      5, 5, 0,
+    ]);
 
     // a whole batch is routed before anything is sent: one unroutable message sends none
     await destination.setEnabled(2, true);
@@ -114,12 +104,12 @@ describe('partitioned reply destination', () => {
         (e: unknown) => e,
       );
     expect(batchFailure).toBeUndefined();
-    expect(await depth(p2 ?? '')).toBe(7);
+    expect(await queueDepth(p2 ?? '')).toBe(7);
     destination.invalidate();
     const none = await destination
       .sendBatch([{ message: { body: '{}' }, policy: { kind: 'balanced' } }])
       .catch((e: unknown) => e);
     expect(none).toBeInstanceOf(NoPartitionAvailableError);
-    expect(await depth(p2 ?? '')).toBe(7);
+    expect(await queueDepth(p2 ?? '')).toBe(7);
   });
 });

@@ -3,6 +3,7 @@ import type { OutputMessage, OutputPublisher } from '../../shared/ports.ts';
 import type { OutputRole } from '../../shared/topology/topology.ts';
 import { expectClosedCleanly } from '../support/failpoints.ts';
 import { FaninUnderTest, type OutputBody } from '../support/fanin.ts';
+import { seededRandom } from '../unit/engine/factories.ts';
 
 /**
  * A seeded, reproducible property test of the whole data plane: many aggregates; replies in
@@ -21,17 +22,6 @@ import { FaninUnderTest, type OutputBody } from '../support/fanin.ts';
 const SEEDS = process.env.FANIN_SEED
   ? [Number(process.env.FANIN_SEED)]
   : Array.from({ length: Number(process.env.FANIN_SEEDS ?? 2) }, (_, i) => 1000 + i);
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('randomised schedules', () => {
   let fanin: FaninUnderTest;
@@ -63,7 +53,7 @@ describe('randomised schedules', () => {
   }
 
   it.each(SEEDS)('seed %i: every aggregate closes once with exactly its replies', async (seed) => {
-    const random = mulberry32(seed);
+    const random = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     fanin.buildContext();
     fanin.ctx = { ...fanin.ctx, outputs: countingOutputs(fanin.ctx.outputs) };

@@ -3,6 +3,7 @@ import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageCommand,
@@ -299,4 +300,17 @@ export async function takeAll(queueUrl: string): Promise<Message[]> {
       }),
     );
   }
+}
+
+/** Messages in a queue: visible plus in flight (what a partition's availability counts). */
+export async function queueDepth(queueUrl: string): Promise<number> {
+  const { Attributes = {} } = await sqsClient().send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible)
+  );
 }
