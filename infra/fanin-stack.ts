@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
 import { Fanin, type FaninProps } from './fanin.ts';
@@ -82,6 +82,11 @@ export class FaninStack extends Stack {
       definitions: exampleDefinitions(prefix),
       ...(destroy ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
       ...props.fanin,
+    });
+    // CloudFormation names the bucket; the CLI needs it for large payloads (`--bucket`).
+    new CfnOutput(this, 'PayloadBucket', {
+      description: `The claim-check bucket: npx fanin --stack ${prefix} --bucket <this> ...`,
+      value: this.fanin.bucket.bucketName,
     });
   }
 }

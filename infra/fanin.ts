@@ -6,26 +6,31 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ConfigEnv } from '../shared/config.ts';
 import type { Definition, DefinitionInput } from '../shared/engine/definition.ts';
 import {
   type ConsumerSpec,
   describeTopology,
   OUTPUT_ROLES,
+  type PartitioningOptions,
   QueueRole,
   type Topology,
 } from '../shared/topology/topology.ts';
 import { FaninFunction, HandlerName } from './fanin-function.ts';
 import { FaninQueue } from './fanin-queue.ts';
+import { environmentSizeBound, handlerEnvironment, LAMBDA_ENV_LIMIT_BYTES } from './handler-environment.ts';
 
-/** Environment variable naming the claim-check bucket (the stack lets CloudFormation name it). */
-export const BUCKET_ENV = 'FANIN_BUCKET';
+/**
+ * The partition key of the reply destination's partition-state items in the state table:
+ * `PD#<destination>` (shared/adapters/dynamo-partition-registry.ts) for the destination `replies`
+ * (REPLY_DESTINATION in shared/app.ts). The distributor's table access is limited to these items;
+ * test/unit/infra/iam.test.ts drives the registry and checks it uses no other key.
+ */
+export const PARTITION_STATE_KEY = 'PD#replies';
 
 /** Properties of the {@link Fanin} construct. */
 export interface FaninProps {
@@ -43,8 +48,27 @@ export interface FaninProps {
    * @default 2
    */
   readonly replyPartitions?: number;
-  /** Reply partitions as FIFO queues (no batching window: Lambda has none for FIFO sources). @default false */
+  /**
+   * Reply partitions (and the backlog) as FIFO queues (no batching window: Lambda has none for FIFO
+   * sources). @default false
+   */
   readonly fifoReplies?: boolean;
+  /**
+   * How the reply partitions are kept available and fed from the backlog by the watermark
+   * distributor (docs/partitions.md): `highThreshold`, `highWatermark`, `lowWatermark`,
+   * `stallSeconds`, `distributorIntervalSeconds`. Checked by the topology (integers, low below high
+   * watermark, high watermark at most the threshold); `distributorIntervalSeconds` must also be a
+   * whole number of minutes, since it becomes an EventBridge rate schedule. Given to every handler as
+   * `FANIN_PARTITIONING`.
+   * @default - the topology's: 10,000 / 100 / 20 / 60 s / 60 s
+   */
+  readonly partitioning?: PartitioningOptions;
+  /**
+   * Size in bytes (body and attributes, as SQS counts) above which a message takes the claim-check
+   * path: the payload goes to the payload bucket and the message carries a pointer. 1 to 262,144.
+   * @default - 262,144, the SQS Extended Client's threshold (the handlers' own default; the variable is not set)
+   */
+  readonly claimCheckThreshold?: number;
   /** Receives of a message before it moves to its queue's dead-letter queue. @default 5 */
   readonly maxReceiveCount?: number;
   /**
@@ -122,22 +146,23 @@ export interface FaninFunctions {
   readonly timer: FaninFunction;
   readonly sweeper: FaninFunction;
   readonly control: FaninFunction;
+  /** Moves messages between the backlog and the reply partitions (on a schedule). */
+  readonly distributor: FaninFunction;
 }
 
 const DEFAULT_PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Lambda's limit on the total size of a function's environment variables. */
-const LAMBDA_ENV_LIMIT_BYTES = 4096;
-/** The longest queue URL a region yields: `https://sqs.<region>.amazonaws.com/<account>/`. */
-const URL_OVERHEAD = 'https://sqs.ap-southeast-5.amazonaws.com/123456789012/'.length;
+/** The SQS Extended Client's threshold (256 KiB), a size every SQS queue accepts. */
+const MAX_CLAIM_CHECK_THRESHOLD = 262_144;
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$|^[A-Za-z0-9_-]{1,75}\.fifo$/;
 const QUEUE_URL = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/(\d{12})\/([A-Za-z0-9_.-]{1,80})$/;
 const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.*?-]{1,80}$/;
 
 /**
- * fanin in one construct: the queues (ingress, control, timer, reply partitions, FIFO outputs, each
- * with a dead-letter queue and an alarm on it), the state table, the claim-check bucket, the five
- * handlers with their event sources and least-privilege grants, the sweeper's schedule, one rule
- * per definition's external-event pattern, and optionally an output event bus.
+ * fanin in one construct: the queues (ingress, control, timer, the reply partitions and their
+ * backlog, FIFO outputs, each with a dead-letter queue and an alarm on it), the state table, the
+ * claim-check bucket, the six handlers with their event sources and least-privilege grants, the
+ * sweeper's and the distributor's schedules, one rule per definition's external-event pattern, and
+ * optionally an output event bus.
  *
  * Everything is built from `describeTopology(...)`, the same description the local runtime uses.
  *
@@ -145,12 +170,13 @@ const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.*?-]{1,80}$
  * new Fanin(stack, 'Fanin', {
  *   definitions: [{ name: 'quotes', completion: { strategy: 'all' }, fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] } }],
  *   replyPartitions: 4,
+ *   partitioning: { highWatermark: 200, lowWatermark: 50 },
  * });
  */
 export class Fanin extends Construct {
   /** The resolved topology the resources were built from. */
   public readonly topology: Topology;
-  /** The state table (aggregates, replies, tombstones, held replies, runtime parameters). */
+  /** The state table (aggregates, replies, tombstones, held replies, runtime parameters, partition state). */
   public readonly table: dynamodb.Table;
   /** The claim-check bucket for payloads too large for SQS or DynamoDB. */
   public readonly bucket: s3.Bucket;
@@ -164,6 +190,8 @@ export class Fanin extends Construct {
   public readonly eventBus?: events.IEventBus;
   /** The sweeper's schedule. */
   public readonly sweepSchedule: events.Rule;
+  /** The distributor's schedule (every `partitioning.distributorIntervalSeconds`). */
+  public readonly distributeSchedule: events.Rule;
   /** One rule per definition with an `externalEventPattern`, by definition name. */
   public readonly externalEventRules: ReadonlyMap<string, events.Rule>;
   /** Every alarm: one per dead-letter queue, one per reply partition's depth. */
@@ -179,12 +207,16 @@ export class Fanin extends Construct {
       ...(props.replyPartitions !== undefined ? { replyPartitions: props.replyPartitions } : {}),
       ...(props.fifoReplies !== undefined ? { fifoReplies: props.fifoReplies } : {}),
       ...(props.maxReceiveCount !== undefined ? { maxReceiveCount: props.maxReceiveCount } : {}),
+      ...(props.partitioning !== undefined ? { partitioning: props.partitioning } : {}),
       functionTimeoutSeconds: functionTimeout.toSeconds({ integral: false }),
     });
     const topology = this.topology;
     const definitions = [...topology.definitions.values()];
     validateDefinitionsAgainstProps(definitions, props);
-    checkEnvironmentSize(topology);
+    const wantsBus = definitions.some((d) => d.outputs.eventBridge);
+    const createBus = !props.eventBus && (props.createEventBus ?? wantsBus);
+    const busName = props.eventBus?.eventBusName ?? (createBus ? `${topology.prefix}-outputs` : undefined);
+    checkEnvironmentSize(topology, busName, props.claimCheckThreshold);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const alarmActions = props.alarmActions ?? [];
     const dlqRetention = props.dlqRetention ?? Duration.days(14);
@@ -235,6 +267,21 @@ export class Fanin extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // AWS managed key (aws/dynamodb): key use is visible in CloudTrail, no key to pay for or rotate.
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      // DynamoDB's endpoints also answer plain HTTP; the queues and the bucket refuse it in their
+      // policies (CDK's enforceSSL), and the table does the same in its resource policy. `*` is
+      // the table itself and its indexes: a table policy cannot name its own ARN before it exists.
+      resourcePolicy: new iam.PolicyDocument({
+        statements: [
+          new iam.PolicyStatement({
+            sid: 'DenyInsecureTransport',
+            effect: iam.Effect.DENY,
+            principals: [new iam.AnyPrincipal()],
+            actions: ['dynamodb:*'],
+            resources: ['*'],
+            conditions: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ],
+      }),
       deletionProtection: props.deletionProtection ?? false,
       removalPolicy,
     });
@@ -276,24 +323,26 @@ export class Fanin extends Construct {
     }
 
     // ---- Output bus ---------------------------------------------------------------------------
-    const wantsBus = definitions.some((d) => d.outputs.eventBridge);
     if (props.eventBus) {
       this.eventBus = props.eventBus;
-    } else if (props.createEventBus ?? wantsBus) {
+    } else if (createBus) {
       this.eventBus = new events.EventBus(this, 'OutputBus', { eventBusName: `${topology.prefix}-outputs` });
     }
 
     // ---- Handlers -----------------------------------------------------------------------------
-    const stack = Stack.of(this);
-    const environment: Record<string, string> = {
-      [ConfigEnv.TABLE]: this.table.tableName,
-      [ConfigEnv.QUEUES]: stack.toJsonString(
-        Object.fromEntries(Object.values(QueueRole).map((role) => [role, queues[role].queue.queueUrl])),
-      ),
-      [ConfigEnv.REPLY_QUEUES]: stack.toJsonString(this.replyPartitions.map((p) => p.queue.queueUrl)),
-      [BUCKET_ENV]: this.bucket.bucketName,
-      ...(this.eventBus ? { [ConfigEnv.EVENT_BUS]: this.eventBus.eventBusName } : {}),
-    };
+    const environment = handlerEnvironment({
+      tableName: this.table.tableName,
+      queueUrls: Object.fromEntries(
+        Object.values(QueueRole).map((role) => [role, queues[role].queue.queueUrl]),
+      ) as Record<QueueRole, string>,
+      replyQueueUrls: this.replyPartitions.map((p) => p.queue.queueUrl),
+      bucketName: this.bucket.bucketName,
+      partitioning: topology.partitioning,
+      ...(this.eventBus ? { eventBusName: this.eventBus.eventBusName } : {}),
+      ...(props.claimCheckThreshold !== undefined
+        ? { claimCheckThresholdBytes: props.claimCheckThreshold }
+        : {}),
+    });
     const common = {
       projectRoot: props.projectRoot ?? DEFAULT_PROJECT_ROOT,
       timeout: functionTimeout,
@@ -331,10 +380,17 @@ export class Fanin extends Construct {
         handler: HandlerName.CONTROL,
         description: 'fanin: control commands and external events',
       }),
+      distributor: new FaninFunction(this, 'Distributor', {
+        ...common,
+        handler: HandlerName.DISTRIBUTOR,
+        description: 'fanin: feeds the reply partitions from the backlog between watermarks',
+        // The next cycle is the retry; a retried cycle would only race the next one.
+        retryAttempts: 0,
+      }),
     };
-    const { fanOut, reply, timer, sweeper, control } = this.functions;
+    const { fanOut, reply, timer, sweeper, control, distributor } = this.functions;
 
-    // ---- Event sources ------------------------------------------------------------------------
+    // ---- Event sources and schedules ----------------------------------------------------------
     fanOut.addEventSource(eventSource(queues[QueueRole.INGRESS].queue, topology.consumers.fanOut));
     for (const partition of this.replyPartitions) {
       reply.addEventSource(eventSource(partition.queue, topology.consumers.reply));
@@ -346,31 +402,59 @@ export class Fanin extends Construct {
       schedule: events.Schedule.rate(Duration.seconds(topology.sweepIntervalSeconds)),
       targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 0 })],
     });
+    // The backlog has no event source: only the distributor reads it, a cycle at a time.
+    this.distributeSchedule = new events.Rule(this, 'DistributeSchedule', {
+      description: `${topology.prefix}: feed the reply partitions from the backlog (fanin)`,
+      schedule: events.Schedule.rate(Duration.seconds(topology.partitioning.distributorIntervalSeconds)),
+      targets: [new targets.LambdaFunction(distributor, { retryAttempts: 0 })],
+    });
 
     // ---- Grants -------------------------------------------------------------------------------
-    const all = [fanOut, reply, timer, sweeper, control];
-    for (const fn of all) {
-      this.table.grantReadWriteData(fn);
-      for (const role of OUTPUT_ROLES) queues[role].queue.grantSendMessages(fn);
-      if (this.eventBus) this.eventBus.grantPutEventsTo(fn);
+    // Each role allows what its handler's use cases call and nothing else (the call sites are
+    // listed in docs/security.md; test/unit/infra/iam.test.ts compares each policy action by
+    // action). Consuming a queue is granted by its event source (CDK's consume grant).
+    for (const [name, fn] of Object.entries(this.functions) as [keyof FaninFunctions, FaninFunction][]) {
+      const access = HANDLER_ACCESS[name];
+      const state = this.table.grants.actions(fn, ...access.table);
+      if (access.leadingKeys) {
+        // Fine-grained access: every item the call reads or writes has one of these partition keys.
+        state.principalStatement?.addCondition('ForAllValues:StringEquals', {
+          'dynamodb:LeadingKeys': [...access.leadingKeys],
+        });
+      }
+      if (access.payloads) this.bucket.grants.actionsOnObjectKeys(fn, '*', ...PAYLOAD_ACTIONS);
+      if (access.outputs) {
+        for (const role of OUTPUT_ROLES) queues[role].queue.grants.sendMessages(fn);
+        this.eventBus?.grantPutEventsTo(fn);
+      }
+      if (access.armsTimers) queues[QueueRole.TIMER].queue.grants.sendMessages(fn);
     }
-    for (const fn of [fanOut, reply, timer, sweeper]) queues[QueueRole.TIMER].queue.grantSendMessages(fn);
-    // The reply path reads claim-check objects (the extended-client pointer format).
-    iam.Grant.addToPrincipalOrResource({
-      grantee: reply,
-      actions: ['s3:GetObject'],
-      resourceArns: [this.bucket.arnForObjects('*')],
-      resource: this.bucket,
-    });
-    const targetArns = [...fanOutTargetArns(stack, definitions), ...(props.extraTargetQueueArns ?? [])];
+    // The fan-out picks each aggregate's reply partition by availability: partition state (a
+    // Query of the table) and each partition's depth.
+    for (const partition of this.replyPartitions) {
+      partition.queue.grants.actions(fanOut, ['sqs:GetQueueAttributes']);
+    }
+    // The distributor moves messages both ways between the backlog and the partitions (receive,
+    // send, delete) and reads the partitions' depths; in the table it only touches the partition
+    // state of the reply destination.
+    for (const queue of [queues[QueueRole.BACKLOG].queue, ...this.replyPartitions.map((p) => p.queue)]) {
+      queue.grants.consumeMessages(distributor);
+      queue.grants.sendMessages(distributor);
+    }
+    const targetArns = [
+      ...fanOutTargetArns(Stack.of(this), definitions),
+      ...(props.extraTargetQueueArns ?? []),
+    ];
     if (targetArns.length > 0) {
+      // External queues known only by ARN (wildcards allowed): no queue object to grant on. The
+      // sender resolves queue names with GetQueueUrl, then sends in batches (SendMessage).
       iam.Grant.addToPrincipal({
         grantee: fanOut,
         actions: ['sqs:SendMessage', 'sqs:GetQueueUrl'],
         resourceArns: [...new Set(targetArns)],
       });
     }
-    this.acknowledgeGrantWildcards(all, reply);
+    this.acknowledgeGrantWildcards(props.extraTargetQueueArns ?? []);
     const openLists = definitions
       .filter((d) => d.fanOut?.type === 'recipient-list' && !d.fanOut.recipients)
       .map((d) => d.name);
@@ -408,27 +492,95 @@ export class Fanin extends Construct {
   }
 
   /**
-   * The wildcards that CDK grants produce and that cdk-nag reports: a table grant covers the
-   * table's indexes (`<table>/index/*`), an object grant covers the bucket's objects (`<bucket>/*`).
+   * The wildcards that cdk-nag reports and that are intended: a table grant covers the table's
+   * indexes (`<table>/index/*`), an object grant covers the bucket's objects (`<bucket>/*`), and an
+   * extra target ARN with `*` or `?` is the user's own choice.
    */
-  private acknowledgeGrantWildcards(functions: readonly lambda.Function[], reader: lambda.Function): void {
+  private acknowledgeGrantWildcards(extraTargetQueueArns: readonly string[]): void {
     const stack = Stack.of(this);
     const tableId = stack.resolve((this.table.node.defaultChild as dynamodb.CfnTable).logicalId) as string;
     const bucketId = stack.resolve((this.bucket.node.defaultChild as s3.CfnBucket).logicalId) as string;
-    for (const fn of functions) {
+    for (const [name, fn] of Object.entries(this.functions) as [keyof FaninFunctions, FaninFunction][]) {
       Validations.of(fn.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
         reason:
-          "CDK's table grant covers the table's indexes: the sweeper queries `due`, the control handler `open`; the other handlers share one grant for simplicity of the table's access pattern.",
+          "CDK's table grant always covers the table's indexes; only the sweeper (`due`) and the control handler (`open`) query one, and an index allows nothing but Query and Scan, of which no role has Scan.",
+      });
+      if (HANDLER_ACCESS[name].payloads) {
+        Validations.of(fn.role!).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+          reason:
+            'Claim-check object keys are generated per message (and pointers from producers name any key of the bucket); s3:GetObject and s3:PutObject only, on objects of the payload bucket.',
+        });
+      }
+    }
+    for (const arn of extraTargetQueueArns) {
+      if (Token.isUnresolved(arn) || !/[*?]/.test(arn)) continue;
+      Validations.of(this.functions.fanOut.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${arn}]`,
+        reason:
+          'A wildcard target queue given in extraTargetQueueArns: the recipients of a recipient list come from the request, and this pattern is what the deployment allows them to be.',
       });
     }
-    Validations.of(reader.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
-      reason:
-        'Claim-check object keys are generated per message; the reply handler may read any object of the payload bucket (s3:GetObject only).',
-    });
   }
 }
+
+/**
+ * What each handler does outside its own log group and the queue it consumes, from the use cases
+ * it runs (docs/security.md lists the call sites):
+ * - `table`: DynamoDB actions of the state store and the partition registry. Writes inside a
+ *   TransactWriteItems are authorized as PutItem / UpdateItem / DeleteItem; BatchWriteItem deletes
+ *   replies at close and held replies; Query reads replies, held replies, partition state and the
+ *   `due` / `open` indexes. No handler scans, batch-gets or describes the table.
+ * - `payloads`: reads and writes claim-check objects (large requests, replies and outputs).
+ * - `outputs`: sends to the output queues and, with a bus, puts events on it.
+ * - `armsTimers`: sends delayed messages to the timer queue.
+ * - `leadingKeys`: the only partition keys its table calls may touch (`dynamodb:LeadingKeys`).
+ */
+interface HandlerAccess {
+  readonly table: readonly string[];
+  readonly leadingKeys?: readonly string[];
+  readonly payloads: boolean;
+  readonly outputs: boolean;
+  readonly armsTimers: boolean;
+}
+
+/** Aggregate state: read, create, count, complete and close (the fan-out, reply, timer and sweeper paths). */
+const STATE_ACTIONS = [
+  'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:UpdateItem',
+] as const;
+
+/** s3:GetObject resolves a pointer or a stored payload; s3:PutObject stores one. */
+const PAYLOAD_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
+
+const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess>> = {
+  fanOut: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: true },
+  reply: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: true },
+  timer: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: true },
+  // The sweeper acts on due items without re-arming their timers (it is the timers' safety net).
+  sweeper: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: false },
+  // Control lists, sets parameters (PutItem) and completes; it never consolidates held replies,
+  // the only transaction with a Delete.
+  control: {
+    table: STATE_ACTIONS.filter((a) => a !== 'dynamodb:DeleteItem'),
+    payloads: true,
+    outputs: true,
+    armsTimers: false,
+  },
+  // Partition state only: Query (load) and UpdateItem (enabled flag, cycle bookkeeping).
+  distributor: {
+    table: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+    leadingKeys: [PARTITION_STATE_KEY],
+    payloads: false,
+    outputs: false,
+    armsTimers: false,
+  },
+};
 
 function queueId(role: QueueRole): string {
   return role
@@ -487,7 +639,10 @@ interface Rule {
 const whole = (d: Duration, unit: 'seconds' | 'days'): number =>
   unit === 'seconds' ? d.toSeconds({ integral: false }) : d.toDays({ integral: false });
 
-/** Rules on the props alone; topology options (prefix, partitions, receives) are checked by describeTopology. */
+/**
+ * Rules on the props alone; topology options (prefix, partitions, receives, partitioning values and
+ * their order) are checked by describeTopology, whose messages also name the value received.
+ */
 const RULES: readonly Rule[] = [
   {
     ok: (p) => Array.isArray(p.definitions) && p.definitions.length > 0,
@@ -538,6 +693,25 @@ const RULES: readonly Rule[] = [
       `replyDepthAlarmThreshold must be an integer of at least 1 (given ${p.replyDepthAlarmThreshold})`,
   },
   {
+    // EventBridge rate schedules are whole minutes (CDK refuses `rate(90 seconds)`); rounding up
+    // would silently run the distributor less often than asked, so the value is refused instead.
+    ok: (p) => {
+      const interval = p.partitioning?.distributorIntervalSeconds;
+      return interval === undefined || (Number.isInteger(interval) && interval >= 60 && interval % 60 === 0);
+    },
+    message: (p) =>
+      `partitioning.distributorIntervalSeconds must be a whole number of minutes in seconds (60, 120, ...): it becomes an EventBridge rate schedule (given ${p.partitioning?.distributorIntervalSeconds})`,
+  },
+  {
+    ok: (p) =>
+      p.claimCheckThreshold === undefined ||
+      (Number.isInteger(p.claimCheckThreshold) &&
+        p.claimCheckThreshold >= 1 &&
+        p.claimCheckThreshold <= MAX_CLAIM_CHECK_THRESHOLD),
+    message: (p) =>
+      `claimCheckThreshold must be an integer between 1 and ${MAX_CLAIM_CHECK_THRESHOLD} bytes inclusive (given ${p.claimCheckThreshold})`,
+  },
+  {
     ok: (p) => p.removalPolicy !== RemovalPolicy.SNAPSHOT,
     message: () =>
       'removalPolicy must be RETAIN, RETAIN_ON_UPDATE_OR_DELETE or DESTROY: the table, bucket and log groups have no snapshot (given snapshot)',
@@ -566,11 +740,19 @@ const NUMERIC_TOKENS: readonly (keyof FaninProps)[] = [
   'maxReceiveCount',
   'functionMemorySize',
   'replyDepthAlarmThreshold',
+  'claimCheckThreshold',
 ];
 
 function validateProps(props: FaninProps): void {
-  for (const key of NUMERIC_TOKENS) {
-    const value = props[key];
+  // Numbers that shape resources, schedules or the bundle's environment must be known at synth.
+  const numbers: [string, unknown][] = [
+    ...NUMERIC_TOKENS.map((key): [string, unknown] => [key, props[key]]),
+    ...Object.entries(props.partitioning ?? {}).map(([key, value]): [string, unknown] => [
+      `partitioning.${key}`,
+      value,
+    ]),
+  ];
+  for (const [key, value] of numbers) {
     if (typeof value === 'number' && Token.isUnresolved(value)) {
       throw new Error(
         `${key} must be known at synth, not a deploy-time token (given ${Token.asString(value)})`,
@@ -603,26 +785,20 @@ function validateDefinitionsAgainstProps(definitions: readonly Definition[], pro
   }
 }
 
-/** Lambda refuses a function whose environment exceeds 4 KB; say so at synth, not at deploy. */
-function checkEnvironmentSize(topology: Topology): void {
-  const urls = (names: readonly string[]): number =>
-    names.reduce((n, name) => n + URL_OVERHEAD + name.length + 3, 2);
-  const size =
-    ConfigEnv.QUEUES.length +
-    urls(Object.values(topology.queues).map((q) => q.name)) +
-    Object.keys(topology.queues).join('').length * 2 +
-    ConfigEnv.REPLY_QUEUES.length +
-    urls(topology.replyPartitions.map((q) => q.name)) +
-    ConfigEnv.TABLE.length +
-    topology.tableName.length +
-    BUCKET_ENV.length +
-    63 +
-    ConfigEnv.EVENT_BUS.length +
-    256 +
-    'NODE_OPTIONS--enable-source-maps'.length;
+/**
+ * Lambda refuses a function whose environment exceeds 4 KB; say so at synth, not at deploy. The
+ * bound counts every variable the handlers get, with the longest value each deploy-time name can
+ * take (see handler-environment.ts).
+ */
+function checkEnvironmentSize(
+  topology: Topology,
+  eventBusName: string | undefined,
+  claimCheckThresholdBytes: number | undefined,
+): void {
+  const size = environmentSizeBound(topology, { eventBusName, claimCheckThresholdBytes });
   if (size > LAMBDA_ENV_LIMIT_BYTES) {
     throw new Error(
-      `replyPartitions ${topology.replyPartitions.length} with prefix "${topology.prefix}" makes the handlers' environment about ${size} bytes, over Lambda's ${LAMBDA_ENV_LIMIT_BYTES}-byte limit: use fewer partitions or a shorter prefix`,
+      `replyPartitions ${topology.replyPartitions.length} with prefix "${topology.prefix}" makes the handlers' environment up to ${size} bytes, over Lambda's ${LAMBDA_ENV_LIMIT_BYTES}-byte limit: use fewer partitions or a shorter prefix`,
     );
   }
 }

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleBanner } from '../../../infra/fanin-function.ts';
+import { handlerEnvironment } from '../../../infra/handler-environment.ts';
+import { QueueRole, resolvePartitioning } from '../../../shared/topology/topology.ts';
 
 /**
  * The bundle the stack deploys carries the definitions itself (Lambda's environment is limited to
@@ -19,18 +21,20 @@ const DEFINITIONS = [
   { name: 'loan', completion: { strategy: 'all' } },
   { name: 'audit', completion: { strategy: 'timeout' }, timeoutSeconds: 60 },
 ];
+const url = (name: string): string => `https://sqs.us-east-1.amazonaws.com/111122223333/${name}`;
+/** The environment the stack gives every handler (built by the stack's own function), with values. */
 const ENV = {
   PATH: process.env.PATH ?? '',
-  FANIN_TABLE: 'fanin-state',
-  FANIN_QUEUES: JSON.stringify(
-    Object.fromEntries(
-      ['ingress', 'control', 'timer', 'completed', 'timed-out', 'unknown', 'late', 'error', 'status'].map(
-        (r) => [r, `https://sqs.us-east-1.amazonaws.com/111122223333/fanin-${r}`],
-      ),
-    ),
-  ),
-  FANIN_REPLY_QUEUES: JSON.stringify(['https://sqs.us-east-1.amazonaws.com/111122223333/fanin-reply-0']),
   AWS_REGION: 'us-east-1',
+  ...handlerEnvironment({
+    tableName: 'fanin-state',
+    queueUrls: Object.fromEntries(
+      Object.values(QueueRole).map((role) => [role, url(`fanin-${role}`)]),
+    ) as Record<QueueRole, string>,
+    replyQueueUrls: [url('fanin-reply-0')],
+    bucketName: 'fanin-payloads-1a2b3c',
+    partitioning: resolvePartitioning({ highWatermark: 50 }),
+  }),
 };
 
 describe('FaninFunction bundle', () => {
@@ -66,17 +70,27 @@ describe('FaninFunction bundle', () => {
       [
         `import { loadConfig } from ${JSON.stringify(path.join(ROOT, 'shared/config.ts'))};`,
         'const config = loadConfig();',
-        'console.log(JSON.stringify([...config.definitions.keys()]));',
+        'console.log(JSON.stringify({',
+        '  definitions: [...config.definitions.keys()],',
+        '  backlog: config.queueUrls.backlog,',
+        '  bucket: config.bucketName,',
+        '  highWatermark: config.partitioning?.highWatermark,',
+        '}));',
       ].join('\n'),
     );
     const out = await bundle(entry, 'config.mjs');
     // WHEN it runs with the stack's environment, which has no FANIN_DEFINITIONS
     const stdout = execFileSync(process.execPath, [out], { env: ENV, encoding: 'utf8' });
-    // THEN the definitions compiled into the bundle are there
-    expect(JSON.parse(stdout)).toEqual(['loan', 'audit']);
+    // THEN the definitions compiled into the bundle are there, and the rest of the contract reads back
+    expect(JSON.parse(stdout)).toEqual({
+      definitions: ['loan', 'audit'],
+      backlog: url('fanin-backlog'),
+      bucket: 'fanin-payloads-1a2b3c',
+      highWatermark: 50,
+    });
   });
 
-  it.each(['reply', 'sweeper'])(
+  it.each(['reply', 'sweeper', 'distributor'])(
     'loads the real %s handler as an ES module',
     async (name) => {
       // GIVEN the handler bundled like the stack bundles it

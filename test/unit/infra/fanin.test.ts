@@ -3,6 +3,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Fanin } from '../../../infra/fanin.ts';
+import { FaninStack } from '../../../infra/fanin-stack.ts';
 import { OUTPUT_ROLES, QueueRole } from '../../../shared/topology/topology.ts';
 import { DEFINITIONS, logicalId, render, type Synth, synthFanin, testApp } from './synth.ts';
 
@@ -98,6 +99,34 @@ describe('Fanin with its defaults', () => {
       }
     });
 
+    it('creates the backlog as a standard queue with a DLQ, a redrive and an alarm on the DLQ', () => {
+      // The backlog is the reply destination's overflow, read only by the distributor.
+      const { stack, fanin } = synth;
+      const backlog = fanin.queues[QueueRole.BACKLOG];
+      expect(fanin.topology.queues[QueueRole.BACKLOG].name).toBe('fanin-backlog');
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: 'fanin-backlog',
+        FifoQueue: Match.absent(),
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack, backlog.deadLetterQueue), 'Arn'] },
+          maxReceiveCount: 5,
+        },
+      });
+      template.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'fanin-backlog-dlq' });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: 'fanin-backlog-dlq-not-empty',
+        Dimensions: [
+          {
+            Name: 'QueueName',
+            Value: { 'Fn::GetAtt': [logicalId(stack, backlog.deadLetterQueue), 'QueueName'] },
+          },
+        ],
+        Threshold: 0,
+      });
+      expect(fanin.alarms).toContain(backlog.dlqAlarm);
+    });
+
     it('keeps messages 14 days in every DLQ', () => {
       for (const queue of Object.values(queuesOf(template))) {
         if (String(queue.Properties.QueueName).match(/-dlq(\.fifo)?$/)) {
@@ -161,8 +190,50 @@ describe('Fanin with its defaults', () => {
       });
     });
 
-    it('has one event source per consumed queue and none for the sweeper', () => {
-      template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3 + synth.fanin.replyPartitions.length);
+    it('has one event source per consumed queue and none for the sweeper, the distributor or the backlog', () => {
+      const { stack, fanin } = synth;
+      template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3 + fanin.replyPartitions.length);
+      for (const fn of [fanin.functions.sweeper, fanin.functions.distributor]) {
+        template.resourcePropertiesCountIs(
+          'AWS::Lambda::EventSourceMapping',
+          { FunctionName: { Ref: logicalId(stack, fn) } },
+          0,
+        );
+      }
+      template.resourcePropertiesCountIs(
+        'AWS::Lambda::EventSourceMapping',
+        {
+          EventSourceArn: { 'Fn::GetAtt': [logicalId(stack, fanin.queues[QueueRole.BACKLOG].queue), 'Arn'] },
+        },
+        0,
+      );
+    });
+
+    it('runs the distributor every partitioning.distributorIntervalSeconds, without retries', () => {
+      const { stack, fanin } = synth;
+      const distributor = fanin.functions.distributor;
+      expect(fanin.topology.partitioning.distributorIntervalSeconds).toBe(60);
+      template.hasResourceProperties('AWS::Events::Rule', {
+        Description: 'fanin: feed the reply partitions from the backlog (fanin)',
+        ScheduleExpression: 'rate(1 minute)',
+        State: 'ENABLED',
+        Targets: [
+          Match.objectLike({
+            Arn: { 'Fn::GetAtt': [logicalId(stack, distributor), 'Arn'] },
+            RetryPolicy: { MaximumRetryAttempts: 0 },
+          }),
+        ],
+      });
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: logicalId(stack, distributor) },
+        MaximumRetryAttempts: 0,
+      });
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'events.amazonaws.com',
+        FunctionName: { 'Fn::GetAtt': [logicalId(stack, distributor), 'Arn'] },
+        SourceArn: { 'Fn::GetAtt': [logicalId(stack, fanin.distributeSchedule), 'Arn'] },
+      });
     });
 
     it('runs the sweeper on a schedule of topology.sweepIntervalSeconds, without retries', () => {
@@ -226,6 +297,26 @@ describe('Fanin with its defaults', () => {
   });
 
   describe('state', () => {
+    it('refuses every request to the table that does not use TLS, in its resource policy', () => {
+      template.hasResourceProperties('AWS::DynamoDB::Table', {
+        TableName: 'fanin-state',
+        ResourcePolicy: {
+          PolicyDocument: {
+            Statement: [
+              {
+                Sid: 'DenyInsecureTransport',
+                Effect: 'Deny',
+                Principal: { AWS: '*' },
+                Action: 'dynamodb:*',
+                Resource: '*',
+                Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+              },
+            ],
+          },
+        },
+      });
+    });
+
     it('creates the on-demand table with its keys, TTL, PITR, encryption and both indexes', () => {
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         TableName: 'fanin-state',
@@ -272,12 +363,13 @@ describe('Fanin with its defaults', () => {
       template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     });
 
-    it('creates an encrypted, private, TLS-only claim-check bucket whose objects expire after 14 days', () => {
+    it('creates an encrypted, private, TLS 1.2+ only claim-check bucket whose objects expire after 14 days', () => {
       const { stack, fanin } = synth;
       template.hasResourceProperties('AWS::S3::Bucket', {
         BucketEncryption: {
           ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
         },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
         PublicAccessBlockConfiguration: {
           BlockPublicAcls: true,
           BlockPublicPolicy: true,
@@ -292,7 +384,16 @@ describe('Fanin with its defaults', () => {
         Bucket: { Ref: logicalId(stack, fanin.bucket) },
         PolicyDocument: {
           Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3:*',
+              Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } },
+            }),
           ]),
         },
       });
@@ -301,8 +402,8 @@ describe('Fanin with its defaults', () => {
   });
 
   describe('handlers', () => {
-    it('runs five arm64 functions on the newest Node.js with a log group each', () => {
-      template.resourceCountIs('AWS::Lambda::Function', 5);
+    it('runs six arm64 functions on the newest Node.js with a log group each', () => {
+      template.resourceCountIs('AWS::Lambda::Function', 6);
       template.allResourcesProperties('AWS::Lambda::Function', {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
@@ -311,7 +412,7 @@ describe('Fanin with its defaults', () => {
         Timeout: 30,
         LoggingConfig: { LogGroup: Match.anyValue() },
       });
-      template.resourceCountIs('AWS::Logs::LogGroup', 5);
+      template.resourceCountIs('AWS::Logs::LogGroup', 6);
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
     });
 
@@ -321,9 +422,20 @@ describe('Fanin with its defaults', () => {
       for (const fn of Object.values(functions)) {
         const variables = (fn as Resource).Properties.Environment as { Variables: Record<string, unknown> };
         expect(Object.keys(variables.Variables).sort()).toEqual(
-          ['FANIN_BUCKET', 'FANIN_QUEUES', 'FANIN_REPLY_QUEUES', 'FANIN_TABLE', 'NODE_OPTIONS'].sort(),
+          [
+            'FANIN_BUCKET',
+            'FANIN_PARTITIONING',
+            'FANIN_QUEUES',
+            'FANIN_REPLY_QUEUES',
+            'FANIN_TABLE',
+            'NODE_OPTIONS',
+          ].sort(),
         );
         expect(variables.Variables.FANIN_TABLE).toEqual({ Ref: logicalId(stack, fanin.table) });
+        expect(variables.Variables.FANIN_BUCKET).toEqual({ Ref: logicalId(stack, fanin.bucket) });
+        expect(JSON.parse(String(variables.Variables.FANIN_PARTITIONING))).toEqual(
+          fanin.topology.partitioning,
+        );
         const queues = render(variables.Variables.FANIN_QUEUES);
         for (const role of Object.values(QueueRole)) {
           expect(queues).toContain(`"${role}":"<${logicalId(stack, fanin.queues[role].queue)}>"`);
@@ -332,6 +444,30 @@ describe('Fanin with its defaults', () => {
           `[${fanin.replyPartitions.map((p) => `"<${logicalId(stack, p.queue)}>"`).join(',')}]`,
         );
       }
+    });
+
+    it('enables no payload logging: no event-logging switch, no debug log level, no log target', () => {
+      // The handlers log ids and reasons only; nothing in the stack may turn on logging of events.
+      for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+        const props = (fn as Resource).Properties as {
+          Environment: { Variables: Record<string, unknown> };
+          LoggingConfig: Record<string, unknown>;
+        };
+        const variables = props.Environment.Variables;
+        // Powertools' Logger logs every incoming event when this is true.
+        expect(variables.POWERTOOLS_LOGGER_LOG_EVENT).toBeUndefined();
+        for (const [name, value] of Object.entries(variables)) {
+          if (/LOG_LEVEL$/.test(name)) expect(String(value), name).not.toMatch(/^(debug|trace)$/i);
+        }
+        expect(Object.keys(props.LoggingConfig)).toEqual(['LogGroup']);
+      }
+      for (const rule of Object.values(template.findResources('AWS::Events::Rule'))) {
+        for (const target of ((rule as Resource).Properties.Targets ?? []) as { Arn: unknown }[]) {
+          expect(render(target.Arn)).not.toMatch(/:logs:|LogGroup/);
+        }
+      }
+      template.resourceCountIs('AWS::Logs::ResourcePolicy', 0);
+      template.resourceCountIs('AWS::Logs::SubscriptionFilter', 0);
     });
   });
 
@@ -399,6 +535,57 @@ describe('Fanin with its props set', () => {
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: true,
       createEventBus: true,
+      partitioning: {
+        highThreshold: 5000,
+        highWatermark: 200,
+        lowWatermark: 50,
+        stallSeconds: 120,
+        distributorIntervalSeconds: 300,
+      },
+      claimCheckThreshold: 65_536,
+    });
+  });
+
+  it('makes the backlog FIFO with the partitions, with a FIFO DLQ and no content-based deduplication', () => {
+    const { template } = synth;
+    for (const name of ['shop-backlog.fifo', 'shop-backlog-dlq.fifo']) {
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: name,
+        FifoQueue: true,
+        ContentBasedDeduplication: false,
+      });
+    }
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'shop-backlog.fifo',
+      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+    });
+  });
+
+  it('passes the partitioning and the claim-check threshold to every handler, and schedules the distributor by it', () => {
+    const { stack, fanin, template } = synth;
+    for (const fn of handlersOf(synth)) {
+      const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.parse(String(variables.FANIN_PARTITIONING))).toEqual({
+        highThreshold: 5000,
+        highWatermark: 200,
+        lowWatermark: 50,
+        stallSeconds: 120,
+        distributorIntervalSeconds: 300,
+      });
+      expect(variables.FANIN_CLAIM_CHECK_THRESHOLD).toBe('65536');
+    }
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: [
+        Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack, fanin.functions.distributor), 'Arn'] } }),
+      ],
+    });
+    // The sweeper keeps its own minute.
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [
+        Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack, fanin.functions.sweeper), 'Arn'] } }),
+      ],
     });
   });
 
@@ -446,7 +633,11 @@ describe('Fanin with its props set', () => {
 
   it('creates the output bus and tells every handler its name', () => {
     const { stack, fanin, template } = synth;
-    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'shop-outputs' });
+    // No LogConfig: EventBridge bus logging could write event details (results) to a log group.
+    template.hasResourceProperties('AWS::Events::EventBus', {
+      Name: 'shop-outputs',
+      LogConfig: Match.absent(),
+    });
     for (const fn of handlersOf(synth)) {
       expect(fn).toMatchObject({
         Environment: { Variables: { FANIN_EVENT_BUS: { Ref: logicalId(stack, fanin.eventBus as never) } } },
@@ -477,6 +668,16 @@ describe('Fanin output bus choices', () => {
     expect(fanin.eventBus).toBe(bus);
     template.allResourcesProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ FANIN_EVENT_BUS: 'default' }) },
+    });
+  });
+});
+
+describe('FaninStack (the example app)', () => {
+  it('exports the payload bucket name, which CloudFormation chooses, for the CLI', () => {
+    // GIVEN the example stack WHEN synthesized THEN its outputs name the bucket
+    const stack = new FaninStack(testApp(), 'Example');
+    Template.fromStack(stack).hasOutput('PayloadBucket', {
+      Value: { Ref: logicalId(stack, stack.fanin.bucket) },
     });
   });
 });

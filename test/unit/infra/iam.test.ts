@@ -1,14 +1,20 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PARTITION_STATE_KEY } from '../../../infra/fanin.ts';
 import type { FaninFunction } from '../../../infra/fanin-function.ts';
+import { DynamoPartitionRegistry } from '../../../shared/adapters/dynamo-partition-registry.ts';
+import { REPLY_DESTINATION } from '../../../shared/app.ts';
 import { OUTPUT_ROLES, QueueRole } from '../../../shared/topology/topology.ts';
 import { allowedActions, Expected, logicalId, type Synth, sorted, synthFanin } from './synth.ts';
 
 /**
  * Least privilege: each handler's role allows exactly what the handler does, compared action by
- * action and resource by resource, so a grant added by mistake fails as surely as one missing.
+ * action and resource by resource (and condition), so a grant added by mistake fails as surely as
+ * one missing. What each handler calls, and where, is listed in docs/security.md.
  */
 
+/** CDK's consume grant (given by each SQS event source). */
 const CONSUME = [
   'sqs:ReceiveMessage',
   'sqs:ChangeMessageVisibility',
@@ -16,21 +22,18 @@ const CONSUME = [
   'sqs:DeleteMessage',
   'sqs:GetQueueAttributes',
 ];
+/** CDK's send grant. */
 const SEND = ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
-const TABLE_RW = [
-  'dynamodb:BatchGetItem',
+/** The state store's calls: items, TransactWriteItems' Put/Update/Delete, batch deletes, queries. */
+const STATE = [
   'dynamodb:BatchWriteItem',
-  'dynamodb:ConditionCheckItem',
   'dynamodb:DeleteItem',
-  'dynamodb:DescribeTable',
   'dynamodb:GetItem',
-  'dynamodb:GetRecords',
-  'dynamodb:GetShardIterator',
   'dynamodb:PutItem',
   'dynamodb:Query',
-  'dynamodb:Scan',
   'dynamodb:UpdateItem',
 ];
+const PAYLOADS = ['s3:GetObject', 's3:PutObject'];
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
 function arn(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
@@ -51,13 +54,15 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     });
   });
 
-  function base(s: Synth, fn: FaninFunction): Expected {
+  /** Log group, table (with its indexes: CDK's table grant), claim checks and outputs. */
+  function stateHandler(s: Synth, fn: FaninFunction, tableActions: readonly string[] = STATE): Expected {
     const { stack, fanin } = s;
     const table = arn(stack, fanin.table);
     const outputs = OUTPUT_ROLES.map((role) => arn(stack, fanin.queues[role].queue));
     return new Expected()
       .allow(LOGS, [arn(stack, fn.logGroup)])
-      .allow(TABLE_RW, [table, `${table}/index/*`])
+      .allow(tableActions, [table, `${table}/index/*`])
+      .allow(PAYLOADS, [`${arn(stack, fanin.bucket)}/*`])
       .allow(SEND, outputs);
   }
 
@@ -71,70 +76,130 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     'arn:<AWS::Partition>:sqs:eu-west-1:111122223333:warehouse',
   ];
 
-  it('fan-out: consumes ingress, state, sends to the targets, the timer queue and the outputs', () => {
+  it('fan-out: consumes ingress, state, claim checks, reads partition depths, sends to the targets, the timer queue and the outputs', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.fanOut;
-    const expected = base(synth, fn)
+    const expected = stateHandler(synth, fn)
       .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.INGRESS].queue)])
       .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)])
+      // Picking the reply-to partition: each partition's depth (the partition state is a Query).
+      .allow(
+        ['sqs:GetQueueAttributes'],
+        fanin.replyPartitions.map((p) => arn(stack, p.queue)),
+      )
       .allow(['sqs:SendMessage', 'sqs:GetQueueUrl'], TARGETS);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('reply: consumes every partition, state, reads claim checks, sends to the timer queue and outputs', () => {
+  it('reply: consumes every partition, state, claim checks, sends to the timer queue and outputs; no routing', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.reply;
-    const expected = base(synth, fn)
+    const expected = stateHandler(synth, fn)
       .allow(
         CONSUME,
         fanin.replyPartitions.map((p) => arn(stack, p.queue)),
       )
-      .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)])
-      .allow(['s3:GetObject'], [`${arn(stack, fanin.bucket)}/*`]);
+      .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('timer: consumes and re-arms the timer queue, state, outputs', () => {
+  it('timer: consumes and re-arms the timer queue, state, claim checks, outputs', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.timer;
     const timerQueue = arn(stack, fanin.queues[QueueRole.TIMER].queue);
-    const expected = base(synth, fn).allow(CONSUME, [timerQueue]).allow(SEND, [timerQueue]);
+    const expected = stateHandler(synth, fn).allow(CONSUME, [timerQueue]).allow(SEND, [timerQueue]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('sweeper: state, the timer queue and outputs; no queue to consume', () => {
-    const { stack, fanin } = synth;
-    const fn = fanin.functions.sweeper;
-    const expected = base(synth, fn).allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)]);
-    expect(actual(synth, fn)).toEqual(expected.toObject());
+  it('sweeper: state, claim checks and outputs; no queue to consume and no timer to arm', () => {
+    const fn = synth.fanin.functions.sweeper;
+    expect(actual(synth, fn)).toEqual(stateHandler(synth, fn).toObject());
   });
 
-  it('control: consumes the control queue, state, outputs; no timer queue', () => {
+  it('control: consumes the control queue, state without DeleteItem, claim checks, outputs; no timer queue', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.control;
-    const expected = base(synth, fn).allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
+    const expected = stateHandler(
+      synth,
+      fn,
+      STATE.filter((a) => a !== 'dynamodb:DeleteItem'),
+    ).allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('with an output bus every handler may put events on that bus only', () => {
+  it('distributor: moves between the backlog and the partitions, touches only partition state; no bucket, no outputs', () => {
+    const { stack, fanin } = synth;
+    const fn = fanin.functions.distributor;
+    const table = arn(stack, fanin.table);
+    const onlyPartitionState = ` if ${JSON.stringify({
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PARTITION_STATE_KEY] },
+    })}`;
+    const queues = [fanin.queues[QueueRole.BACKLOG], ...fanin.replyPartitions].map((q) =>
+      arn(stack, q.queue),
+    );
+    const expected = new Expected()
+      .allow(LOGS, [arn(stack, fn.logGroup)])
+      .allow(
+        ['dynamodb:Query', 'dynamodb:UpdateItem'],
+        [`${table}${onlyPartitionState}`, `${table}/index/*${onlyPartitionState}`],
+      )
+      .allow(CONSUME, queues)
+      .allow(SEND, queues);
+    expect(actual(synth, fn)).toEqual(expected.toObject());
+  });
+
+  it('limits the distributor to the partition key the registry really uses (PD#<REPLY_DESTINATION>)', async () => {
+    // GIVEN the DynamoDB partition registry over a client that records each request
+    const requests: Record<string, unknown>[] = [];
+    const client = {
+      send: async (command: { input: Record<string, unknown> }) => {
+        requests.push(command.input);
+        return { Items: [] };
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const registry = new DynamoPartitionRegistry({ client, tableName: 'fanin-state' });
+    // WHEN the distributor's and the operator's calls run against the reply destination
+    await registry.load(REPLY_DESTINATION);
+    await registry.recordCycle(REPLY_DESTINATION, 1, 12, 1_000);
+    await registry.setEnabled(REPLY_DESTINATION, 0, false);
+    // THEN every partition key it queries or updates is the one the policy allows
+    const keys = requests.map(
+      (r) =>
+        (r.Key as { pk?: string } | undefined)?.pk ??
+        (r.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':pk'],
+    );
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys)).toEqual(new Set([PARTITION_STATE_KEY]));
+  });
+
+  it('grants no action a handler does not call: no Scan, BatchGetItem, DescribeTable, stream or wildcard S3 action', () => {
+    for (const fn of Object.values(synth.fanin.functions)) {
+      const actions = Object.keys(actual(synth, fn));
+      for (const action of actions) {
+        expect(action, fn.node.path).not.toMatch(
+          /^dynamodb:(Scan|BatchGetItem|DescribeTable|GetRecords|GetShardIterator|ConditionCheckItem)$|^s3:.*\*|\*$/,
+        );
+      }
+    }
+  });
+
+  it('with an output bus every handler but the distributor may put events on that bus only', () => {
     const { stack, fanin } = withBus;
     const bus = arn(stack, fanin.eventBus as never);
-    for (const fn of Object.values(fanin.functions)) {
-      expect(actual(withBus, fn)['events:PutEvents']).toEqual([bus]);
+    const { distributor, ...emitting } = fanin.functions;
+    for (const fn of Object.values(emitting)) {
+      expect(actual(withBus, fn)['events:PutEvents'], fn.node.path).toEqual([bus]);
     }
+    expect(actual(withBus, distributor)['events:PutEvents']).toBeUndefined();
   });
 
   it('extra target queue ARNs are granted to the fan-out only', () => {
     const { fanin } = withBus;
     const partner = 'arn:aws:sqs:us-east-1:111122223333:partner-*';
-    expect(actual(withBus, fanin.functions.fanOut)['sqs:SendMessage']).toContain(partner);
-    for (const fn of [
-      fanin.functions.reply,
-      fanin.functions.timer,
-      fanin.functions.sweeper,
-      fanin.functions.control,
-    ]) {
-      expect(actual(withBus, fn)['sqs:SendMessage']).not.toContain(partner);
+    const { fanOut, ...others } = fanin.functions;
+    expect(actual(withBus, fanOut)['sqs:SendMessage']).toContain(partner);
+    for (const fn of Object.values(others)) {
+      expect(actual(withBus, fn)['sqs:SendMessage'] ?? [], fn.node.path).not.toContain(partner);
     }
   });
 

@@ -63,8 +63,13 @@ describe('cdk-nag AwsSolutions', () => {
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: true,
       deletionProtection: true,
-      extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:partner'],
+      extraTargetQueueArns: [
+        'arn:aws:sqs:us-east-1:111122223333:partner',
+        'arn:aws:sqs:us-east-1:111122223333:supplier-*',
+      ],
       dlqRetention: Duration.days(4),
+      partitioning: { highWatermark: 500, lowWatermark: 100, distributorIntervalSeconds: 120 },
+      claimCheckThreshold: 100_000,
     });
     // WHEN the app is synthesized (aspects and lazy values resolved)
     app.synth();
@@ -97,6 +102,16 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-IAM5[Resource::<id>/*]',
       'AwsSolutions-IAM5[Resource::<id>/index/*]',
       'AwsSolutions-S1',
+    ]);
+  });
+
+  it('acknowledges a wildcard extra target queue, and only on the fan-out role', () => {
+    const wildcard = acknowledgments(everything).filter((a) => a.id.includes('supplier-*'));
+    expect(wildcard.map((a) => [a.id.replace(/^Annotation::/i, ''), a.path])).toEqual([
+      [
+        'AwsSolutions-IAM5[Resource::arn:aws:sqs:us-east-1:111122223333:supplier-*]',
+        'Everything/Fanin/FanOutRole',
+      ],
     ]);
   });
 

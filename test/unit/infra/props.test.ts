@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Fn, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import { describe, expect, it } from 'vitest';
 import type { FaninProps } from '../../../infra/fanin.ts';
@@ -96,7 +96,57 @@ describe('Fanin props validation', () => {
     [
       'the handlers environment would pass 4 KB',
       { replyPartitions: 64, prefix: 'a-rather-long-prefix-for-fanin' },
-      /replyPartitions 64 with prefix "a-rather-long-prefix-for-fanin" makes the handlers' environment about \d+ bytes, over Lambda's 4096-byte limit/,
+      /replyPartitions 64 with prefix "a-rather-long-prefix-for-fanin" makes the handlers' environment up to \d+ bytes, over Lambda's 4096-byte limit/,
+    ],
+    [
+      'partitioning.lowWatermark is not below highWatermark',
+      { partitioning: { highWatermark: 50, lowWatermark: 50 } },
+      /partitioning.lowWatermark must be below highWatermark \(given 50 and 50\)/,
+    ],
+    [
+      'partitioning.highWatermark exceeds highThreshold',
+      { partitioning: { highThreshold: 100, highWatermark: 500 } },
+      /partitioning.highWatermark must not exceed highThreshold \(given 500 and 100\)/,
+    ],
+    [
+      'partitioning.stallSeconds is 0',
+      { partitioning: { stallSeconds: 0 } },
+      /partitioning.stallSeconds must be an integer >= 1 \(given 0\)/,
+    ],
+    [
+      'partitioning.highThreshold is 1.5',
+      { partitioning: { highThreshold: 1.5 } },
+      /partitioning.highThreshold must be an integer >= 1 \(given 1\.5\)/,
+    ],
+    [
+      'partitioning.lowWatermark is negative',
+      { partitioning: { lowWatermark: -1 } },
+      /partitioning.lowWatermark must be an integer >= 0 \(given -1\)/,
+    ],
+    [
+      'partitioning.distributorIntervalSeconds is under a minute',
+      { partitioning: { distributorIntervalSeconds: 30 } },
+      /partitioning.distributorIntervalSeconds must be a whole number of minutes .* rate schedule \(given 30\)/,
+    ],
+    [
+      'partitioning.distributorIntervalSeconds is not whole minutes',
+      { partitioning: { distributorIntervalSeconds: 90 } },
+      /partitioning.distributorIntervalSeconds must be a whole number of minutes .*\(given 90\)/,
+    ],
+    [
+      'partitioning.highWatermark is a deploy-time token',
+      { partitioning: { highWatermark: Token.asNumber(Fn.importValue('watermark')) } },
+      /partitioning.highWatermark must be known at synth, not a deploy-time token/,
+    ],
+    [
+      'claimCheckThreshold is 0',
+      { claimCheckThreshold: 0 },
+      /claimCheckThreshold must be an integer between 1 and 262144 bytes inclusive \(given 0\)/,
+    ],
+    [
+      'claimCheckThreshold is over 256 KiB',
+      { claimCheckThreshold: 262_145 },
+      /claimCheckThreshold must be .* \(given 262145\)/,
     ],
   ])('fails if %s', (_, props, message) => {
     // GIVEN props with one invalid value WHEN the construct is created THEN it throws, naming the value
@@ -112,17 +162,23 @@ describe('Fanin props validation', () => {
     );
   });
 
-  it('accepts the limits: 1 and 40 partitions, 1 s and 15 min timeouts, wildcard target ARNs', () => {
-    for (const props of [
-      { replyPartitions: 1 },
-      // 40 partition URLs is what fits Lambda's 4 KB environment with the default prefix.
-      { replyPartitions: 40 },
-      { functionTimeout: Duration.seconds(1) },
-      { functionTimeout: Duration.minutes(15) },
-      { extraTargetQueueArns: ['arn:aws:sqs:eu-west-1:111122223333:partner-*'] },
-      { definitions: DEFINITIONS, dlqRetention: Duration.minutes(1) },
-    ]) {
-      expect(construct(props)).not.toThrow();
-    }
+  // 37 partition URLs is what fits Lambda's 4 KB environment with the default prefix.
+  it.each<[string, Partial<FaninProps>]>([
+    ['1 partition', { replyPartitions: 1 }],
+    ['37 partitions', { replyPartitions: 37 }],
+    [
+      'the tightest partitioning',
+      { partitioning: { lowWatermark: 0, highWatermark: 1, highThreshold: 1, stallSeconds: 1 } },
+    ],
+    ['a distributor every minute', { partitioning: { distributorIntervalSeconds: 60 } }],
+    ['a distributor every hour', { partitioning: { distributorIntervalSeconds: 3600 } }],
+    ['a 1-byte claim-check threshold', { claimCheckThreshold: 1 }],
+    ['a 256 KiB claim-check threshold', { claimCheckThreshold: 262_144 }],
+    ['a 1 s timeout', { functionTimeout: Duration.seconds(1) }],
+    ['a 15 min timeout', { functionTimeout: Duration.minutes(15) }],
+    ['a wildcard target ARN', { extraTargetQueueArns: ['arn:aws:sqs:eu-west-1:111122223333:partner-*'] }],
+    ['a 1 minute DLQ retention', { definitions: DEFINITIONS, dlqRetention: Duration.minutes(1) }],
+  ])('accepts the limit: %s', (_, props) => {
+    expect(construct(props)).not.toThrow();
   });
 });

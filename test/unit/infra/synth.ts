@@ -92,7 +92,11 @@ export function render(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Every `action -> resources` a role's identity policies allow (statements merged or not). */
+/**
+ * Every `action -> resources` a role's identity policies allow (statements merged or not). A
+ * resource allowed only under a condition is written `<resource> if <condition JSON>`, so a
+ * conditional grant never passes for an unconditional one, nor the other way round.
+ */
 export function allowedActions(template: Template, roleLogicalId: string): Map<string, Set<string>> {
   const allowed = new Map<string, Set<string>>();
   const policies = {
@@ -102,16 +106,19 @@ export function allowedActions(template: Template, roleLogicalId: string): Map<s
   for (const policy of Object.values(policies)) {
     const props = policy.Properties as {
       Roles?: unknown[];
-      PolicyDocument: { Statement: { Effect: string; Action: string | string[]; Resource: unknown }[] };
+      PolicyDocument: {
+        Statement: { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown }[];
+      };
     };
     if (!(props.Roles ?? []).some((r) => render(r) === `<${roleLogicalId}>`)) continue;
     for (const statement of props.PolicyDocument.Statement) {
       if (statement.Effect !== 'Allow') continue;
       const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
       const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      const condition = statement.Condition ? ` if ${JSON.stringify(statement.Condition)}` : '';
       for (const action of actions) {
         const set = allowed.get(action) ?? new Set<string>();
-        for (const resource of resources) set.add(render(resource));
+        for (const resource of resources) set.add(`${render(resource)}${condition}`);
         allowed.set(action, set);
       }
     }
