@@ -1,0 +1,377 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '../../shared/aws/clients.ts';
+import { type Finished, type RuntimeProcess, runCli, startRuntime } from '../support/runtime.ts';
+
+/**
+ * The `fanin` CLI, as a user runs it (`node bin/fanin.js`, what `npx fanin` runs), against a local
+ * runtime started once for this file (`local/main.ts` with fanin.config.ts under its own prefix, on
+ * the test emulators). Commands run in order: each test consumes what it produced.
+ */
+const prefix = `cli-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
+let runtime: RuntimeProcess;
+
+beforeAll(async () => {
+  runtime = await startRuntime({ prefix, args: ['--quiet'] });
+}, 120_000);
+afterAll(async () => {
+  expect(await runtime.stop()).toBe(0);
+}, 60_000);
+
+const fanin = (...args: string[]): Promise<Finished> => runtime.cli(args);
+const json = <T = Record<string, unknown>>(result: Finished): T => {
+  expect(result.stderr).not.toMatch(/Error:/);
+  return JSON.parse(result.stdout) as T;
+};
+
+describe('fanin CLI against the local runtime', () => {
+  it('endpoints: the same facts as the state file, for people and for scripts', async () => {
+    // Act
+    const [human, machine] = await Promise.all([fanin('endpoints'), fanin('endpoints', '--json')]);
+
+    // Assess
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`${prefix}-ingress`);
+    expect(human.stdout).toContain(runtime.state.dashboardUrl ?? 'no dashboard');
+    expect(machine.code).toBe(0);
+    expect(json(machine)).toMatchObject({
+      prefix,
+      pid: runtime.state.pid,
+      tableName: `${prefix}-state`,
+      queues: { ingress: { url: runtime.state.queues.ingress.url } },
+      replyPartitions: [{ name: `${prefix}-reply-0` }, { name: `${prefix}-reply-1` }],
+    });
+  });
+
+  it('send, reply from a responder queue, show and tail: a loan quote at the threshold completes at once', async () => {
+    // Act
+    const sent = await fanin(
+      'send',
+      'loan-broker',
+      '--payload',
+      '{"amount":1000,"termYears":20}',
+      '--aggregate-id',
+      'cli-loan-1',
+    );
+    const replied = await fanin(
+      'reply',
+      '--from',
+      'bank-3',
+      '--body',
+      '{"bank":"bank-3","rate":3.1,"term":20}',
+      '--json',
+    );
+    const tailed = await fanin('tail', 'completed', '--count', '1', '--timeout', '30', '--json');
+    const shown = await fanin('show', 'cli-loan-1', '--json');
+
+    // Assess
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toContain('aggregate cli-loan-1');
+    expect(json(replied)).toMatchObject({
+      aggregateId: 'cli-loan-1',
+      replyId: '2',
+      subRequest: { amount: 1000 },
+    });
+    expect(tailed.code).toBe(0);
+    const output = JSON.parse(tailed.stdout.trim()) as { output: string; body: Record<string, unknown> };
+    expect(output).toMatchObject({
+      output: 'completed',
+      body: { aggregateId: 'cli-loan-1', type: 'fanin.aggregate.completed', result: { body: { rate: 3.1 } } },
+    });
+    expect(json(shown)).toMatchObject({
+      aggregateId: 'cli-loan-1',
+      status: 'closed',
+      outcome: 'completed',
+      received: 1,
+    });
+  });
+
+  it('send --wait shows progress and the outcome; list shows active aggregates; complete --wait ends one', async () => {
+    // Prepare
+    await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-1', '--expected', '2');
+    await fanin(
+      'reply',
+      '--aggregate-id',
+      'cli-order-1',
+      '--reply-id',
+      '0',
+      '--body',
+      '{"approved":"alice"}',
+    );
+
+    // Act
+    const listed = await fanin('list', '--json');
+    const listedHuman = await fanin('list', '--definition', 'order-approval');
+    const completed = await fanin('complete', '--aggregate-id', 'cli-order-1', '--wait', '--timeout', '30');
+    const shown = await fanin('show', 'cli-order-1');
+
+    // Assess
+    expect(json<{ aggregateId: string; definition: string }[]>(listed)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ aggregateId: 'cli-order-1', definition: 'order-approval' }),
+      ]),
+    );
+    expect(listedHuman.stdout).toMatch(/cli-order-1\s+order-approval\s+open\s+\d\/2/);
+    expect(completed.code).toBe(0);
+    expect(completed.stdout).toContain('cli-order-1: completed');
+    expect(completed.stderr).toMatch(/complete.*1 closed/);
+    expect(shown.stdout).toMatch(/status\s+closed \(completed\)/);
+  });
+
+  it('complete with an external event: every open aggregate of the definition whose pattern matches', async () => {
+    // Prepare
+    await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-2');
+    await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-3');
+
+    // Act
+    const result = await fanin(
+      'complete',
+      '--source',
+      'example.orders',
+      '--detail-type',
+      'OrderApproved',
+      '--wait',
+      '--json',
+    );
+
+    // Assess
+    expect(result.code).toBe(0);
+    const body = json<{ closed: { aggregateId: string; outcome: string }[]; open: string[] }>(result);
+    expect(body.closed).toEqual(
+      expect.arrayContaining([
+        { aggregateId: 'cli-order-2', outcome: 'completed' },
+        { aggregateId: 'cli-order-3', outcome: 'completed' },
+      ]),
+    );
+    expect(body.open).toEqual([]);
+  });
+
+  it('purge --wait ends an aggregate without a result; the status output tells', async () => {
+    // Prepare
+    await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-4');
+
+    // Act
+    const purged = await fanin('purge', '--aggregate-id', 'cli-order-4', '--wait', '--json');
+    const status = await fanin('tail', 'status', '--json');
+
+    // Assess
+    expect(json(purged)).toMatchObject({
+      closed: [{ aggregateId: 'cli-order-4', outcome: 'purged' }],
+      open: [],
+    });
+    const types = status.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { body: { type: string; aggregateId?: string } }).body);
+    expect(types).toContainEqual(
+      expect.objectContaining({ type: 'fanin.aggregate.purged', aggregateId: 'cli-order-4' }),
+    );
+  });
+
+  it('reply --definition publishes a self-starting message (an auction bid): the first bid opens the auction', async () => {
+    // Act
+    const bid = await fanin(
+      'reply',
+      '--definition',
+      'auction',
+      '--body',
+      '{"auctionId":"cli-lot","bidId":"b1","bidder":"cli","price":42}',
+      '--json',
+    );
+    const shown = await fanin('show', 'auction:cli-lot', '--json');
+
+    // Assess
+    expect(bid.code).toBe(0);
+    expect(json<{ partition: number }>(bid).partition).toBeGreaterThanOrEqual(0);
+    expect(json(shown)).toMatchObject({ definition: 'auction', received: 1 });
+  });
+
+  it('partitions, disable and enable: availability follows the operator', async () => {
+    // Act
+    const before = json<{ partitions: { index: number; enabled: boolean }[]; watermarks: object }>(
+      await fanin('partitions', '--json'),
+    );
+    const disabled = await fanin('disable', '1', '--json');
+    const during = await fanin('partitions');
+    const enabled = await fanin('enable', '1');
+
+    // Assess
+    expect(before.watermarks).toEqual({ low: 20, high: 100, highThreshold: 10_000 });
+    expect(before.partitions.map((p) => p.enabled)).toEqual([true, true]);
+    expect(json(disabled)).toMatchObject({
+      index: 1,
+      enabled: false,
+      available: false,
+      reason: 'send-disabled',
+    });
+    expect(during.stdout).toMatch(/1 .*reply-1 .* no\s+no \(send-disabled\)/);
+    expect(enabled.code).toBe(0);
+    expect(enabled.stdout).toContain('is enabled; available: yes');
+  });
+
+  it('redrive moves a DLQ back to its queue with a progress display', async () => {
+    // Prepare: three replies to aggregates that do not exist, dead-lettered
+    const dlqUrl = runtime.state.replyPartitions[1]?.dlqUrl ?? '';
+    for (const n of [1, 2, 3]) {
+      await sqsClient().send(
+        new SendMessageCommand({
+          QueueUrl: dlqUrl,
+          MessageBody: JSON.stringify({ n }),
+          MessageAttributes: {
+            'fanin-aggregate-id': { DataType: 'String', StringValue: `cli-ghost-${n}` },
+            'fanin-reply-id': { DataType: 'String', StringValue: '0' },
+          },
+        }),
+      );
+    }
+
+    // Act
+    const redriven = await fanin('redrive', 'reply-1', '--json');
+    const unknown = await fanin('tail', 'unknown', '--count', '3', '--timeout', '30', '--json');
+
+    // Assess
+    expect(json(redriven)).toEqual({ queue: `${prefix}-reply-1`, dlq: `${prefix}-reply-1-dlq`, moved: 3 });
+    expect(redriven.stderr).toMatch(/redrive .*reply-1-dlq -> .*reply-1 .*3\/3/);
+    const ids = unknown.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { body: { aggregateId: string } }).body.aggregateId);
+    expect(ids.sort()).toEqual(['cli-ghost-1', 'cli-ghost-2', 'cli-ghost-3']);
+  });
+
+  it('set-parameters applies runtime parameters, and --reset restores the definition’s', async () => {
+    // Act
+    const set = await fanin('set-parameters', 'loan-broker', '--threshold', '3.1', '--timeout-seconds', '20');
+    const reset = await fanin('set-parameters', 'loan-broker', '--reset', '--json');
+
+    // Assess
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('applied');
+    expect(json(reset)).toMatchObject({ definition: 'loan-broker', parameters: {}, applied: true });
+  });
+
+  it('works against a deployed stack by prefix (--stack), resolving names through the SDK', async () => {
+    // Act: the worker's environment points the SDK at the emulators, as a profile would at AWS
+    const result = await runCli(['partitions', '--stack', prefix, '--json']);
+    const missing = await runCli(['list', '--stack', 'no-such-stack']);
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(json<{ partitions: { name: string }[] }>(result).partitions.map((p) => p.name)).toEqual([
+      `${prefix}-reply-0`,
+      `${prefix}-reply-1`,
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('queue no-such-stack-ingress not found');
+  });
+
+  it('fails with a clear message and a non-zero exit code', async () => {
+    // Prepare
+    const empty = await mkdtemp(join(tmpdir(), 'fanin-none-'));
+
+    // Act (a few at a time: each is a Node process loading the AWS SDK)
+    const calls: (() => Promise<Finished>)[] = [
+      () => fanin('frobnicate'),
+      () => fanin('send'),
+      () => fanin('send', 'no-such-definition'),
+      () => fanin('send', 'auction'),
+      () => fanin('show', 'no-such-aggregate'),
+      () => fanin('purge'),
+      () => fanin('enable', '9'),
+      () => fanin('tail', 'nowhere'),
+      () => fanin('tail', 'late', '--count', '1', '--timeout', '1'),
+      () => fanin('reply', '--from', 'bank-4', '--body', '{not json'),
+      () => fanin('reply', '--from', 'no-such-queue', '--body', '{}'),
+      () => runCli(['list'], { env: { ...process.env, FANIN_STATE: join(empty, 'runtime.json') } }),
+    ];
+    const results: Finished[] = [];
+    for (let i = 0; i < calls.length; i += 3) {
+      results.push(...(await Promise.all(calls.slice(i, i + 3).map((call) => call()))));
+    }
+    await rm(empty, { recursive: true, force: true });
+
+    // Assess
+    const [
+      unknown,
+      noDefinition,
+      badDefinition,
+      selfStarting,
+      noAggregate,
+      noTarget,
+      badPartition,
+      badOutput,
+      tailTimeout,
+      badJson,
+      badQueue,
+      noRuntime,
+    ] = results.map((r) => ({ code: r?.code, stderr: r?.stderr ?? '' }));
+    expect(unknown).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unknown command "frobnicate"'),
+    });
+    expect(noDefinition).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('send needs a definition name'),
+    });
+    expect(badDefinition).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('unknown definition "no-such-definition"'),
+    });
+    expect(selfStarting).toMatchObject({ code: 1, stderr: expect.stringContaining('is self-starting') });
+    expect(noAggregate).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no aggregate "no-such-aggregate"'),
+    });
+    expect(noTarget).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('exactly one of --aggregate-id'),
+    });
+    expect(badPartition).toMatchObject({ code: 1, stderr: expect.stringContaining('has no partition 9') });
+    expect(badOutput).toMatchObject({ code: 2, stderr: expect.stringContaining('tail needs an output') });
+    expect(tailTimeout).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('0 of 1 message(s) arrived'),
+    });
+    expect(badJson).toMatchObject({ code: 2, stderr: expect.stringContaining('--body is not valid JSON') });
+    expect(badQueue).toMatchObject({ code: 1, stderr: expect.stringContaining('no queue "no-such-queue"') });
+    expect(noRuntime).toMatchObject({ code: 1, stderr: expect.stringContaining('no local runtime') });
+  }, 180_000);
+
+  it('every command has --help', async () => {
+    // Prepare
+    const overview = await fanin('--help');
+    const names = [...overview.stdout.matchAll(/^ {2}([a-z][a-z-]*) {2}/gm)].map((m) => m[1] ?? '');
+
+    // Act
+    const helps: Finished[] = [];
+    for (let i = 0; i < names.length; i += 3) {
+      helps.push(...(await Promise.all(names.slice(i, i + 3).map((name) => fanin(name, '--help')))));
+    }
+
+    // Assess
+    expect(names).toEqual([
+      'send',
+      'reply',
+      'show',
+      'list',
+      'purge',
+      'complete',
+      'set-parameters',
+      'partitions',
+      'enable',
+      'disable',
+      'tail',
+      'redrive',
+      'endpoints',
+    ]);
+    helps.forEach((help, i) => {
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain(`Usage: fanin ${names[i]}`);
+      expect(help.stdout).toContain('--json');
+    });
+  }, 180_000);
+});
