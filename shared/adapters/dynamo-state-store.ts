@@ -224,12 +224,14 @@ export class DynamoStateStore implements StateStore {
         const headerReason = reasons[items.length - 1];
         const refusedPuts = remaining.filter((_, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
         if (headerReason?.Code === 'ConditionalCheckFailed') {
-          // ALL_OLD is the header as the condition saw it. No item means there was no aggregate at
-          // that instant — even if one exists by now (a fan-out racing this reply): reading it
-          // again would misjudge the reply as late. It is unknown, and consolidated from there.
-          const old = headerReason.Item
+          // ALL_OLD is the header as the condition saw it; no item means there was no aggregate at
+          // that instant. Some emulators omit the item, so read it then — but an *open* header
+          // read now was created after the refusal (a fan-out racing this reply): the reply is
+          // unknown, not late, and is consolidated from there.
+          const found = headerReason.Item
             ? toHeader(unmarshall(headerReason.Item as Record<string, AttributeValue>))
-            : undefined;
+            : await this.getHeader(aggregateId);
+          const old = found?.status === AggregateStatus.OPEN && !headerReason.Item ? undefined : found;
           return {
             refused: true,
             accepted: [],
