@@ -33,6 +33,8 @@ export interface PartitionStatus {
   readonly reason?: UnavailableReason;
   /** Why it is unreachable, in SQS's words. */
   readonly detail?: string;
+  /** Its stored state (enabled, the distributor's bookkeeping), as read with the depth. */
+  readonly state?: PartitionState;
 }
 
 /** No partition can take the message; `partitions` says why for each. Nothing was sent. */
@@ -127,6 +129,7 @@ export class PartitionedDestination {
       queueUrl: partition.queueUrl,
       enabled,
       highThreshold: this.highThreshold,
+      ...(state ? { state } : {}),
     };
     try {
       const { Attributes = {} } = await this.sqs.send(

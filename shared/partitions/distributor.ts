@@ -93,7 +93,6 @@ export class Distributor {
   public async cycle(): Promise<CycleReport> {
     const now = this.clock();
     const statuses = await this.destination.status(true);
-    const states = await this.registry.load(this.destination.name);
     const fed: Record<number, number> = {};
     const evacuated: Record<number, number> = {};
     const stalled: number[] = [];
@@ -103,7 +102,8 @@ export class Distributor {
 
     for (const partition of statuses) {
       if (partition.depth === undefined) continue;
-      const state = states.get(partition.index);
+      // Read with the depth in one registry load: state and depth describe the same moment.
+      const state = partition.state;
       const took =
         state?.lastDepth === undefined || partition.depth < state.lastDepth || partition.depth === 0;
       const lastProgressAt = took ? now : (state?.lastProgressAt ?? now);
