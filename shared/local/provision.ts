@@ -72,6 +72,7 @@ export async function provisionQueue(
   const dlqArn = await queueArn(sqs, dlqUrl);
   const url = await createQueue(sqs, spec.name, spec.fifo, {
     VisibilityTimeout: String(spec.visibilityTimeoutSeconds),
+    MessageRetentionPeriod: String(spec.retentionSeconds ?? 14 * 24 * 3600),
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),
   });
   return { url, dlqUrl };

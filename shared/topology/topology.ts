@@ -41,6 +41,11 @@ export interface QueueSpec {
   /** Receives before a message moves to the DLQ. */
   readonly maxReceiveCount: number;
   readonly dlqName: string;
+  /**
+   * How long SQS keeps an unconsumed message: the maximum, 14 days, so a long outage of a consumer
+   * (or of the distributor feeding from the backlog) loses nothing. @default 1,209,600 (14 days)
+   */
+  readonly retentionSeconds?: number;
 }
 
 /** How a handler consumes its queue (Lambda event source settings; the local poller copies them). */
@@ -196,6 +201,7 @@ export function describeTopology(options: TopologyOptions): Topology {
       visibilityTimeoutSeconds,
       maxReceiveCount,
       dlqName: `${prefix}-${base}-dlq${suffix}`,
+      retentionSeconds: 14 * 24 * 3600,
     };
   };
   const queues = {
