@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigFileError, findConfigFile, loadLocalConfig } from './config.ts';
-import { DEMOS, type DemoName, runDemo } from './demo/run.ts';
+import { DEMOS, Demo, type DemoName } from './demo/run.ts';
 import { LocalRuntime } from './runtime.ts';
 import { processAlive, readState, stateFilePath } from './state.ts';
 
@@ -93,8 +93,22 @@ try {
   throw error;
 }
 
-const log = (line: string) => console.log(line);
+// A demo's lines carry the time since the start, so you can see what waits for what.
+const log =
+  demo === undefined
+    ? (line: string) => console.log(line)
+    : (line: string) =>
+        console.log(`${((Date.now() - performance.timeOrigin) / 1000).toFixed(1).padStart(5)}s ${line}`);
 const startedAt = performance.now();
+let demoRun: Demo | undefined;
+if (demo !== undefined) {
+  try {
+    // Launched first: its processes load while the emulators start, then wait for the state file.
+    demoRun = Demo.launch(demo, { stateFile, definitions: config.definitions.map((d) => d.name), log });
+  } catch (error) {
+    fail((error as Error).message);
+  }
+}
 let runtime: LocalRuntime;
 try {
   runtime = await LocalRuntime.start({
@@ -105,6 +119,7 @@ try {
     log,
   });
 } catch (error) {
+  await demoRun?.stop();
   fail(`could not start: ${(error as Error).message}`);
 }
 printBanner(runtime, Math.round(performance.now() - startedAt));
@@ -133,9 +148,9 @@ async function shutdown(code: number): Promise<never> {
   process.exit(code);
 }
 
-if (demo !== undefined) {
+if (demoRun !== undefined) {
   try {
-    await runDemo(runtime, demo, { log, signal: demoAbort.signal });
+    await demoRun.runWith(runtime, { signal: demoAbort.signal });
     if (firstSignalAt === undefined) await shutdown(0);
   } catch (error) {
     if (firstSignalAt === undefined) {

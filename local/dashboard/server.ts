@@ -59,6 +59,11 @@ export class DashboardServer {
     return dashboard;
   }
 
+  /** How many pages are connected. */
+  public get connected(): number {
+    return this.clients.size;
+  }
+
   /** Sends the current snapshot to every open page. */
   public push(): void {
     if (this.clients.size === 0) return;

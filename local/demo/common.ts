@@ -1,6 +1,6 @@
 import type { FaninClient } from '../../shared/client/fanin-client.ts';
 import { faninClientOf, resolveTarget, type Target } from '../connect.ts';
-import { stateFilePath } from '../state.ts';
+import { readState, stateFilePath } from '../state.ts';
 
 /**
  * What every demo process shares: it finds the local runtime through the state file (as the CLI
@@ -17,9 +17,23 @@ export interface DemoProcess {
   tell(message: Record<string, unknown>): void;
 }
 
-/** Connects a demo process to the runtime of `FANIN_STATE` (or `.fanin/runtime.json`). */
+/**
+ * Connects a demo process to the runtime of `FANIN_STATE` (or `.fanin/runtime.json`). Launched by
+ * the runtime (`FANIN_RUNTIME_PID` set), it first waits for that runtime to have written its
+ * state: the demo's processes load while the emulators start.
+ */
 export async function demoProcess(): Promise<DemoProcess> {
-  const target = await resolveTarget({ stateFile: stateFilePath(process.cwd()) });
+  const stateFile = stateFilePath(process.cwd());
+  const runtimePid = Number(process.env.FANIN_RUNTIME_PID ?? 0);
+  const deadline = Date.now() + 180_000;
+  while (runtimePid > 0 && (await readState(stateFile).catch(() => undefined))?.pid !== runtimePid) {
+    if (Date.now() > deadline || !process.connected) {
+      console.error(`the runtime (pid ${runtimePid}) did not write ${stateFile}`);
+      process.exit(1);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const target = await resolveTarget({ stateFile });
   let stop = false;
   const wakers = new Set<() => void>();
   const onSignal = () => {
