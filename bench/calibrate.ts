@@ -1,0 +1,102 @@
+import {
+  type DynamoDBClient,
+  PutItemCommand,
+  TransactWriteItemsCommand,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { indexEntrySize, itemSize, type TableShape, type WireItem, writeUnits } from './capacity.ts';
+
+/** How DynamoDB's rules, as `capacity.ts` applies them, compare with what the emulator reports. */
+export interface Calibration {
+  /** Single `PutItem` probes whose table and index units were compared. */
+  readonly probes: number;
+  /** Probes where the model and the emulator agreed on both. */
+  readonly agreeing: number;
+  readonly mismatches: readonly string[];
+  /** A transaction whose actions all cost different amounts: the emulator then counts it right. */
+  readonly distinctTransaction: { readonly model: number; readonly reported: number };
+  /** Ten equal 3 KB puts in one transaction: what the emulator reports against DynamoDB's rules. */
+  readonly equalTransaction: { readonly model: number; readonly reported: number };
+}
+
+/**
+ * Checks the capacity model against the emulator on writes it counts right (single puts, with and
+ * without index entries, and a transaction of distinct sizes) and records the case it counts
+ * wrong (equal items in one transaction). Probe items live under `CAL#` keys, apart from fanin's.
+ */
+export async function calibrateCapacityModel(
+  client: DynamoDBClient,
+  table: TableShape,
+): Promise<Calibration> {
+  const mismatches: string[] = [];
+  const sizes = [10, 900, 990, 1_000, 1_100, 2_500, 4_000, 9_000];
+  let probes = 0;
+  let agreeing = 0;
+  const probe = async (label: string, item: WireItem): Promise<void> => {
+    const { ConsumedCapacity } = await client.send(
+      new PutItemCommand({ TableName: table.name, Item: item, ReturnConsumedCapacity: 'INDEXES' }),
+    );
+    const reportedTable = ConsumedCapacity?.Table?.CapacityUnits ?? ConsumedCapacity?.CapacityUnits ?? 0;
+    const reportedIndex = Object.values(ConsumedCapacity?.GlobalSecondaryIndexes ?? {}).reduce(
+      (sum, c) => sum + (c.CapacityUnits ?? 0),
+      0,
+    );
+    const modelTable = writeUnits(itemSize(item));
+    const modelIndex = table.indexes.reduce((sum, index) => {
+      const entry = indexEntrySize(item, table, index);
+      return sum + (entry === undefined ? 0 : writeUnits(entry));
+    }, 0);
+    probes += 1;
+    if (modelTable === reportedTable && modelIndex === reportedIndex) agreeing += 1;
+    else
+      mismatches.push(
+        `${label}: model ${modelTable}+${modelIndex}, emulator ${reportedTable}+${reportedIndex}`,
+      );
+  };
+  for (const [i, size] of sizes.entries()) {
+    await probe(`put ${size} B`, {
+      pk: { S: 'CAL#put' },
+      sk: { S: String(i) },
+      payload: { S: 'x'.repeat(size) },
+      n: { N: String(12345 * (i + 1)) },
+    });
+  }
+  // Items in the sparse indexes: the `open` index projects everything, `due` only keys.
+  const [firstIndex, secondIndex] = table.indexes;
+  for (const [i, size] of [200, 1_500].entries()) {
+    const item: WireItem = { pk: { S: 'CAL#index' }, sk: { S: String(i) }, payload: { S: 'y'.repeat(size) } };
+    for (const index of [firstIndex, secondIndex]) {
+      if (!index) continue;
+      item[index.partitionKey] = { S: `cal-${index.name}` };
+      item[index.sortKey] = { N: String(1_000 + i) };
+    }
+    await probe(`indexed put ${size} B`, item);
+  }
+
+  const transact = async (sizesKb: readonly number[], prefix: string) => {
+    const items: WireItem[] = sizesKb.map((kb, i) => ({
+      pk: { S: `CAL#${prefix}` },
+      sk: { S: String(i) },
+      payload: { S: 'z'.repeat(kb * 1_000) },
+    }));
+    const input: TransactWriteItemsCommandInput = {
+      TransactItems: items.map((Item) => ({ Put: { TableName: table.name, Item } })),
+      ReturnConsumedCapacity: 'TOTAL',
+    };
+    const { ConsumedCapacity } = await client.send(new TransactWriteItemsCommand(input));
+    const reported = (ConsumedCapacity ?? []).reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+    const model = items.reduce((sum, item) => sum + 2 * writeUnits(itemSize(item)), 0);
+    return { model, reported };
+  };
+  const distinctTransaction = await transact([0, 2, 4], 'tx-distinct');
+  const equalTransaction = await transact(
+    Array.from({ length: 10 }, () => 3),
+    'tx-equal',
+  );
+  if (distinctTransaction.model !== distinctTransaction.reported) {
+    mismatches.push(
+      `transaction of distinct sizes: model ${distinctTransaction.model}, emulator ${distinctTransaction.reported}`,
+    );
+  }
+  return { probes, agreeing, mismatches, distinctTransaction, equalTransaction };
+}

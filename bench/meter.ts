@@ -1,0 +1,437 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import {
+  type ItemImages,
+  itemIdentity,
+  itemSize,
+  scalar,
+  type TableShape,
+  toWireItem,
+  transactActionUnits,
+  type WireItem,
+  writeUnits,
+} from './capacity.ts';
+
+/**
+ * Counts what the benchmark's AWS clients do, with SDK middleware: API calls per operation, SQS
+ * billed requests (one per 64 KB chunk of payload), DynamoDB read and write units, and handler
+ * invocations with their duration. Counters are flat `metric|who|detail` keys so that a phase is
+ * measured as the difference of two snapshots.
+ *
+ * `who` is the client's role (`esm` for the Lambda event source pollers, `clients` for producers,
+ * responders and output consumers, `naive` for the baseline) and, for fanin's own clients, the
+ * handler running at the time of the call (`fanin:reply`), known through {@link invocationScope}.
+ */
+
+/** The handler an SDK call is made from, set by {@link Meter.wrapHandler}. */
+export const invocationScope = new AsyncLocalStorage<{ readonly handler: string }>();
+
+/** A snapshot of the counters. */
+export type Counters = Readonly<Record<string, number>>;
+
+/** One recorded `TransactWriteItems`, for the hot-aggregate analysis. */
+export interface TransactionRecord {
+  /** `performance.now()` when it returned. */
+  readonly at: number;
+  readonly who: string;
+  /** `Put` actions (replies) in it. */
+  readonly puts: number;
+  /** Table plus index write units, by DynamoDB's rules. */
+  readonly units: number;
+  /** The table partition key of its first action. */
+  readonly partitionKey: string;
+}
+
+const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+const WRITE_OPERATIONS = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+]);
+/** SQS bills each 64 KB chunk of a request's payload as one request. */
+const SQS_CHUNK_BYTES = 64 * 1024;
+
+type Input = Record<string, unknown>;
+
+/** The counters and the middleware that feeds them. */
+export class Meter {
+  private readonly counters = new Map<string, number>();
+  private readonly tables = new Map<string, TableShape>();
+  /** The last image of every item seen on the wire: the size of an item before a transactional update. */
+  public readonly images: ItemImages = new Map();
+  /** Write units per partition key (`table:<pk>`, `<index>:<pk>`), while {@link trackKeys} is on. */
+  public readonly keyUnits = new Map<string, number>();
+  /** Transactions, while {@link recordTransactions} is on. */
+  public readonly transactions: TransactionRecord[] = [];
+  public trackKeys = false;
+  public recordTransactions = false;
+
+  /** Adds to a counter. */
+  public add(key: string, amount = 1): void {
+    this.counters.set(key, (this.counters.get(key) ?? 0) + amount);
+  }
+
+  /** A copy of every counter. */
+  public snapshot(): Counters {
+    return Object.fromEntries(this.counters);
+  }
+
+  /** Declares a table's keys and indexes, so transactional writes to it can be costed. */
+  public registerTable(shape: TableShape): void {
+    this.tables.set(shape.name, shape);
+  }
+
+  /**
+   * Counts the SQS calls of `client` under `role`, each labelled with what its queue is for
+   * (`label` maps a queue URL to e.g. `ingress`, `reply`, `output`).
+   */
+  public instrumentSqs(
+    client: SQSClient,
+    role: string,
+    label: (queueUrl: string) => string = () => 'queue',
+  ): void {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const op = operationOf(context.commandName);
+        const who = whoIs(role);
+        const input = args.input as Input;
+        const queueUrl = String(input.QueueUrl ?? '');
+        const kind = queueUrl.endsWith('.fifo') ? 'fifo' : 'std';
+        const queue = label(queueUrl);
+        const result = await next(args);
+        const output = result.output as unknown as Input;
+        let bytes = 0;
+        let detail = op;
+        if (op === 'SendMessage') {
+          bytes = messageBytes(input.MessageBody, input.MessageAttributes);
+          this.add(`sqs.sent|${who}|${kind}`);
+        } else if (op === 'SendMessageBatch') {
+          const entries = (input.Entries as Input[] | undefined) ?? [];
+          for (const entry of entries) bytes += messageBytes(entry.MessageBody, entry.MessageAttributes);
+          this.add(`sqs.sent|${who}|${kind}`, entries.length);
+        } else if (op === 'ReceiveMessage') {
+          const messages = (output.Messages as Input[] | undefined) ?? [];
+          for (const message of messages) bytes += messageBytes(message.Body, message.MessageAttributes);
+          this.add(`sqs.received|${who}|${kind}`, messages.length);
+          // Idle long polls are an artefact of how long the benchmark waits; they are kept apart.
+          if (messages.length === 0) detail = 'ReceiveMessage(empty)';
+        }
+        this.add(`sqs.calls|${who}|${detail}|${queue}`);
+        this.add(
+          `sqs.billed|${who}|${kind}|${detail}|${queue}`,
+          Math.max(1, Math.ceil(bytes / SQS_CHUNK_BYTES)),
+        );
+        return result;
+      },
+      { step: 'initialize', name: 'benchSqsMeter' },
+    );
+  }
+
+  /**
+   * Counts the DynamoDB calls of `client` (and of any document client built over it) under `role`:
+   * asks every data-plane call for `ReturnConsumedCapacity: 'INDEXES'`, takes read units and
+   * non-transactional write units from DynamoDB's answer, and computes transactional write units
+   * by DynamoDB's rules (see `capacity.ts` for why).
+   */
+  public instrumentDynamo(client: DynamoDBClient, role: string): void {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const op = operationOf(context.commandName);
+        if (!READ_OPERATIONS.has(op) && !WRITE_OPERATIONS.has(op)) return next(args);
+        return next({ ...args, input: { ...(args.input as Input), ReturnConsumedCapacity: 'INDEXES' } });
+      },
+      { step: 'initialize', name: 'benchCapacityRequest' },
+    );
+    // At the build step the input is in the wire format, whichever client sent it.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const op = operationOf(context.commandName);
+        if (!READ_OPERATIONS.has(op) && !WRITE_OPERATIONS.has(op)) return next(args);
+        const who = whoIs(role);
+        const input = args.input as Input;
+        this.add(`ddb.calls|${who}|${op}`);
+        try {
+          const result = await next(args);
+          this.afterDynamo(who, op, input, result.output as unknown as Input);
+          return result;
+        } catch (error) {
+          this.onDynamoError(who, op, input, error);
+          throw error;
+        }
+      },
+      { step: 'build', name: 'benchCapacityMeter' },
+    );
+  }
+
+  /**
+   * Wraps a Lambda-style handler: counts invocations and records, times them, and makes the
+   * handler's name known to the middleware of the calls it makes.
+   */
+  public wrapHandler<Event extends { readonly Records?: readonly unknown[] }, Result>(
+    name: string,
+    handler: (event: Event) => Promise<Result>,
+  ): (event: Event) => Promise<Result> {
+    return async (event) => {
+      const started = performance.now();
+      this.add(`lambda.invocations|${name}`);
+      this.add(`lambda.records|${name}`, event.Records?.length ?? 0);
+      try {
+        return await invocationScope.run({ handler: name }, () => handler(event));
+      } finally {
+        this.add(`lambda.ms|${name}`, performance.now() - started);
+      }
+    };
+  }
+
+  private afterDynamo(who: string, op: string, input: Input, output: Input): void {
+    const reported = capacityOf(output.ConsumedCapacity);
+    if (READ_OPERATIONS.has(op)) {
+      this.add(`ddb.rcu|${who}|${op}`, reported.total);
+      this.rememberRead(op, input, output);
+      return;
+    }
+    this.add(`ddb.wcu_reported|${who}|${op}`, reported.total);
+    if (op === 'TransactWriteItems') {
+      const units = this.transactionUnits(input);
+      this.add(`ddb.wcu|${who}|${op}`, units.table + units.index);
+      this.add(`ddb.wcu_index|${who}|${op}`, units.index);
+      this.add(`ddb.tx_actions|${who}`, units.actions);
+      this.add(`ddb.tx_puts|${who}`, units.puts);
+      if (units.unknown > 0) this.add(`ddb.size_unknown|${who}`, units.unknown);
+      if (this.trackKeys)
+        for (const [key, n] of units.keys) this.keyUnits.set(key, (this.keyUnits.get(key) ?? 0) + n);
+      if (this.recordTransactions) {
+        this.transactions.push({
+          at: performance.now(),
+          who,
+          puts: units.puts,
+          units: units.table + units.index,
+          partitionKey: units.firstKey,
+        });
+      }
+      this.rememberTransaction(input);
+      return;
+    }
+    this.add(`ddb.wcu|${who}|${op}`, reported.total);
+    this.add(`ddb.wcu_index|${who}|${op}`, reported.index);
+    if (this.trackKeys) this.trackWrite(input, reported.total - reported.index);
+    this.rememberWrite(op, input, output);
+  }
+
+  /** Attributes a non-transactional write's table units to its partition key(s). */
+  private trackWrite(input: Input, units: number): void {
+    const credit = (tableName: unknown, key: WireItem | undefined, share: number): void => {
+      const table = this.tables.get(String(tableName));
+      if (!table || !key) return;
+      const name = `table:${scalar(key[table.partitionKey])}`;
+      this.keyUnits.set(name, (this.keyUnits.get(name) ?? 0) + share);
+    };
+    const requests = input.RequestItems as Record<string, Input[]> | undefined;
+    if (!requests) {
+      credit(input.TableName, (input.Key ?? input.Item) as WireItem | undefined, units);
+      return;
+    }
+    // A batch reports one total: spread it evenly over its requests.
+    const all = Object.entries(requests).flatMap(([tableName, list]) =>
+      list.map((request) => ({ tableName, request })),
+    );
+    for (const { tableName, request } of all) {
+      const key = ((request.PutRequest as Input | undefined)?.Item ??
+        (request.DeleteRequest as Input | undefined)?.Key) as WireItem | undefined;
+      credit(tableName, key, units / all.length);
+    }
+  }
+
+  private onDynamoError(who: string, op: string, input: Input, error: unknown): void {
+    const name = error instanceof Error ? error.name : 'Error';
+    if (name === 'TransactionCanceledException') {
+      const reasons = ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [])
+        .map((r) => r.Code ?? 'None')
+        .filter((code) => code !== 'None');
+      const reason = [...new Set(reasons)].sort().join('+') || 'unknown';
+      this.add(`ddb.tx_cancelled|${who}|${reason}`);
+      // AWS does not document what a cancelled transaction costs; kept apart, at the commit price.
+      const units = this.transactionUnits(input);
+      this.add(`ddb.wcu_cancelled|${who}`, units.table + units.index);
+      return;
+    }
+    if (name === 'ConditionalCheckFailedException') {
+      // A failed conditional write still consumes write units: the existing item's size, at least 1.
+      this.add(`ddb.cond_failed|${who}|${op}`);
+      const table = this.tables.get(String(input.TableName));
+      const key = (input.Key ?? input.Item) as WireItem | undefined;
+      const before = table && key ? this.images.get(itemIdentity(table, key)) : undefined;
+      this.add(`ddb.wcu|${who}|${op}`, writeUnits(before ? itemSize(before) : 0));
+      return;
+    }
+    this.add(`ddb.errors|${who}|${op}:${name}`);
+  }
+
+  private transactionUnits(input: Input): {
+    table: number;
+    index: number;
+    actions: number;
+    puts: number;
+    unknown: number;
+    keys: Map<string, number>;
+    firstKey: string;
+  } {
+    const actions = (input.TransactItems as Input[] | undefined) ?? [];
+    const totals = { table: 0, index: 0, actions: actions.length, puts: 0, unknown: 0 };
+    const keys = new Map<string, number>();
+    let firstKey = '';
+    for (const action of actions) {
+      const body = (action.Put ?? action.Update ?? action.Delete ?? action.ConditionCheck) as
+        | Input
+        | undefined;
+      const table = this.tables.get(String(body?.TableName));
+      if (!table) {
+        this.add('ddb.unregistered_table');
+        continue;
+      }
+      const write = transactActionUnits(
+        action as Parameters<typeof transactActionUnits>[0],
+        table,
+        this.images,
+      );
+      totals.table += write.tableUnits;
+      totals.index += write.indexUnits;
+      if (action.Put) totals.puts += 1;
+      if (write.sizeUnknown) totals.unknown += 1;
+      if (firstKey === '') firstKey = write.partitionKey;
+      const tableKey = `table:${write.partitionKey}`;
+      keys.set(tableKey, (keys.get(tableKey) ?? 0) + write.tableUnits);
+      for (const { key, units } of write.indexKeys) keys.set(key, (keys.get(key) ?? 0) + units);
+    }
+    return { ...totals, keys, firstKey };
+  }
+
+  private remember(tableName: unknown, item: Record<string, unknown> | undefined, present: boolean): void {
+    const table = this.tables.get(String(tableName));
+    if (!table || !item) return;
+    const wire = toWireItem(item, table.partitionKey);
+    const id = itemIdentity(table, wire);
+    if (present) this.images.set(id, wire);
+    else this.images.delete(id);
+  }
+
+  private rememberTransaction(input: Input): void {
+    for (const action of (input.TransactItems as Input[] | undefined) ?? []) {
+      const put = action.Put as Input | undefined;
+      const del = action.Delete as Input | undefined;
+      if (put) this.remember(put.TableName, put.Item as WireItem, true);
+      if (del) this.remember(del.TableName, del.Key as WireItem, false);
+    }
+  }
+
+  private rememberWrite(op: string, input: Input, output: Input): void {
+    if (op === 'PutItem') this.remember(input.TableName, input.Item as WireItem, true);
+    else if (op === 'DeleteItem') this.remember(input.TableName, input.Key as WireItem, false);
+    else if (op === 'UpdateItem' && input.ReturnValues === 'ALL_NEW' && output.Attributes) {
+      this.remember(input.TableName, output.Attributes as Record<string, unknown>, true);
+    } else if (op === 'BatchWriteItem') {
+      const requests = (input.RequestItems ?? {}) as Record<string, Input[]>;
+      for (const [tableName, list] of Object.entries(requests)) {
+        for (const request of list) {
+          const put = request.PutRequest as Input | undefined;
+          const del = request.DeleteRequest as Input | undefined;
+          if (put) this.remember(tableName, put.Item as WireItem, true);
+          if (del) this.remember(tableName, del.Key as WireItem, false);
+        }
+      }
+    }
+  }
+
+  private rememberRead(op: string, input: Input, output: Input): void {
+    if (op === 'GetItem') {
+      if (input.ProjectionExpression !== undefined) return;
+      if (output.Item) this.remember(input.TableName, output.Item as Record<string, unknown>, true);
+      else this.remember(input.TableName, input.Key as WireItem, false);
+    } else if (op === 'Query' && input.IndexName === undefined && input.ProjectionExpression === undefined) {
+      for (const item of (output.Items as Record<string, unknown>[] | undefined) ?? []) {
+        this.remember(input.TableName, item, true);
+      }
+    }
+  }
+}
+
+/** `TransactWriteItemsCommand` → `TransactWriteItems`. */
+function operationOf(commandName: string | undefined): string {
+  return (commandName ?? 'Unknown').replace(/Command$/, '');
+}
+
+function whoIs(role: string): string {
+  const scope = invocationScope.getStore();
+  return scope ? `${role}:${scope.handler}` : role;
+}
+
+/** Payload bytes of a message as SQS counts them: body plus attribute names, types and values. */
+function messageBytes(body: unknown, attributes: unknown): number {
+  let bytes = typeof body === 'string' ? Buffer.byteLength(body) : 0;
+  for (const [name, value] of Object.entries((attributes ?? {}) as Record<string, Input>)) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(String(value.DataType ?? ''));
+    if (typeof value.StringValue === 'string') bytes += Buffer.byteLength(value.StringValue);
+  }
+  return bytes;
+}
+
+/** Total and index units of a `ConsumedCapacity` (one object, or a list for batch/transact calls). */
+function capacityOf(consumed: unknown): { total: number; index: number } {
+  const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as ConsumedCapacity[];
+  let total = 0;
+  let index = 0;
+  for (const entry of list) {
+    total += entry.CapacityUnits ?? 0;
+    for (const gsi of Object.values(entry.GlobalSecondaryIndexes ?? {})) index += gsi.CapacityUnits ?? 0;
+  }
+  return { total, index };
+}
+
+/** Splits a counter key into its parts. */
+export function parseKey(key: string): { metric: string; who: string; detail: string } {
+  const [metric = '', who = '', ...rest] = key.split('|');
+  return { metric, who, detail: rest.join('|') };
+}
+
+/** `after - before`, counter by counter (counters only grow). */
+export function diff(after: Counters, before: Counters): Counters {
+  const result: Record<string, number> = {};
+  for (const [key, value] of Object.entries(after)) {
+    const delta = value - (before[key] ?? 0);
+    if (delta !== 0) result[key] = delta;
+  }
+  return result;
+}
+
+/** Sums the counters of one metric whose `who` and detail pass the filter. */
+export function total(
+  counters: Counters,
+  metric: string,
+  filter: (who: string, detail: string) => boolean = () => true,
+): number {
+  let sum = 0;
+  for (const [key, value] of Object.entries(counters)) {
+    const parsed = parseKey(key);
+    if (parsed.metric === metric && filter(parsed.who, parsed.detail)) sum += value;
+  }
+  return sum;
+}
+
+/** The counters of one metric grouped by a function of `who` and detail. */
+export function grouped(
+  counters: Counters,
+  metric: string,
+  groupOf: (who: string, detail: string) => string | undefined,
+): Record<string, number> {
+  const groups: Record<string, number> = {};
+  for (const [key, value] of Object.entries(counters)) {
+    const parsed = parseKey(key);
+    if (parsed.metric !== metric) continue;
+    const group = groupOf(parsed.who, parsed.detail);
+    if (group !== undefined) groups[group] = (groups[group] ?? 0) + value;
+  }
+  return groups;
+}

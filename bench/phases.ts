@@ -1,0 +1,162 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type Counters, diff } from './meter.ts';
+import { type Rig, sleep } from './rig.ts';
+
+/** Reply bodies of the benchmark. */
+export const Bodies = {
+  /**
+   * About 1 KB: the size the cost figure is quoted for. Exactly 1,024 bytes of JSON, so the
+   * stored reply item (body plus keys and bookkeeping) is just over 1 KB: 2 write units.
+   */
+  kilobyte(aggregateId: string, replyId: string): string {
+    const head = `{"v":${scoreOf(aggregateId, replyId)},"pad":"`;
+    return `${head}${'x'.repeat(1024 - head.length - 2)}"}`;
+  },
+  /** A small reply (a score and an id, ~20 bytes): what the scale curve and the hot aggregate use. */
+  small(aggregateId: string, replyId: string): string {
+    return `{"v":${scoreOf(aggregateId, replyId)},"i":${JSON.stringify(replyId)}}`;
+  },
+} as const;
+
+/** A deterministic value per reply, so condensed results are reproducible. */
+function scoreOf(aggregateId: string, replyId: string): number {
+  let hash = 7;
+  for (const ch of `${aggregateId}/${replyId}`) hash = (hash * 31 + ch.charCodeAt(0)) % 1000;
+  return hash;
+}
+
+/** A batch of aggregates driven end to end through fanin. */
+export interface FaninWorkload {
+  /** Definition name (a splitter to the responders queue). */
+  readonly definition: string;
+  /** Aggregate id prefix, unique per phase. */
+  readonly idPrefix: string;
+  readonly aggregates: number;
+  readonly fanOut: number;
+  readonly body: (aggregateId: string, replyId: string) => string;
+  /** Requests per second (open loop); all at once when absent. */
+  readonly requestsPerSecond?: number;
+  /** Give up after this long. */
+  readonly timeoutMs: number;
+}
+
+/** What one fanin phase measured. */
+export interface FaninPhaseResult {
+  readonly aggregates: number;
+  readonly replies: number;
+  /** From the first request sent to the last result visible on an output queue. */
+  readonly elapsedMs: number;
+  /** Last reply sent → result visible, per aggregate, in ms. */
+  readonly latenciesMs: readonly number[];
+  /** Results by output type. */
+  readonly outcomes: Readonly<Record<string, number>>;
+  /** Everything the meter counted during the phase (until the handlers were idle again). */
+  readonly counters: Counters;
+}
+
+/** Aggregate ids of a workload. */
+export function aggregateIds(workload: Pick<FaninWorkload, 'idPrefix' | 'aggregates'>): string[] {
+  return Array.from(
+    { length: workload.aggregates },
+    (_, i) => `${workload.idPrefix}-${String(i).padStart(5, '0')}`,
+  );
+}
+
+/**
+ * Runs aggregates end to end: requests to the ingress queue, the fan-out handler sends the
+ * sub-requests, the responders answer, the reply handler records and completes, the collector
+ * sees the results. Counters cover the phase until every handler is idle (a completion closes the
+ * aggregate after its result is visible).
+ */
+export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<FaninPhaseResult> {
+  const ids = aggregateIds(workload);
+  for (const id of ids) rig.responders.expected.set(id, workload.fanOut);
+  rig.responders.body = workload.body;
+  const requests = ids.map((id) => ({
+    definition: workload.definition,
+    aggregateId: id,
+    requestId: id,
+    items: Array.from({ length: workload.fanOut }, (_, i) => i),
+  }));
+  await rig.idle();
+  const before = rig.meter.snapshot();
+  const started = performance.now();
+  if (workload.requestsPerSecond === undefined) {
+    await rig.sendRequests(requests);
+  } else {
+    const interval = 1000 / workload.requestsPerSecond;
+    for (const [i, request] of requests.entries()) {
+      const due = started + i * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      await rig.sendRequest(request);
+    }
+  }
+  await rig.collector.waitFor(ids, workload.timeoutMs);
+  const finished = Math.max(...ids.map((id) => rig.collector.results.get(id)?.at ?? 0));
+  await rig.idle();
+  const counters = diff(rig.meter.snapshot(), before);
+  const latenciesMs: number[] = [];
+  const outcomes: Record<string, number> = {};
+  for (const id of ids) {
+    const result = rig.collector.results.get(id);
+    const sent = rig.responders.lastSentAt.get(id);
+    if (result) outcomes[result.type] = (outcomes[result.type] ?? 0) + 1;
+    if (result && sent !== undefined) latenciesMs.push(result.at - sent);
+  }
+  return {
+    aggregates: ids.length,
+    replies: ids.length * workload.fanOut,
+    elapsedMs: finished - started,
+    latenciesMs,
+    outcomes,
+    counters,
+  };
+}
+
+/**
+ * The raw write capacity of the emulated store: plain `PutItem`s of reply-shaped items (same keys,
+ * same body) by `concurrency` writers for `durationMs`, with an unmetered client.
+ *
+ * @returns writes per second.
+ */
+export async function storeCapacity(
+  rig: Rig,
+  options: { readonly concurrency: number; readonly durationMs: number; readonly body: string },
+): Promise<{ writes: number; elapsedMs: number; writesPerSecond: number }> {
+  const { dynamo } = rig.setupClients;
+  const table = rig.provisioned.tableName;
+  let writes = 0;
+  let sequence = 0;
+  const started = performance.now();
+  const writer = async (): Promise<void> => {
+    while (performance.now() - started < options.durationMs) {
+      const n = sequence;
+      sequence += 1;
+      await dynamo.send(
+        new PutItemCommand({
+          TableName: table,
+          Item: {
+            pk: { S: `A#capacity-${Math.floor(n / 10)}` },
+            sk: { S: `R#${n % 10}` },
+            replyId: { S: String(n % 10) },
+            payload: { S: options.body },
+            receivedAt: { N: String(Date.now()) },
+          },
+        }),
+      );
+      writes += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, writer));
+  const elapsedMs = performance.now() - started;
+  return { writes, elapsedMs, writesPerSecond: (writes * 1000) / elapsedMs };
+}
+
+/** The p-th percentile (0–100) of a list, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}

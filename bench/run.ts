@@ -1,0 +1,748 @@
+/**
+ * fanin's benchmark: `npm run bench` (full, about 10 minutes) or `npm run bench -- --quick` (CI
+ * smoke, under 2 minutes). Starts the emulators (or uses AWS_ENDPOINT_URL), provisions a fresh
+ * topology, drives the real handlers, and writes `bench/results/latest.{json,md}` and
+ * `scale.svg` (quick: `quick.*`). Not part of `npm test`: it reports figures, it asserts nothing.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { createDynamoClient } from '../shared/aws/clients.ts';
+import { startEmulators } from '../shared/local/emulators.ts';
+import { NaiveAggregateStore, runNaive, sampleNaive } from './baseline.ts';
+import { calibrateCapacityModel } from './calibrate.ts';
+import { addUsage, billPerMillion, loadPrices, stepFunctionsUsage, usageOf } from './cost.ts';
+import {
+  type AwsLimits,
+  type HotDesign,
+  hotBounds,
+  measureSharded,
+  runHotAggregate,
+  ShardedRecorder,
+  simulateHot,
+} from './hot-aggregate.ts';
+import { type Counters, diff, grouped, Meter, total } from './meter.ts';
+import { Bodies, type FaninPhaseResult, percentile, runFanin, storeCapacity } from './phases.ts';
+import { fitUnits, type Results, renderMarkdown, renderScaleSvg, type ScalePoint } from './report.ts';
+import { RESPONDERS, Rig, sleep } from './rig.ts';
+
+interface Plan {
+  readonly capacityMs: number;
+  readonly headlineAggregates: number;
+  readonly latencyAggregates: number;
+  readonly timerAggregates: number;
+  readonly baselineHeadlineAggregates: number;
+  readonly scale: readonly { readonly fanOut: number; readonly aggregates: number }[];
+  readonly hotReplies: number;
+  readonly prototypeReplies: number;
+}
+
+const QUICK: Plan = {
+  capacityMs: 3_000,
+  headlineAggregates: 100,
+  latencyAggregates: 30,
+  timerAggregates: 10,
+  baselineHeadlineAggregates: 50,
+  scale: [
+    { fanOut: 10, aggregates: 20 },
+    { fanOut: 100, aggregates: 4 },
+    { fanOut: 1_000, aggregates: 1 },
+  ],
+  hotReplies: 1_000,
+  prototypeReplies: 500,
+};
+
+const FULL: Plan = {
+  capacityMs: 10_000,
+  headlineAggregates: 300,
+  latencyAggregates: 150,
+  timerAggregates: 30,
+  baselineHeadlineAggregates: 100,
+  scale: [
+    { fanOut: 10, aggregates: 100 },
+    { fanOut: 100, aggregates: 20 },
+    { fanOut: 1_000, aggregates: 4 },
+    { fanOut: 10_000, aggregates: 1 },
+  ],
+  hotReplies: 10_000,
+  prototypeReplies: 2_000,
+};
+
+/** The AWS figures the emulator cannot give: per-key limits and typical latencies (stated in the report). */
+const AWS_LIMITS: AwsLimits = {
+  keyUnitsPerSecond: 1_000,
+  transactionMs: 10,
+  overheadMs: 20,
+  visibilityTimeoutSeconds: 181,
+};
+
+const DEFINITIONS = [
+  {
+    name: 'bench-collect',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'collect' as const },
+    timeoutSeconds: 600,
+  },
+  {
+    // Large fan-outs condense: collecting 10,000 replies would make a result bigger than a message.
+    name: 'bench-condense',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'condense' as const, field: '$.v' },
+    timeoutSeconds: 600,
+  },
+  {
+    name: 'bench-timer',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'collect' as const },
+    timeoutSeconds: 3,
+  },
+  {
+    name: 'bench-hot',
+    fanOut: { type: 'none' as const },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'condense' as const, field: '$.v' },
+    timeoutSeconds: 600,
+  },
+];
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const plan = quick ? QUICK : FULL;
+  const started = performance.now();
+  const loadAtStart = loadavg();
+  const prices = await loadPrices();
+  log(`${quick ? 'quick' : 'full'} run`);
+
+  const emulators = await startEmulators({ eventBridge: false });
+  Object.assign(process.env, emulators.env);
+  log(
+    `emulators: ${emulators.started.map((e) => `${e.name} ${e.url}`).join(', ') || 'none (AWS_ENDPOINT_URL)'}`,
+  );
+  const meter = new Meter();
+  const rig = await Rig.start(meter, DEFINITIONS);
+  const naiveClient = createDynamoClient();
+  meter.instrumentDynamo(naiveClient, 'naive');
+  const naive = new NaiveAggregateStore({ client: naiveClient, tableName: `${rig.topology.prefix}-naive` });
+  const shardedClient = createDynamoClient();
+  meter.instrumentDynamo(shardedClient, 'sharded');
+  try {
+    await naive.createTable();
+    meter.registerTable(naive.shape);
+
+    log('calibrating the capacity model against the emulator');
+    const calibration = await calibrateCapacityModel(rig.setupClients.dynamo, rig.tableShape);
+
+    const concurrency = rig.topology.replyPartitions.length * rig.topology.consumers.reply.maxConcurrency;
+    log(`raw store capacity: PutItem x ${concurrency} writers for ${plan.capacityMs} ms`);
+    const capacity = await storeCapacity(rig, {
+      concurrency,
+      durationMs: plan.capacityMs,
+      body: Bodies.kilobyte('capacity', '0'),
+    });
+
+    rig.start();
+    rig.startTimers();
+
+    log(`headline: ${plan.headlineAggregates} aggregates x 10 replies of 1 KB, all at once`);
+    const headline = await runFanin(rig, {
+      definition: 'bench-collect',
+      idPrefix: 'head',
+      aggregates: plan.headlineAggregates,
+      fanOut: 10,
+      body: Bodies.kilobyte,
+      timeoutMs: 600_000,
+    });
+    const aggregatesPerSecond = (headline.aggregates * 1000) / headline.elapsedMs;
+    const pace = Math.max(1, aggregatesPerSecond / 2);
+    log(`latency: ${plan.latencyAggregates} aggregates at ${pace.toFixed(1)}/s (half the saturated rate)`);
+    const latency = await runFanin(rig, {
+      definition: 'bench-collect',
+      idPrefix: 'lat',
+      aggregates: plan.latencyAggregates,
+      fanOut: 10,
+      body: Bodies.kilobyte,
+      requestsPerSecond: pace,
+      timeoutMs: 600_000,
+    });
+
+    log(`deadline timers: ${plan.timerAggregates} aggregates with a 3 s deadline, then their timers firing`);
+    const timers = await runTimers(rig, plan.timerAggregates);
+
+    log(`baseline at the headline: ${plan.baselineHeadlineAggregates} aggregates x 10 replies of 1 KB`);
+    const naiveHeadline = await measureNaive(meter, naive, {
+      idPrefix: 'nhead',
+      aggregates: plan.baselineHeadlineAggregates,
+      fanOut: 10,
+      body: Bodies.kilobyte,
+      concurrency,
+    });
+
+    const scale: ScalePoint[] = [];
+    for (const { fanOut, aggregates } of plan.scale) {
+      log(`scale: fan-out ${fanOut} x ${aggregates} aggregates through fanin`);
+      const fanin = await runFanin(rig, {
+        definition: 'bench-condense',
+        idPrefix: `s${fanOut}`,
+        aggregates,
+        fanOut,
+        body: Bodies.small,
+        timeoutMs: 900_000,
+      });
+      let baseline: BaselineFigures;
+      if (fanOut <= REPLAY_UP_TO) {
+        log(`scale: fan-out ${fanOut} x ${aggregates} aggregates through the naive baseline`);
+        baseline = naiveFigures(
+          await measureNaive(meter, naive, {
+            idPrefix: `n${fanOut}`,
+            aggregates,
+            fanOut,
+            body: Bodies.small,
+            concurrency,
+          }),
+        );
+      } else {
+        log(
+          `scale: fan-out ${fanOut} through the naive baseline, sampled at ${SAMPLED_POSITIONS} reply positions`,
+        );
+        baseline = await sampledNaiveFigures(meter, naive, rig, `n${fanOut}`, fanOut, SAMPLED_POSITIONS);
+      }
+      scale.push(scalePoint(fanOut, aggregates, fanin, baseline));
+    }
+    // The sampling is checked where both can be afforded: replayed and sampled at fan-out 1,000.
+    const replayed = scale.find((p) => p.fanOut === REPLAY_UP_TO);
+    let samplingCheck: Results['baseline_sampling_check'];
+    if (replayed) {
+      log(`baseline sampling check: fan-out ${REPLAY_UP_TO} sampled at 100 positions`);
+      const sampled = await sampledNaiveFigures(meter, naive, rig, 'ncheck', REPLAY_UP_TO, 100);
+      samplingCheck = {
+        fan_out: REPLAY_UP_TO,
+        replayed_write_units_per_reply: round(replayed.baseline.writeUnitsPerReply, 3),
+        sampled_write_units_per_reply: round(sampled.writeUnitsPerReply, 3),
+      };
+    }
+
+    log(`hot aggregate: one aggregate, ${plan.hotReplies} replies as fast as they come`);
+    const hot = await runHotAggregate(rig, {
+      definition: 'bench-hot',
+      replies: plan.hotReplies,
+      senders: 4,
+      timeoutMs: 900_000,
+    });
+
+    log(`sharded prototype: ${plan.prototypeReplies} replies per layout`);
+    const prototypes = [];
+    for (const [shards, batch] of [
+      [1, 10],
+      [1, 98],
+      [8, 10],
+      [8, 98],
+    ] as const) {
+      const recorder = new ShardedRecorder({
+        client: shardedClient,
+        tableName: `${rig.topology.prefix}-sharded`,
+        shards,
+      });
+      if (prototypes.length === 0) await recorder.createTable();
+      meter.registerTable(recorder.shape);
+      prototypes.push(
+        await measureSharded(meter, recorder, {
+          replies: plan.prototypeReplies,
+          batch,
+          consumers: 5,
+          role: 'sharded',
+        }),
+      );
+    }
+
+    log('AWS model: bounds and simulation of one hot aggregate');
+    const replyUnits = 1;
+    const measuredBatch = Math.max(1, Math.round(hot.meanRepliesPerTransaction));
+    const base: HotDesign = {
+      name: `fanin today (batch ${measuredBatch} as measured, 5 consumers)`,
+      shards: 1,
+      batch: measuredBatch,
+      consumers: rig.topology.consumers.reply.maxConcurrency,
+      replyUnits,
+      headerUnits: 1,
+      indexUnitsPerTransaction: 1,
+      splitForHeat: false,
+      onThrottle: 'redeliver',
+    };
+    const designs: HotDesign[] = [
+      base,
+      {
+        ...base,
+        name: '+ back off on throttling instead of failing the batch',
+        onThrottle: 'backoff',
+      },
+      {
+        ...base,
+        name: '+ DynamoDB has split the partition for heat',
+        onThrottle: 'backoff',
+        splitForHeat: true,
+      },
+      {
+        ...base,
+        name: '+ batches of 98 (batching window), still 5 consumers',
+        batch: 98,
+        onThrottle: 'backoff',
+      },
+      {
+        ...base,
+        name: '+ batches of 98, one consumer per aggregate (FIFO group)',
+        batch: 98,
+        consumers: 1,
+        onThrottle: 'backoff',
+      },
+      {
+        ...base,
+        name: 'write-sharded x8, batches of 98, `received` out of the open index',
+        shards: 8,
+        batch: 98,
+        onThrottle: 'backoff',
+        indexUnitsPerTransaction: 0,
+      },
+      {
+        ...base,
+        name: 'write-sharded x16, batches of 98, 10 consumers',
+        shards: 16,
+        batch: 98,
+        consumers: 10,
+        onThrottle: 'backoff',
+        indexUnitsPerTransaction: 0,
+      },
+    ];
+    const model = designs.map((design) => ({
+      design,
+      bounds: hotBounds(design, AWS_LIMITS),
+      simulation: simulateHot(design, AWS_LIMITS, 100_000),
+    }));
+
+    const failures = rig.failures();
+    const results = assemble({
+      quick,
+      started,
+      loadAtStart,
+      emulators: emulators.started.map((e) => e.name),
+      prices,
+      calibration,
+      capacity: { ...capacity, concurrency },
+      headline,
+      latency,
+      pace,
+      timers,
+      naiveHeadline,
+      scale,
+      samplingCheck,
+      hot,
+      prototypes,
+      model,
+      sanity: {
+        ...failures,
+        responderErrors: rig.responders.errors,
+        collectorErrors: rig.collector.errors,
+        outputsSeen: Object.fromEntries(rig.collector.types),
+        transactionSizesUnknown: grouped(meter.snapshot(), 'ddb.size_unknown', (who) => who),
+        unregisteredTables: total(meter.snapshot(), 'ddb.unregistered_table'),
+      },
+    });
+    const name = quick ? 'quick' : 'latest';
+    const dir = new URL('./results/', import.meta.url);
+    await mkdir(dir, { recursive: true });
+    const svgName = quick ? 'quick-scale.svg' : 'scale.svg';
+    await writeFile(new URL(`${name}.json`, dir), `${JSON.stringify(results, null, 2)}\n`);
+    await writeFile(new URL(svgName, dir), renderScaleSvg(results));
+    await writeFile(new URL(`${name}.md`, dir), renderMarkdown(results, svgName));
+    log(
+      `done in ${Math.round((performance.now() - started) / 1000)} s: bench/results/${name}.json, ${name}.md, ${svgName}`,
+    );
+    process.stdout.write(`${summaryLine(results)}\n`);
+  } finally {
+    await rig.stop().catch((error: unknown) => log(`stopping: ${String(error)}`));
+    await naive.deleteTable();
+    await emulators.stop();
+  }
+}
+
+/** Aggregates with a 3 s deadline complete first; then the counters cover only their timers firing. */
+async function runTimers(
+  rig: Rig,
+  aggregates: number,
+): Promise<{ fired: number; outcomes: Record<string, number>; counters: Counters }> {
+  const completed = await runFanin(rig, {
+    definition: 'bench-timer',
+    idPrefix: 'tmr',
+    aggregates,
+    fanOut: 10,
+    body: Bodies.kilobyte,
+    requestsPerSecond: 20,
+    timeoutMs: 120_000,
+  });
+  const before = rig.meter.snapshot();
+  const firedBefore = total(before, 'lambda.records', (who) => who === 'timer');
+  const deadline = Date.now() + 60_000;
+  while (total(rig.meter.snapshot(), 'lambda.records', (who) => who === 'timer') - firedBefore < aggregates) {
+    if (Date.now() > deadline) break;
+    await sleep(100);
+  }
+  await rig.idle();
+  const counters = diff(rig.meter.snapshot(), before);
+  return {
+    fired: total(counters, 'lambda.records', (who) => who === 'timer'),
+    outcomes: { ...completed.outcomes },
+    counters,
+  };
+}
+
+interface NaiveResult {
+  readonly aggregates: number;
+  readonly replies: number;
+  readonly elapsedMs: number;
+  readonly counters: Counters;
+}
+
+async function measureNaive(
+  meter: Meter,
+  store: NaiveAggregateStore,
+  options: {
+    idPrefix: string;
+    aggregates: number;
+    fanOut: number;
+    body: (a: string, r: string) => string;
+    concurrency: number;
+  },
+): Promise<NaiveResult> {
+  const before = meter.snapshot();
+  const run = await runNaive(store, {
+    aggregates: Array.from({ length: options.aggregates }, (_, i) => ({
+      id: `${options.idPrefix}-${i}`,
+      fanOut: options.fanOut,
+    })),
+    body: options.body,
+    concurrency: options.concurrency,
+  });
+  if (run.completed !== options.aggregates) {
+    throw new Error(`baseline completed ${run.completed} of ${options.aggregates} aggregates`);
+  }
+  return {
+    aggregates: options.aggregates,
+    replies: run.replies,
+    elapsedMs: run.elapsedMs,
+    counters: diff(meter.snapshot(), before),
+  };
+}
+
+const faninWho = (who: string): boolean => who.startsWith('fanin');
+/** Largest fan-out the baseline replays reply by reply; above it, it is sampled (see `sampleNaive`). */
+const REPLAY_UP_TO = 1_000;
+const SAMPLED_POSITIONS = 200;
+
+type BaselineFigures = ScalePoint['baseline'];
+
+function naiveFigures(result: NaiveResult): BaselineFigures {
+  const naiveOnly = (who: string) => who === 'naive';
+  return {
+    method: 'replayed',
+    writeUnitsPerReply: total(result.counters, 'ddb.wcu', naiveOnly) / result.replies,
+    recordingWriteUnitsPerReply:
+      total(result.counters, 'ddb.wcu', (who, op) => naiveOnly(who) && op === 'UpdateItem') / result.replies,
+    readUnitsPerReply: total(result.counters, 'ddb.rcu', naiveOnly) / result.replies,
+    repliesPerSecond: (result.replies * 1000) / result.elapsedMs,
+  };
+}
+
+async function sampledNaiveFigures(
+  meter: Meter,
+  store: NaiveAggregateStore,
+  rig: Rig,
+  aggregateId: string,
+  fanOut: number,
+  positions: number,
+): Promise<BaselineFigures> {
+  const naiveOnly = (who: string) => who === 'naive';
+  const before = meter.snapshot();
+  const sample = await sampleNaive(store, rig.setupClients.dynamo, {
+    aggregateId,
+    fanOut,
+    positions,
+    body: Bodies.small,
+    unitsSoFar: () => total(meter.snapshot(), 'ddb.wcu', naiveOnly),
+  });
+  const counters = diff(meter.snapshot(), before);
+  return {
+    method: `sampled at ${sample.positions} reply positions`,
+    writeUnitsPerReply: (sample.openUnits + sample.recordUnits + sample.completeUnits) / fanOut,
+    recordingWriteUnitsPerReply: sample.recordUnits / fanOut,
+    readUnitsPerReply: total(counters, 'ddb.rcu', naiveOnly) / fanOut,
+    repliesPerSecond: null,
+  };
+}
+
+function scalePoint(
+  fanOut: number,
+  aggregates: number,
+  fanin: FaninPhaseResult,
+  baseline: BaselineFigures,
+): ScalePoint {
+  const replies = fanin.replies;
+  const faninUnits = total(fanin.counters, 'ddb.wcu', faninWho) / replies;
+  const recording =
+    total(fanin.counters, 'ddb.wcu', (who, op) => who === 'fanin:reply' && op === 'TransactWriteItems') /
+    replies;
+  return {
+    fanOut,
+    aggregates,
+    replies,
+    fanin: {
+      writeUnitsPerReply: faninUnits,
+      recordingWriteUnitsPerReply: recording,
+      indexWriteUnitsPerReply: total(fanin.counters, 'ddb.wcu_index', faninWho) / replies,
+      readUnitsPerReply: total(fanin.counters, 'ddb.rcu', faninWho) / replies,
+      repliesPerSecond: (replies * 1000) / fanin.elapsedMs,
+      outcomes: fanin.outcomes,
+    },
+    baseline,
+    ratio: baseline.writeUnitsPerReply / faninUnits,
+  };
+}
+
+function perReply(
+  counters: Counters,
+  metric: string,
+  replies: number,
+  groupOf: (who: string, detail: string) => string | undefined,
+) {
+  return Object.fromEntries(
+    Object.entries(grouped(counters, metric, groupOf))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, value]) => [key, round(value / replies, 4)]),
+  );
+}
+
+function round(value: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+function assemble(input: {
+  quick: boolean;
+  started: number;
+  loadAtStart: number[];
+  emulators: string[];
+  prices: Awaited<ReturnType<typeof loadPrices>>;
+  calibration: Awaited<ReturnType<typeof calibrateCapacityModel>>;
+  capacity: { writes: number; elapsedMs: number; writesPerSecond: number; concurrency: number };
+  headline: FaninPhaseResult;
+  latency: FaninPhaseResult;
+  pace: number;
+  timers: Awaited<ReturnType<typeof runTimers>>;
+  naiveHeadline: NaiveResult;
+  scale: ScalePoint[];
+  samplingCheck: Results['baseline_sampling_check'];
+  hot: Awaited<ReturnType<typeof runHotAggregate>>;
+  prototypes: Awaited<ReturnType<typeof measureSharded>>[];
+  model: {
+    design: HotDesign;
+    bounds: ReturnType<typeof hotBounds>;
+    simulation: ReturnType<typeof simulateHot>;
+  }[];
+  sanity: Results['sanity'];
+}): Results {
+  const { headline, prices } = input;
+  const replies = headline.replies;
+  const aggregates = headline.aggregates;
+  const c = headline.counters;
+  const repliesPerSecond = (replies * 1000) / headline.elapsedMs;
+  const notEmpty = (detail: string) => !detail.includes('(empty)');
+  const faninSqs = total(c, 'sqs.calls', (who, d) => (faninWho(who) || who === 'esm') && notEmpty(d));
+
+  // Cost of one aggregate: its own work plus its deadline timer firing later (measured apart).
+  const timerUsage = usageOf(input.timers.counters, 'fanin', Math.max(1, input.timers.fired), prices);
+  const faninUsage = addUsage(usageOf(c, 'fanin', aggregates, prices), timerUsage);
+  const clientUsage = usageOf(c, 'clients', aggregates, prices);
+  const faninBill = billPerMillion(faninUsage, prices);
+  const clientBill = billPerMillion(clientUsage, prices);
+  const sfn = stepFunctionsUsage(10, c, aggregates, prices);
+  const sfnBill = billPerMillion(sfn.orchestration, prices, sfn.transitions);
+  const sfnClientBill = billPerMillion(sfn.clients, prices);
+  const naiveAgg = input.naiveHeadline.aggregates;
+  const naiveUsage = {
+    writeUnits: total(input.naiveHeadline.counters, 'ddb.wcu', (who) => who === 'naive') / naiveAgg,
+    readUnits: total(input.naiveHeadline.counters, 'ddb.rcu', (who) => who === 'naive') / naiveAgg,
+    sqsStandard: 0,
+    sqsFifo: 0,
+    invocations: 0,
+    lambdaMs: 0,
+  };
+
+  const writeUnitsPerReply: Record<string, number> = {};
+  const baselineRatio: Record<string, number> = {};
+  for (const point of input.scale) {
+    writeUnitsPerReply[String(point.fanOut)] = round(point.fanin.writeUnitsPerReply, 3);
+    baselineRatio[String(point.fanOut)] = round(point.ratio, 2);
+  }
+  const fit = fitUnits(input.scale);
+  const loadAtEnd = loadavg();
+  return {
+    schema: 1,
+    date: new Date().toISOString(),
+    commit: commitOf(),
+    quick: input.quick,
+    duration_seconds: Math.round((performance.now() - input.started) / 1000),
+    machine: {
+      cpus: cpus().length,
+      memory_gib: round(totalmem() / 2 ** 30, 1),
+      node: process.version,
+      load_average_start: input.loadAtStart.map((n) => round(n)),
+      load_average_end: loadAtEnd.map((n) => round(n)),
+      emulators: input.emulators,
+    },
+    replies_per_second: round(repliesPerSecond, 1),
+    aggregates_per_second: round((aggregates * 1000) / headline.elapsedMs, 2),
+    completion_latency_ms: {
+      p50: round(percentile(input.latency.latenciesMs, 50), 0),
+      p99: round(percentile(input.latency.latenciesMs, 99), 0),
+      samples: input.latency.latenciesMs.length,
+      offered_aggregates_per_second: round(input.pace, 2),
+      saturated: {
+        p50: round(percentile(headline.latenciesMs, 50), 0),
+        p99: round(percentile(headline.latenciesMs, 99), 0),
+      },
+    },
+    write_units_per_reply: writeUnitsPerReply,
+    baseline_ratio: baselineRatio,
+    write_units_fit: { per_reply: round(fit.perReply, 3), per_aggregate: round(fit.perAggregate, 1) },
+    sqs_calls_per_reply: round(faninSqs / replies, 3),
+    fraction_of_store_capacity: round(repliesPerSecond / input.capacity.writesPerSecond, 3),
+    cost_per_million_aggregates_usd: round(faninBill.total + clientBill.total, 2),
+    headline: {
+      aggregates,
+      replies,
+      fan_out: 10,
+      reply_bytes: 1024,
+      elapsed_ms: round(headline.elapsedMs, 0),
+      outcomes: headline.outcomes,
+      per_reply: {
+        write_units: round(total(c, 'ddb.wcu', faninWho) / replies, 3),
+        index_write_units: round(total(c, 'ddb.wcu_index', faninWho) / replies, 3),
+        read_units: round(total(c, 'ddb.rcu', faninWho) / replies, 3),
+        write_units_by_operation: perReply(c, 'ddb.wcu', replies, (who, op) =>
+          faninWho(who) ? `${who} ${op}` : undefined,
+        ),
+        read_units_by_operation: perReply(c, 'ddb.rcu', replies, (who, op) =>
+          faninWho(who) ? `${who} ${op}` : undefined,
+        ),
+        dynamodb_calls_by_operation: perReply(c, 'ddb.calls', replies, (who, op) =>
+          faninWho(who) ? `${who} ${op}` : undefined,
+        ),
+        sqs_calls_by_operation: perReply(c, 'sqs.calls', replies, (who, d) =>
+          notEmpty(d) ? `${who} ${d}` : undefined,
+        ),
+        sqs_billed_requests: perReply(c, 'sqs.billed', replies, (who, d) =>
+          notEmpty(d) ? `${who} ${d.split('|')[0]}` : undefined,
+        ),
+        handler_invocations: perReply(c, 'lambda.invocations', replies, (who) => who),
+        records_per_invocation: Object.fromEntries(
+          Object.entries(grouped(c, 'lambda.invocations', (who) => who)).map(([handler, n]) => [
+            handler,
+            round(total(c, 'lambda.records', (who) => who === handler) / n, 2),
+          ]),
+        ),
+        emulator_reported_transaction_write_units: round(
+          total(c, 'ddb.wcu_reported', (who, op) => faninWho(who) && op === 'TransactWriteItems') / replies,
+          3,
+        ),
+        empty_receives_excluded: total(c, 'sqs.calls', (_, d) => !notEmpty(d)),
+      },
+    },
+    store_capacity: {
+      puts_per_second: round(input.capacity.writesPerSecond, 1),
+      concurrency: input.capacity.concurrency,
+      item: 'a reply item with a 1 KB body',
+      duration_ms: round(input.capacity.elapsedMs, 0),
+    },
+    cost: {
+      prices_taken: prices.taken,
+      region: prices.region,
+      scenario: 'fan-out 10, 1 KB replies, deadline timer armed and fired once, result to a FIFO queue',
+      fanin: {
+        usage_per_aggregate: roundAll(faninUsage),
+        per_million_aggregates: roundAll(faninBill),
+        timer_firing_usage: roundAll(timerUsage),
+      },
+      fanin_clients: {
+        usage_per_aggregate: roundAll(clientUsage),
+        per_million_aggregates: roundAll(clientBill),
+      },
+      fanin_total_per_million: round(faninBill.total + clientBill.total, 2),
+      step_functions_standard: {
+        transitions_per_aggregate: sfn.transitions,
+        orchestration_per_million: roundAll(sfnBill),
+        clients_per_million: roundAll(sfnClientBill),
+        total_per_million: round(sfnBill.total + sfnClientBill.total, 2),
+      },
+      naive_baseline_dynamodb: {
+        usage_per_aggregate: {
+          write_units: round(naiveUsage.writeUnits, 2),
+          read_units: round(naiveUsage.readUnits, 2),
+        },
+        per_million_aggregates: round(billPerMillion(naiveUsage, prices).dynamodb, 2),
+      },
+      fixed_monthly: {
+        sweeper_invocations: 43_200,
+        note: 'The sweeper runs every minute from an EventBridge scheduled rule (no EventBridge charge): 43,200 Lambda invocations a month plus 8 index queries each, about $0.02 a month. Lambda event source mappings long-poll each queue while idle (billed empty receives, a few cents per queue a month). Neither depends on the number of aggregates.',
+      },
+    },
+    scale: input.scale,
+    baseline_sampling_check: input.samplingCheck,
+    hot_aggregate: {
+      measured: { ...input.hot, counters: undefined },
+      sharded_prototype: input.prototypes,
+      aws_limits: AWS_LIMITS,
+      model: input.model.map(({ design, bounds, simulation }) => ({
+        design,
+        bounds: roundAll(bounds),
+        simulation: roundAll(simulation),
+      })),
+    },
+    calibration: input.calibration,
+    timers: { fired: input.timers.fired, completed_first: input.timers.outcomes },
+    sanity: input.sanity,
+  };
+}
+
+function roundAll<T extends object>(value: T): T {
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, typeof v === 'number' && Number.isFinite(v) ? round(v, 4) : v]),
+  ) as T;
+}
+
+function commitOf(): string {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function summaryLine(results: Results): string {
+  return [
+    `replies/s ${results.replies_per_second}`,
+    `aggregates/s ${results.aggregates_per_second}`,
+    `latency p50/p99 ${results.completion_latency_ms.p50}/${results.completion_latency_ms.p99} ms`,
+    `WCU/reply ${JSON.stringify(results.write_units_per_reply)}`,
+    `baseline x ${JSON.stringify(results.baseline_ratio)}`,
+    `SQS calls/reply ${results.sqs_calls_per_reply}`,
+    `store fraction ${results.fraction_of_store_capacity}`,
+    `$/M aggregates ${results.cost_per_million_aggregates_usd} (Step Functions ${results.cost.step_functions_standard.total_per_million})`,
+  ].join(' | ');
+}
+
+await main();
