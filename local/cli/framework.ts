@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { resolveTarget, type Target } from '../connect.ts';
+import type { Target } from '../connect.ts';
 import { stateFilePath } from '../state.ts';
 
 /** One option of a command. */
@@ -17,8 +17,8 @@ export interface Args {
   readonly positionals: readonly string[];
 }
 
-/** A CLI command. */
-export interface Command {
+/** What a command is called, takes and says in its help (no behaviour: cheap to load). */
+export interface CommandSpec {
   readonly name: string;
   readonly summary: string;
   /** After `fanin <name>`, e.g. `<aggregate-id> [options]`. */
@@ -27,6 +27,10 @@ export interface Command {
   readonly details?: string;
   readonly examples?: readonly string[];
   readonly options: Readonly<Record<string, OptionSpec>>;
+}
+
+/** A CLI command: its spec and what it does. */
+export interface Command extends CommandSpec {
   /** Runs the command; the number is the exit code (0 when nothing is returned). */
   run(io: CommandIO, args: Args): Promise<number | undefined>;
 }
@@ -90,7 +94,7 @@ export interface CommandIO {
 }
 
 /** Parses a command's arguments: its own options plus the global ones. */
-export function parseCommandArgs(command: Command, argv: readonly string[]): Args {
+export function parseCommandArgs(command: CommandSpec, argv: readonly string[]): Args {
   const options = { ...GLOBAL_OPTIONS, ...command.options };
   try {
     const { values, positionals } = parseArgs({
@@ -111,7 +115,7 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Arg
 }
 
 /** The help of one command. */
-export function commandHelp(command: Command): string {
+export function commandHelp(command: CommandSpec): string {
   const lines = [`Usage: fanin ${command.name} ${command.usage}`, '', command.summary];
   if (command.details) lines.push('', command.details);
   const optionLines = (options: Readonly<Record<string, OptionSpec>>) => {
@@ -141,11 +145,14 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO {
     interactive: process.stderr.isTTY === true,
     signal,
     target: () => {
-      target ??= resolveTarget({
-        stateFile: stateFilePath(process.cwd(), stringOption(args, 'state')),
-        ...(stack ? { stack } : {}),
-        ...(bucket ? { bucket } : {}),
-      });
+      // Loaded on first use: the SDK is most of the CLI's start-up, and help needs none of it.
+      target ??= import('../connect.ts').then(({ resolveTarget }) =>
+        resolveTarget({
+          stateFile: stateFilePath(process.cwd(), stringOption(args, 'state')),
+          ...(stack ? { stack } : {}),
+          ...(bucket ? { bucket } : {}),
+        }),
+      );
       return target;
     },
   };
@@ -230,6 +237,7 @@ export class Progress {
   /** Ends the display with a final line. */
   public finish(message: string): void {
     if (this.io.interactive) process.stderr.write(`\r${this.render()}\u001b[K\n`);
+    else this.io.err(this.render());
     this.io.err(message);
   }
 

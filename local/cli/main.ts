@@ -1,38 +1,44 @@
-import { resetClients } from '../../shared/aws/clients.ts';
-import { TargetNotFoundError } from '../connect.ts';
-import { complete, list, purge, reply, send, setParameters, show } from './commands/aggregates.ts';
-import { endpoints } from './commands/endpoints.ts';
-import { disable, enable, partitions } from './commands/partitions.ts';
-import { redrive, tail } from './commands/queues.ts';
 import {
   type Command,
   CommandError,
+  type CommandSpec,
   commandHelp,
   createIO,
   GLOBAL_OPTIONS,
   parseCommandArgs,
   UsageError,
 } from './framework.ts';
+import { ALL } from './specs.ts';
 
 /**
  * The `fanin` CLI (bin/fanin.js runs it). Exit codes: 0 success, 1 the operation failed (not
  * found, timed out, refused: the message says why), 2 the command line is wrong.
  */
-const COMMANDS: readonly Command[] = [
-  send,
-  reply,
-  show,
-  list,
-  purge,
-  complete,
-  setParameters,
-  partitions,
-  enable,
-  disable,
-  tail,
-  redrive,
-  endpoints,
-];
+const COMMANDS: readonly CommandSpec[] = ALL;
+
+/** Loads what a command does, only when it runs (the modules bring in the AWS SDK). */
+async function load(name: string): Promise<Command> {
+  const modules: Record<string, () => Promise<Record<string, unknown>>> = {
+    send: () => import('./commands/aggregates.ts'),
+    reply: () => import('./commands/aggregates.ts'),
+    show: () => import('./commands/aggregates.ts'),
+    list: () => import('./commands/aggregates.ts'),
+    purge: () => import('./commands/aggregates.ts'),
+    complete: () => import('./commands/aggregates.ts'),
+    'set-parameters': () => import('./commands/aggregates.ts'),
+    partitions: () => import('./commands/partitions.ts'),
+    enable: () => import('./commands/partitions.ts'),
+    disable: () => import('./commands/partitions.ts'),
+    tail: () => import('./commands/queues.ts'),
+    redrive: () => import('./commands/queues.ts'),
+    endpoints: () => import('./commands/endpoints.ts'),
+  };
+  const exportName = name === 'set-parameters' ? 'setParameters' : name;
+  const module = await modules[name]?.();
+  const command = module?.[exportName] as Command | undefined;
+  if (!command) throw new Error(`command ${name} has no implementation`);
+  return command;
+}
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -61,40 +67,45 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(about ? commandHelp(about) : overview());
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  const spec = COMMANDS.find((c) => c.name === name);
+  if (!spec) {
     console.error(`fanin: unknown command "${name}"\n\n${overview()}`);
     return 2;
   }
   const abort = new AbortController();
+  let loaded = false;
   process.once('SIGINT', () => abort.abort());
   try {
-    const args = parseCommandArgs(command, rest);
+    const args = parseCommandArgs(spec, rest);
     if (args.values.help) {
-      console.log(commandHelp(command));
+      console.log(commandHelp(spec));
       return 0;
     }
+    const command = await load(spec.name);
+    loaded = true;
     return (await command.run(createIO(args, abort.signal), args)) ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`fanin ${command.name}: ${error.message}\n\n${commandHelp(command)}`);
+      console.error(`fanin ${spec.name}: ${error.message}\n\n${commandHelp(spec)}`);
       return 2;
     }
     if (error instanceof CommandError) {
-      console.error(`fanin ${command.name}: ${error.message}`);
+      console.error(`fanin ${spec.name}: ${error.message}`);
       return error.exitCode;
     }
-    if (error instanceof TargetNotFoundError) {
-      console.error(`fanin ${command.name}: ${error.message}`);
+    // connect.ts is loaded lazily, so its error class is recognised by name.
+    if (error instanceof Error && error.name === 'TargetNotFoundError') {
+      console.error(`fanin ${spec.name}: ${error.message}`);
       return 1;
     }
     // An SDK or network error: say what failed, not a stack trace.
     const cause = error as Error & { code?: string; $metadata?: unknown };
-    console.error(`fanin ${command.name}: ${cause.name ?? 'Error'}: ${cause.message}`);
+    console.error(`fanin ${spec.name}: ${cause.name ?? 'Error'}: ${cause.message}`);
     if (process.env.FANIN_DEBUG) console.error(error);
     return 1;
   } finally {
-    resetClients();
+    // Close the SDK's sockets so the process ends at once.
+    if (loaded) (await import('../../shared/aws/clients.ts')).resetClients();
   }
 }
 

@@ -21,15 +21,7 @@ import {
   UsageError,
 } from '../framework.ts';
 import { checkDefinition, findQueue, sendControl, storeOf, waitClosed, when } from '../shared.ts';
-
-const WAIT_OPTIONS = {
-  wait: { type: 'boolean', description: 'wait until the aggregate(s) closed, showing progress' },
-  timeout: {
-    type: 'string',
-    placeholder: 'seconds',
-    description: 'with --wait: give up after this long and exit 1 (default 60)',
-  },
-} as const;
+import * as specs from '../specs.ts';
 
 function headerSummary(header: AggregateHeader): Record<string, unknown> {
   return {
@@ -48,33 +40,7 @@ function headerSummary(header: AggregateHeader): Record<string, unknown> {
 
 /** `fanin send`: a request to the ingress queue. */
 export const send: Command = {
-  name: 'send',
-  summary: 'Send a request to fanin (ingress queue): it opens an aggregate and fans out.',
-  usage: '<definition> [--payload <json>] [--body <json>] [options]',
-  details:
-    'The request body is --body (a JSON object; default {}) with --payload, --recipients and --expected\n' +
-    'set on it. The aggregate id is --aggregate-id, or <definition>-<random> so you can `fanin show` it.',
-  options: {
-    payload: { type: 'string', placeholder: 'json', description: 'body.payload: what each recipient gets' },
-    body: { type: 'string', placeholder: 'json', description: 'the whole request body (a JSON object)' },
-    recipients: {
-      type: 'string',
-      placeholder: 'q1,q2',
-      description: 'body.recipients: queue names of a recipient list without fixed recipients',
-    },
-    expected: {
-      type: 'string',
-      placeholder: 'n',
-      description: 'body.expected: replies to expect (fan-out none)',
-    },
-    'aggregate-id': { type: 'string', placeholder: 'id', description: 'the aggregate id to open' },
-    'request-id': { type: 'string', placeholder: 'id', description: 'idempotency key (default: random)' },
-    ...WAIT_OPTIONS,
-  },
-  examples: [
-    'fanin send loan-broker --payload \'{"amount":250000,"termYears":30}\' --wait',
-    'fanin send order-approval --aggregate-id order-42 --expected 2',
-  ],
+  ...specs.send,
   async run(io, args) {
     const definition = args.positionals[0];
     if (!definition) throw new UsageError('send needs a definition name');
@@ -129,44 +95,7 @@ export const send: Command = {
 
 /** `fanin reply`: answer a sub-request, or publish a reply / a self-starting message. */
 export const reply: Command = {
-  name: 'reply',
-  summary: 'Send a reply: answer the next sub-request on a responder queue, or publish one directly.',
-  usage: '(--from <queue> | --aggregate-id <id> | --definition <name>) --body <json> [options]',
-  details:
-    'With --from, the next sub-request waiting on that queue is answered as the wire contract says:\n' +
-    'the body goes to its fanin-reply-to partition with its fanin-* attributes, then it is deleted.\n' +
-    'Otherwise the reply is published to the reply destination: routed by affinity to the aggregate\n' +
-    '(or balanced), or to --partition. A self-starting definition (auction) needs only --definition.',
-  options: {
-    body: { type: 'string', placeholder: 'json', description: 'the reply body (required)' },
-    from: {
-      type: 'string',
-      placeholder: 'queue',
-      description: 'a responder queue (bank-1, a name or a URL)',
-    },
-    'aggregate-id': { type: 'string', placeholder: 'id', description: 'fanin-aggregate-id of the reply' },
-    'reply-id': {
-      type: 'string',
-      placeholder: 'id',
-      description: 'fanin-reply-id (duplicates are recognised by it)',
-    },
-    definition: { type: 'string', placeholder: 'name', description: 'fanin-definition of the reply' },
-    partition: {
-      type: 'string',
-      placeholder: 'n',
-      description: 'send to this reply partition, whatever its state',
-    },
-    'wait-for': {
-      type: 'string',
-      placeholder: 'seconds',
-      description: 'with --from: how long to wait for a sub-request (default 10)',
-    },
-  },
-  examples: [
-    'fanin reply --from bank-1 --body \'{"bank":"bank-1","rate":3.2}\'',
-    'fanin reply --aggregate-id order-42 --reply-id 0 --body \'{"approved":true}\'',
-    'fanin reply --definition auction --body \'{"auctionId":"lot-1","bidId":"b1","price":120}\'',
-  ],
+  ...specs.reply,
   async run(io, args) {
     const body = jsonOption(args, 'body');
     if (body === undefined) throw new UsageError('reply needs --body <json>');
@@ -269,13 +198,7 @@ export const reply: Command = {
 
 /** `fanin show`: one aggregate from the state table. */
 export const show: Command = {
-  name: 'show',
-  summary: 'Show an aggregate: its header (or tombstone), recorded replies and held unknown replies.',
-  usage: '<aggregate-id> [--json]',
-  details:
-    'Reads the state table directly. A closed aggregate shows its tombstone (its replies are deleted at close).',
-  options: {},
-  examples: ['fanin show loan-broker-1a2b3c4d', 'fanin show auction:lot-1 --json'],
+  ...specs.show,
   async run(io, args) {
     const aggregateId = args.positionals[0];
     if (!aggregateId) throw new UsageError('show needs an aggregate id');
@@ -347,17 +270,7 @@ export const show: Command = {
 
 /** `fanin list`: active aggregates. */
 export const list: Command = {
-  name: 'list',
-  summary: 'List active (open or completing) aggregates, oldest first.',
-  usage: '[--definition <name>] [--publish] [--json]',
-  details:
-    "Reads the state table's `open` index. With --publish, also sends the control command `list`,\n" +
-    'which publishes the snapshot to the status output (seed 002: publish the list of active aggregates).',
-  options: {
-    definition: { type: 'string', placeholder: 'name', description: 'only this definition' },
-    publish: { type: 'boolean', description: 'also publish the list on the status output (control command)' },
-  },
-  examples: ['fanin list', 'fanin list --definition loan-broker --json'],
+  ...specs.list,
   async run(io, args) {
     const target = await io.target();
     const definition = stringOption(args, 'definition');
@@ -392,12 +305,6 @@ export const list: Command = {
     return 0;
   },
 };
-
-const TARGET_OPTIONS = {
-  'aggregate-id': { type: 'string', placeholder: 'id', description: 'one aggregate' },
-  definition: { type: 'string', placeholder: 'name', description: 'every active aggregate of a definition' },
-  all: { type: 'boolean', description: 'every active aggregate' },
-} as const;
 
 /** Which aggregates a purge/complete names, and the ids to wait for. */
 async function targetIds(
@@ -453,12 +360,7 @@ async function controlAndWait(
 
 /** `fanin purge`: end aggregates without a result. */
 export const purge: Command = {
-  name: 'purge',
-  summary:
-    'Purge aggregates (control command): they end without a result; a purged notice goes to the status output.',
-  usage: '(--aggregate-id <id> | --definition <name> | --all) [--wait] [options]',
-  options: { ...TARGET_OPTIONS, ...WAIT_OPTIONS },
-  examples: ['fanin purge --aggregate-id order-42 --wait', 'fanin purge --all'],
+  ...specs.purge,
   async run(io, args) {
     const target = await io.target();
     const { command, ids } = await targetIds(target, args);
@@ -468,31 +370,7 @@ export const purge: Command = {
 
 /** `fanin complete`: the external event / complete command. */
 export const complete: Command = {
-  name: 'complete',
-  summary:
-    'Complete aggregates now with what they have: a complete command, or an external (EventBridge) event.',
-  usage:
-    '(--aggregate-id <id> | --definition <name> | --all | --event <json> | --source <s> --detail-type <t>) [options]',
-  details:
-    'An event (--event, or --source/--detail-type/--detail) is delivered to the control queue as the\n' +
-    "stack's EventBridge rule would: detail.aggregateId completes that aggregate; otherwise every open\n" +
-    'aggregate of the definition whose externalEventPattern matches the event.',
-  options: {
-    ...TARGET_OPTIONS,
-    event: { type: 'string', placeholder: 'json', description: 'a whole EventBridge event' },
-    source: { type: 'string', placeholder: 'source', description: 'the event source (e.g. example.orders)' },
-    'detail-type': {
-      type: 'string',
-      placeholder: 'type',
-      description: 'the event detail-type (e.g. OrderApproved)',
-    },
-    detail: { type: 'string', placeholder: 'json', description: 'the event detail (default {})' },
-    ...WAIT_OPTIONS,
-  },
-  examples: [
-    'fanin complete --aggregate-id order-42 --wait',
-    'fanin complete --source example.orders --detail-type OrderApproved --detail \'{"aggregateId":"order-42"}\'',
-  ],
+  ...specs.complete,
   async run(io, args) {
     const target = await io.target();
     let event = jsonOption(args, 'event') as Record<string, unknown> | undefined;
@@ -543,17 +421,7 @@ export const complete: Command = {
 
 /** `fanin set-parameters`: runtime parameters of a definition. */
 export const setParameters: Command = {
-  name: 'set-parameters',
-  summary:
-    'Change runtime parameters of a definition (control command); they apply to aggregates opened afterwards.',
-  usage: '<definition> [--timeout-seconds <s>] [--threshold <x>] [--count <n>] | --reset',
-  options: {
-    'timeout-seconds': { type: 'string', placeholder: 's', description: 'the deadline after opening' },
-    threshold: { type: 'string', placeholder: 'x', description: 'the override threshold' },
-    count: { type: 'string', placeholder: 'n', description: 'the count of strategy count' },
-    reset: { type: 'boolean', description: "back to the definition's own parameters" },
-  },
-  examples: ['fanin set-parameters loan-broker --threshold 3.2 --timeout-seconds 20'],
+  ...specs.setParameters,
   async run(io, args) {
     const definition = args.positionals[0];
     if (!definition) throw new UsageError('set-parameters needs a definition name');

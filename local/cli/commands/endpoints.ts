@@ -1,15 +1,9 @@
 import { type Command, table } from '../framework.ts';
+import * as specs from '../specs.ts';
 
 /** `fanin endpoints`: where everything is. */
 export const endpoints: Command = {
-  name: 'endpoints',
-  summary: 'Show where everything is: endpoints, queue URLs, table, bucket, dashboard.',
-  usage: '[--json]',
-  details:
-    'For the local runtime this is its state file (.fanin/runtime.json); for --stack, what the names\n' +
-    'resolve to in the account and region of your AWS settings.',
-  options: {},
-  examples: ['fanin endpoints', 'fanin endpoints --json | jq -r .queues.ingress.url'],
+  ...specs.endpoints,
   async run(io) {
     const target = await io.target();
     if (io.wantsJson) {

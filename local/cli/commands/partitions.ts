@@ -5,6 +5,7 @@ import { documentClient, sqsClient } from '../../../shared/aws/clients.ts';
 import { destinationOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
 import { type Command, CommandError, table, UsageError } from '../framework.ts';
+import * as specs from '../specs.ts';
 
 async function depth(url: string | undefined): Promise<number | null> {
   if (!url) return null;
@@ -63,15 +64,7 @@ async function partitionReport(target: Target) {
 
 /** `fanin partitions`: the reply destination. */
 export const partitions: Command = {
-  name: 'partitions',
-  summary: "Show the reply partitions: depth, enabled, availability, watermarks and the distributor's view.",
-  usage: '[--json]',
-  details:
-    'A partition is unavailable when send-disabled, at its high threshold, or unreachable; producers then\n' +
-    'route around it (its consumer keeps draining it). The distributor feeds partitions at or below the\n' +
-    'low watermark from the backlog, up to the high watermark.',
-  options: {},
-  examples: ['fanin partitions', 'fanin partitions --json | jq ".partitions[].depth"'],
+  ...specs.partitions,
   async run(io) {
     const report = await partitionReport(await io.target());
     if (io.wantsJson) {
@@ -107,13 +100,7 @@ export const partitions: Command = {
 function toggle(enabled: boolean): Command {
   const verb = enabled ? 'enable' : 'disable';
   return {
-    name: verb,
-    summary: enabled
-      ? 'Enable sends to a reply partition again.'
-      : 'Disable sends to a reply partition: producers route around it; its consumer keeps draining it.',
-    usage: '<partition-index> [--json]',
-    options: {},
-    examples: [`fanin ${verb} 1`],
+    ...(enabled ? specs.enable : specs.disable),
     async run(io, args) {
       const text = args.positionals[0];
       if (text === undefined) throw new UsageError(`${verb} needs a partition index`);

@@ -14,36 +14,11 @@ import type { Target } from '../../connect.ts';
 import { describeOutput, type OutputBody } from '../../describe.ts';
 import { type Command, CommandError, intOption, numberOption, Progress, UsageError } from '../framework.ts';
 import { findQueue } from '../shared.ts';
+import * as specs from '../specs.ts';
 
 /** `fanin tail`: read an output queue. */
 export const tail: Command = {
-  name: 'tail',
-  summary: 'Read messages from an output queue (completed, timed-out, unknown, late, error, status).',
-  usage: '<output> [--count <n>] [--follow] [--peek] [--timeout <seconds>] [--json]',
-  details:
-    'tail is a consumer: it deletes what it prints, so nothing else receives it (as with any SQS queue).\n' +
-    'With --peek it leaves the messages: they are visible again as soon as tail has read them.\n' +
-    'Without --count or --follow it prints what is there and stops when the queue is empty.\n' +
-    'With --json each message is one line of JSON (NDJSON): { output, messageId, body }.',
-  options: {
-    count: {
-      type: 'string',
-      placeholder: 'n',
-      description: 'stop after n messages (exit 1 if fewer came within --timeout)',
-    },
-    follow: { type: 'boolean', short: 'f', description: 'keep reading until Ctrl-C' },
-    peek: { type: 'boolean', description: 'do not delete the messages' },
-    timeout: {
-      type: 'string',
-      placeholder: 'seconds',
-      description: 'with --count: give up after this long (default 60)',
-    },
-  },
-  examples: [
-    'fanin tail completed --follow',
-    'fanin tail error --json',
-    'fanin tail completed --count 1 --timeout 30',
-  ],
+  ...specs.tail,
   async run(io, args) {
     const role = args.positionals[0] as OutputRole | undefined;
     if (!role || !OUTPUT_ROLES.includes(role)) {
@@ -138,17 +113,7 @@ function claimCheckOf(target: Target): S3ClaimCheck | undefined {
 
 /** `fanin redrive`: move a DLQ's messages back to their queue. */
 export const redrive: Command = {
-  name: 'redrive',
-  summary: "Move the messages of a queue's dead-letter queue back to the queue, with a progress display.",
-  usage: '<queue> [--max <n>] [--json]',
-  details:
-    'queue: a role (ingress, control, timer, backlog, completed, ...), reply-<n>, a responder queue\n' +
-    '(bank-1) or a queue name. Each message is sent back, then deleted from the DLQ; on a FIFO queue\n' +
-    'it keeps its message group and gets a deduplication id derived from its DLQ message id.',
-  options: {
-    max: { type: 'string', placeholder: 'n', description: 'move at most n messages' },
-  },
-  examples: ['fanin redrive reply-0', 'fanin redrive ingress --max 100 --json'],
+  ...specs.redrive,
   async run(io, args) {
     const name = args.positionals[0];
     if (!name) throw new UsageError('redrive needs a queue (e.g. reply-0, ingress, bank-1)');
