@@ -8,6 +8,8 @@ import { defineConfig } from './local/config.ts';
 export default defineConfig({
   prefix: 'fanin',
   replyPartitions: 2,
+  // The distributor every 10 s here, so the dashboard shows it at work; a stack needs whole minutes
+  // (an EventBridge rate schedule).
   partitioning: { highWatermark: 100, lowWatermark: 20, distributorIntervalSeconds: 10 },
   // The loan broker's banks: other teams' queues in AWS, created here so the demo can run.
   responderQueues: ['bank-1', 'bank-2', 'bank-3', 'bank-4', 'bank-5'],
