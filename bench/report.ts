@@ -41,6 +41,8 @@ export interface Results {
   readonly date: string;
   readonly commit: string;
   readonly quick: boolean;
+  /** How this run was started. */
+  readonly command: string;
   readonly duration_seconds: number;
   readonly machine: {
     readonly cpus: number;
@@ -123,6 +125,7 @@ export interface Results {
   /** The baseline at one fan-out both replayed and sampled: how far the sampling is from the replay. */
   readonly baseline_sampling_check?: {
     readonly fan_out: number;
+    readonly positions: number;
     readonly replayed_write_units_per_reply: number;
     readonly sampled_write_units_per_reply: number;
   };
@@ -306,7 +309,7 @@ export function renderMarkdown(results: Results, svgName: string): string {
   push(
     `# fanin benchmark — ${r.quick ? 'quick' : 'full'} run`,
     '',
-    `${r.date} · commit \`${r.commit.slice(0, 12)}\` · ${r.duration_seconds} s · ${r.machine.cpus} CPUs, ${r.machine.memory_gib} GiB, Node ${r.machine.node} · emulators: ${r.machine.emulators.join(', ') || 'none (endpoint from the environment)'} · load average ${r.machine.load_average_start.join(' / ')} at the start, ${r.machine.load_average_end.join(' / ')} at the end`,
+    `${r.date} · \`${r.command}\` · commit \`${r.commit.slice(0, 12)}\` · ${r.duration_seconds} s · ${r.machine.cpus} CPUs, ${r.machine.memory_gib} GiB, Node ${r.machine.node} · emulators: ${r.machine.emulators.join(', ') || 'none (endpoint from the environment)'} · load average ${r.machine.load_average_start.join(' / ')} at the start, ${r.machine.load_average_end.join(' / ')} at the end`,
     '',
     '> Throughput and latency here are those of **local emulators** (fauxqs in the benchmark process, DynamoDB Local',
     '> in a JVM) on a small shared machine: read them as ratios (fanin against the raw store, fanin against the baseline),',
@@ -317,8 +320,9 @@ export function renderMarkdown(results: Results, svgName: string): string {
     '',
     '```sh',
     'npm ci',
-    'npm run bench             # full run (~10 min): bench/results/latest.{json,md}, scale.svg',
+    'npm run bench             # full run (4–10 min): bench/results/latest.{json,md}, scale.svg',
     'npm run bench -- --quick  # smoke run (< 2 min): bench/results/quick.{json,md}, quick-scale.svg',
+    'npm run bench -- --replay-baseline  # also replay the naive baseline at fan-out 10,000 (+5–15 min)',
     '```',
     '',
     'Java 17+ is needed for DynamoDB Local; with `AWS_ENDPOINT_URL` set (LocalStack) nothing is started.',
@@ -505,12 +509,19 @@ function whereTheUnitsGo(r: Results): string[] {
 /** The footnote of the sampled baseline points, with the check of the sampling against a replay. */
 function sampledNote(r: Results): string[] {
   const sampled = r.scale.filter((p) => p.baseline.method !== 'replayed');
-  if (sampled.length === 0) return [];
   const check = r.baseline_sampling_check;
+  if (sampled.length === 0) {
+    return check
+      ? [
+          `Every baseline point here was replayed reply by reply${r.command.includes('--replay-baseline') ? ' (`--replay-baseline`)' : ''}. The sampling a default run uses above fan-out 1,000 (\`sampleNaive\` in \`bench/baseline.ts\`: the item written as it stands before reply k, the real update of reply k measured, the replies in between interpolated) gives ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply at fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against ${fmt(check.replayed_write_units_per_reply, 3)} replayed.`,
+          '',
+        ]
+      : [];
+  }
   return [
     `\\* Replaying ${sampled.map((p) => fmt(p.fanOut, 0)).join(', ')} naive updates one by one takes DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of reply k is measured; the replies in between are interpolated (\`sampleNaive\` in \`bench/baseline.ts\`).${
       check
-        ? ` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed ${fmt(check.replayed_write_units_per_reply, 3)}, sampled ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply.`
+        ? ` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed ${fmt(check.replayed_write_units_per_reply, 3)}, sampled at ${check.positions} positions ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply. \`npm run bench -- --replay-baseline\` replays every fan-out.`
         : ''
     }`,
     '',

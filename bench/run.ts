@@ -114,6 +114,8 @@ function log(message: string): void {
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
+  // Replaying the baseline at fan-out 10,000 takes DynamoDB Local 5–15 minutes: on request only.
+  const replayUpTo = process.argv.includes('--replay-baseline') ? Number.POSITIVE_INFINITY : REPLAY_UP_TO;
   const plan = quick ? QUICK : FULL;
   const started = performance.now();
   const loadAtStart = loadavg();
@@ -196,7 +198,7 @@ async function main(): Promise<void> {
         timeoutMs: 900_000,
       });
       let baseline: BaselineFigures;
-      if (fanOut <= REPLAY_UP_TO) {
+      if (fanOut <= replayUpTo) {
         log(`scale: fan-out ${fanOut} x ${aggregates} aggregates through the naive baseline`);
         baseline = naiveFigures(
           await measureNaive(meter, naive, {
@@ -215,14 +217,16 @@ async function main(): Promise<void> {
       }
       scale.push(scalePoint(fanOut, aggregates, fanin, baseline));
     }
-    // The sampling is checked where both can be afforded: replayed and sampled at fan-out 1,000.
-    const replayed = scale.find((p) => p.fanOut === REPLAY_UP_TO);
+    // The sampling is checked at the largest fan-out that was replayed.
+    const replayed = scale.filter((p) => p.baseline.method === 'replayed').at(-1);
     let samplingCheck: Results['baseline_sampling_check'];
     if (replayed) {
-      log(`baseline sampling check: fan-out ${REPLAY_UP_TO} sampled at 100 positions`);
-      const sampled = await sampledNaiveFigures(meter, naive, rig, 'ncheck', REPLAY_UP_TO, 100);
+      const positions = Math.min(SAMPLED_POSITIONS, Math.max(10, replayed.fanOut / 10));
+      log(`baseline sampling check: fan-out ${replayed.fanOut} sampled at ${positions} positions`);
+      const sampled = await sampledNaiveFigures(meter, naive, rig, 'ncheck', replayed.fanOut, positions);
       samplingCheck = {
-        fan_out: REPLAY_UP_TO,
+        fan_out: replayed.fanOut,
+        positions,
         replayed_write_units_per_reply: round(replayed.baseline.writeUnitsPerReply, 3),
         sampled_write_units_per_reply: round(sampled.writeUnitsPerReply, 3),
       };
@@ -595,6 +599,9 @@ function assemble(input: {
     date: new Date().toISOString(),
     commit: commitOf(),
     quick: input.quick,
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(
+      ' ',
+    ),
     duration_seconds: Math.round((performance.now() - input.started) / 1000),
     machine: {
       cpus: cpus().length,
