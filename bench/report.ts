@@ -275,7 +275,11 @@ export function renderScaleSvg(results: Results): string {
       const py = y(s.value(p));
       parts.push(
         `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${s.hollow(p) ? 'white' : s.color}" stroke="${s.color}" stroke-width="2"/>`,
-        `<text x="${(px + 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
+        // Labels go right of a point, except at the right edge, where they would run into the legend.
+        // The baseline's labels sit below its points, clear of fanin's lines above them.
+        p.fanOut === Math.max(...xs)
+          ? `<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}" text-anchor="end">${fmt(s.value(p), 2)}</text>`
+          : `<text x="${(px + 6).toFixed(1)}" y="${(i === 0 ? py + 16 : py - 7).toFixed(1)}" fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
       );
     }
     const ly = margin.top + 20 + i * 22;
@@ -286,11 +290,11 @@ export function renderScaleSvg(results: Results): string {
     );
   }
   parts.push(
-    `<text x="${margin.left + plotW + 16}" y="${margin.top + 100}" fill="#555">${results.quick ? 'quick run' : 'full run'}, ${results.date.slice(0, 10)}</text>`,
-    `<text x="${margin.left + plotW + 16}" y="${margin.top + 116}" fill="#555">small replies (~20 B body)</text>`,
+    `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 32}" fill="#555">${results.quick ? 'quick run' : 'full run'}, ${results.date.slice(0, 10)}</text>`,
+    `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 16}" fill="#555">small replies (~20 B body)</text>`,
     ...(points.some((p) => p.baseline.method !== 'replayed')
       ? [
-          `<text x="${margin.left + plotW + 16}" y="${margin.top + 132}" fill="#555">hollow: sampled, not replayed</text>`,
+          `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH}" fill="#555">hollow: sampled, not replayed</text>`,
         ]
       : []),
     '</svg>',

@@ -300,8 +300,15 @@ async function main(): Promise<void> {
       },
       {
         ...base,
-        name: '+ batches of 98, one consumer per aggregate (FIFO group)',
+        name: '+ batches of 98, 2 consumers (the lowest maxConcurrency Lambda allows)',
         batch: 98,
+        consumers: 2,
+        onThrottle: 'backoff',
+      },
+      {
+        ...base,
+        // Lambda takes at most 10 records per batch from a FIFO queue, with no batching window.
+        name: 'FIFO reply partitions: one consumer per aggregate, batches of 10',
         consumers: 1,
         onThrottle: 'backoff',
       },
