@@ -121,7 +121,8 @@ describe('bad input', () => {
     'a reply with %s goes to the error output and the rest of its batch flows',
     async (_case, body, attributes, reason) => {
       // Prepare: a good reply in the same batch
-      const ok = `ok-${(okCounter += 1)}`;
+      okCounter += 1;
+      const ok = `ok-${okCounter}`;
       await fanin.sendRequest({ definition: 'plain', aggregateId: ok, expected: 1 });
       await fanin.drain();
       await fanin.sendReply(body, attributes);
