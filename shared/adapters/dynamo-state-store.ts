@@ -247,9 +247,11 @@ export class DynamoStateStore implements StateStore {
             return { refused: false, accepted: [], duplicates };
           continue;
         }
-        // Another writer touched the header at the same moment: back off and try again.
+        // Another writer touched the header at the same moment, or the hot aggregate's partition
+        // is throttled: back off and try again here, rather than fail the batch back to SQS
+        // (which would hold its replies for a whole visibility timeout).
         if (
-          reasons.some((r) => r.Code === 'TransactionConflict') &&
+          reasons.some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError') &&
           attempt < DynamoStateStore.CONFLICT_RETRIES
         ) {
           await sleep(jitter(attempt));
