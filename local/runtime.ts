@@ -3,7 +3,7 @@ import {
   type EventBridgeClient,
   ResourceAlreadyExistsException,
 } from '@aws-sdk/client-eventbridge';
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import {
   makeControlHandler,
@@ -13,6 +13,7 @@ import {
   makeSweeperHandler,
   makeTimerHandler,
 } from '../functions/handlers.ts';
+import { queueDepth } from '../shared/adapters/sqs-queues.ts';
 import { createContext, createDistributor, type FaninClients, replyDestination } from '../shared/app.ts';
 import {
   documentClient,
@@ -480,21 +481,11 @@ function observe(
   };
 }
 
-async function depthOf(sqs: SQSClient, queueUrl: string): Promise<number | null> {
-  try {
-    const { Attributes = {} } = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: queueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-    );
-    return (
-      Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-      Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0)
-    );
-  } catch {
-    return null;
-  }
+function depthOf(sqs: SQSClient, queueUrl: string): Promise<number | null> {
+  return queueDepth(sqs, queueUrl).then(
+    (d) => d.depth,
+    () => null,
+  );
 }
 
 /** The output bus for definitions with `outputs.eventBridge`, when an EventBridge endpoint exists. */

@@ -1,5 +1,4 @@
 import {
-  GetQueueAttributesCommand,
   type Message,
   type MessageAttributeValue,
   ReceiveMessageCommand,
@@ -7,6 +6,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { queueDepth } from '../adapters/sqs-queues.ts';
 import type { PartitionRegistry, PartitionState } from './registry.ts';
 import { type Candidate, choosePartition, type RoutingPolicy } from './routing.ts';
 
@@ -132,15 +132,7 @@ export class PartitionedDestination {
       ...(state ? { state } : {}),
     };
     try {
-      const { Attributes = {} } = await this.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: partition.queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      const visible = Number(Attributes.ApproximateNumberOfMessages ?? 0);
-      const inFlight = Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
-      const depth = visible + inFlight;
+      const { visible, inFlight, depth } = await queueDepth(this.sqs, partition.queueUrl);
       const reason: UnavailableReason | undefined = !enabled
         ? 'send-disabled'
         : depth >= this.highThreshold

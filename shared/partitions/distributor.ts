@@ -1,11 +1,5 @@
-import {
-  DeleteMessageBatchCommand,
-  type Message,
-  type MessageAttributeValue,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { moveMessages } from '../adapters/sqs-queues.ts';
 import type { PartitionedDestination, PartitionStatus } from './destination.ts';
 import type { PartitionRegistry } from './registry.ts';
 
@@ -170,53 +164,14 @@ export class Distributor {
     }
   }
 
-  /** Moves up to `count` messages: send to `to`, then delete from `from`. Returns how many moved. */
+  /** Moves up to `count` messages from `from` to `to` (at least once). Returns how many moved. */
   private async move(from: string, to: string, count: number): Promise<number> {
-    let moved = 0;
-    const fifo = to.endsWith('.fifo');
-    while (moved < count) {
-      const { Messages = [] } = await this.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: from,
-          MaxNumberOfMessages: Math.min(10, count - moved),
-          WaitTimeSeconds: 0,
-          VisibilityTimeout: this.moveVisibility,
-          MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['MessageGroupId'],
-        }),
-      );
-      if (Messages.length === 0) break;
-      const result = await this.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: to,
-          Entries: Messages.map((m, i) => ({
-            Id: String(i),
-            MessageBody: m.Body ?? '',
-            ...(m.MessageAttributes
-              ? { MessageAttributes: m.MessageAttributes as Record<string, MessageAttributeValue> }
-              : {}),
-            ...(fifo
-              ? {
-                  MessageGroupId: m.Attributes?.MessageGroupId ?? 'default',
-                  MessageDeduplicationId: m.MessageId,
-                }
-              : {}),
-          })),
-        }),
-      );
-      const sent = new Set((result.Successful ?? []).map((s) => Number(s.Id)));
-      const done: Message[] = Messages.filter((_, i) => sent.has(i));
-      if (done.length > 0) {
-        await this.sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: from,
-            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-          }),
-        );
-      }
-      moved += done.length;
-      if (done.length < Messages.length) break;
-    }
+    const { moved } = await moveMessages(this.sqs, {
+      from,
+      to,
+      max: count,
+      visibilitySeconds: this.moveVisibility,
+    });
     return moved;
   }
 }

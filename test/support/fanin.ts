@@ -3,12 +3,12 @@ import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
-  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { makeControlHandler, makeFanOutHandler, makeReplyHandler } from '../../functions/handlers.ts';
+import { queueDepth as depthOf } from '../../shared/adapters/sqs-queues.ts';
 import { createContext, createDistributor, type FaninClients, replyDestination } from '../../shared/app.ts';
 import {
   documentClient,
@@ -304,13 +304,5 @@ export async function takeAll(queueUrl: string): Promise<Message[]> {
 
 /** Messages in a queue: visible plus in flight (what a partition's availability counts). */
 export async function queueDepth(queueUrl: string): Promise<number> {
-  const { Attributes = {} } = await sqsClient().send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible)
-  );
+  return (await depthOf(sqsClient(), queueUrl)).depth;
 }

@@ -1,7 +1,5 @@
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { DynamoPartitionRegistry } from '../../../shared/adapters/dynamo-partition-registry.ts';
-import { REPLY_DESTINATION } from '../../../shared/app.ts';
-import { documentClient, sqsClient } from '../../../shared/aws/clients.ts';
+import { queueDepth } from '../../../shared/adapters/sqs-queues.ts';
+import { sqsClient } from '../../../shared/aws/clients.ts';
 import { destinationOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
 import { type Command, CommandError, table, UsageError } from '../framework.ts';
@@ -9,29 +7,17 @@ import * as specs from '../specs.ts';
 
 async function depth(url: string | undefined): Promise<number | null> {
   if (!url) return null;
-  try {
-    const { Attributes = {} } = await sqsClient().send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-    );
-    return (
-      Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-      Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0)
-    );
-  } catch {
-    return null;
-  }
+  return queueDepth(sqsClient(), url).then(
+    (d) => d.depth,
+    () => null,
+  );
 }
 
 /** Every partition's figures: what `partitions` prints and `enable`/`disable` confirm with. */
 async function partitionReport(target: Target) {
-  const [statuses, states, backlog, dlqDepths] = await Promise.all([
+  const [statuses, backlog, dlqDepths] = await Promise.all([
+    // The registry state comes with each partition's status: one read of the partition items.
     destinationOf(target).status(true),
-    new DynamoPartitionRegistry({ client: documentClient(), tableName: target.tableName }).load(
-      REPLY_DESTINATION,
-    ),
     depth(target.queues.backlog.url),
     Promise.all(target.replyPartitions.map((p) => depth(p.dlqUrl))),
   ]);
@@ -40,7 +26,7 @@ async function partitionReport(target: Target) {
     watermarks: { low: lowWatermark, high: highWatermark, highThreshold },
     backlog: { name: target.queues.backlog.name, depth: backlog },
     partitions: statuses.map((s) => {
-      const state = states.get(s.index);
+      const state = s.state;
       return {
         index: s.index,
         name: target.replyPartitions[s.index]?.name ?? s.queueUrl,

@@ -3,11 +3,10 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   type Message,
-  type MessageAttributeValue,
   ReceiveMessageCommand,
-  SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
 import { S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
+import { moveMessages } from '../../../shared/adapters/sqs-queues.ts';
 import { s3Client, sqsClient } from '../../../shared/aws/clients.ts';
 import { OUTPUT_ROLES, type OutputRole } from '../../../shared/topology/topology.ts';
 import type { Target } from '../../connect.ts';
@@ -132,56 +131,20 @@ export const redrive: Command = {
     const waiting = Number(Attributes.ApproximateNumberOfMessages ?? 0);
     const total = Math.min(max, waiting);
     const progress = new Progress(io, `redrive ${queue.dlqName} -> ${queue.name}`, total || undefined);
-    const fifo = queue.url.endsWith('.fifo');
-    let moved = 0;
     progress.update(0);
-    while (moved < max && !io.signal.aborted) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queue.dlqUrl,
-          MaxNumberOfMessages: Math.min(10, max - moved),
-          WaitTimeSeconds: 0,
-          VisibilityTimeout: 60,
-          MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['MessageGroupId'],
-        }),
-      );
-      if (Messages.length === 0) break;
-      const result = await sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: queue.url,
-          Entries: Messages.map((m, i) => ({
-            Id: String(i),
-            MessageBody: m.Body ?? '',
-            ...(m.MessageAttributes
-              ? { MessageAttributes: m.MessageAttributes as Record<string, MessageAttributeValue> }
-              : {}),
-            ...(fifo
-              ? {
-                  MessageGroupId: m.Attributes?.MessageGroupId ?? 'redrive',
-                  MessageDeduplicationId: `redrive-${m.MessageId}`,
-                }
-              : {}),
-          })),
-        }),
-      );
-      const sent = new Set((result.Successful ?? []).map((s) => Number(s.Id)));
-      const done = Messages.filter((_, i) => sent.has(i));
-      if (done.length > 0) {
-        await sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: queue.dlqUrl,
-            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-          }),
-        );
-      }
-      moved += done.length;
-      progress.update(moved, Math.max(total, moved));
-      const failure = result.Failed?.[0];
-      if (failure) {
-        progress.finish(`moved ${moved}, then stopped`);
-        throw new CommandError(`sending back to ${queue.name} failed: ${failure.Code} ${failure.Message}`);
-      }
+    const { moved, failure } = await moveMessages(sqs, {
+      from: queue.dlqUrl,
+      to: queue.url,
+      max,
+      visibilitySeconds: 60,
+      deduplicationPrefix: 'redrive-',
+      defaultGroup: 'redrive',
+      onBatch: (count) => progress.update(count, Math.max(total, count)),
+      stop: () => io.signal.aborted,
+    });
+    if (failure) {
+      progress.finish(`moved ${moved}, then stopped`);
+      throw new CommandError(`sending back to ${queue.name} failed: ${failure.code} ${failure.message}`);
     }
     progress.finish(
       moved === 0
