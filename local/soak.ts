@@ -120,6 +120,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       );
     }
   };
+  let openAtEnd = -1;
   const openCount = async () => (await runtime.ctx.store.listOpen('soak')).length;
 
   try {
@@ -186,47 +187,44 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     await collect();
+    openAtEnd = await openCount();
   } finally {
-    const openAtEnd = await openCount().catch(() => -1);
     await runtime.stop();
     await rm(dir, { recursive: true, force: true });
-    const lost = [...sent].filter((id) => !seen.has(id)).length;
-    const duplicatedOutputs = [...seen.values()].filter((n) => n > 1).length;
-    // Samples after the first third are past warm-up; compare the first and last of them.
-    const warm = heap.slice(Math.floor(heap.length / 3));
-    const heapStart = warm[0] ?? 0;
-    const heapEnd = warm.at(-1) ?? 0;
-    const openBound = rate * 30;
-    if (lost > 0) failures.push(`${lost} aggregates produced no result`);
-    if (duplicatedOutputs > 0) failures.push(`${duplicatedOutputs} results were emitted more than once`);
-    if (openAtEnd !== 0) failures.push(`${openAtEnd} aggregates were still open at the end`);
-    if (maxOpen > openBound)
-      failures.push(`open aggregates reached ${maxOpen}, above the load's bound ${openBound}`);
-    if (heapStart > 0 && heapEnd / heapStart > 1.5)
-      failures.push(`heap grew ${(heapEnd / heapStart).toFixed(2)}x under steady load`);
-    const report: SoakReport = {
-      minutes,
-      aggregatesSent: sent.size,
-      repliesSent: replies,
-      duplicatesSent: duplicates,
-      completed: seen.size,
-      lost,
-      duplicatedOutputs,
-      openAtEnd,
-      maxOpen,
-      openBound,
-      heapStartMiB: Math.round(heapStart * 10) / 10,
-      heapEndMiB: Math.round(heapEnd * 10) / 10,
-      heapGrowth: heapStart > 0 ? Math.round((heapEnd / heapStart) * 100) / 100 : 0,
-      ok: failures.length === 0,
-      failures,
-    };
-    lastReport = report;
   }
-  return lastReport as SoakReport;
+  const lost = [...sent].filter((id) => !seen.has(id)).length;
+  const duplicatedOutputs = [...seen.values()].filter((n) => n > 1).length;
+  // Samples after the first third are past warm-up; compare the first and last of them.
+  const warm = heap.slice(Math.floor(heap.length / 3));
+  const heapStart = warm[0] ?? 0;
+  const heapEnd = warm.at(-1) ?? 0;
+  const openBound = rate * 30;
+  if (lost > 0) failures.push(`${lost} aggregates produced no result`);
+  if (duplicatedOutputs > 0) failures.push(`${duplicatedOutputs} results were emitted more than once`);
+  if (openAtEnd !== 0) failures.push(`${openAtEnd} aggregates were still open at the end`);
+  if (maxOpen > openBound)
+    failures.push(`open aggregates reached ${maxOpen}, above the load's bound ${openBound}`);
+  if (heapStart > 0 && heapEnd / heapStart > 1.5)
+    failures.push(`heap grew ${(heapEnd / heapStart).toFixed(2)}x under steady load`);
+  const report: SoakReport = {
+    minutes,
+    aggregatesSent: sent.size,
+    repliesSent: replies,
+    duplicatesSent: duplicates,
+    completed: seen.size,
+    lost,
+    duplicatedOutputs,
+    openAtEnd,
+    maxOpen,
+    openBound,
+    heapStartMiB: Math.round(heapStart * 10) / 10,
+    heapEndMiB: Math.round(heapEnd * 10) / 10,
+    heapGrowth: heapStart > 0 ? Math.round((heapEnd / heapStart) * 100) / 100 : 0,
+    ok: failures.length === 0,
+    failures,
+  };
+  return report;
 }
-
-let lastReport: SoakReport | undefined;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
