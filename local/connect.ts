@@ -120,25 +120,30 @@ async function resolveStack(prefix: string, bucket: string | undefined): Promise
     fifoReplies: fifo,
     definitions: [],
   });
-  const queues: Partial<Record<QueueRole, QueueRef>> = {};
-  await Promise.all(
-    Object.entries(topology.queues).map(async ([role, spec]) => {
-      const url = await queueUrl(sqs, spec.name);
-      if (url === undefined) {
-        if (role === QueueRole.BACKLOG) return; // older stacks have no backlog queue
-        throw new TargetNotFoundError(
-          `queue ${spec.name} not found: is a fanin stack with prefix "${prefix}" deployed in this account and region (${await sqs.config.region()})?`,
-        );
-      }
-      const dlqUrl = await queueUrl(sqs, spec.dlqName);
-      queues[role as QueueRole] = {
-        name: spec.name,
-        url,
-        dlqName: spec.dlqName,
-        ...(dlqUrl ? { dlqUrl } : {}),
-      };
-    }),
+  // Look every queue up at once, then judge in the topology's order, so the message is the same
+  // on every run and names every missing queue, not whichever lookup happened to fail first.
+  const found = await Promise.all(
+    Object.entries(topology.queues).map(async ([role, spec]) => ({
+      role: role as QueueRole,
+      spec,
+      url: await queueUrl(sqs, spec.name),
+      dlqUrl: await queueUrl(sqs, spec.dlqName),
+    })),
   );
+  // Older stacks have no backlog queue; that one may be missing.
+  const missing = found
+    .filter((q) => q.url === undefined && q.role !== QueueRole.BACKLOG)
+    .map((q) => q.spec.name);
+  if (missing.length > 0) {
+    throw new TargetNotFoundError(
+      `${missing.length === 1 ? 'queue' : 'queues'} ${missing.join(', ')} not found: is a fanin stack with prefix "${prefix}" deployed in this account and region (${await sqs.config.region()})?`,
+    );
+  }
+  const queues: Partial<Record<QueueRole, QueueRef>> = {};
+  for (const { role, spec, url, dlqUrl } of found) {
+    if (url === undefined) continue;
+    queues[role] = { name: spec.name, url, dlqName: spec.dlqName, ...(dlqUrl ? { dlqUrl } : {}) };
+  }
   if (partitions.length === 0) {
     throw new TargetNotFoundError(`no reply partitions (${prefix}-reply-<n>) found for stack "${prefix}"`);
   }
