@@ -61,7 +61,7 @@ export async function calibrateCapacityModel(
       n: { N: String(12345 * (i + 1)) },
     });
   }
-  // Items in the sparse indexes: the `open` index projects everything, `due` only keys.
+  // Items in the sparse indexes (both keys only).
   const [firstIndex, secondIndex] = table.indexes;
   for (const [i, size] of [200, 1_500].entries()) {
     const item: WireItem = { pk: { S: 'CAL#index' }, sk: { S: String(i) }, payload: { S: 'y'.repeat(size) } };

@@ -46,7 +46,7 @@ export interface HotMeasurement {
   readonly peakUnitsPerSecondOnKey: number;
   /** Share of all write units that landed on the aggregate's partition key. */
   readonly shareOnAggregateKey: number;
-  /** Write units that landed on the `open` index's key for the definition (one per recording transaction). */
+  /** Write units that landed on the `open` index's key for the definition (keys only: at open and close, not per transaction). */
   readonly indexUnitsOnDefinitionKey: number;
   readonly outcome: string;
   readonly counters: Counters;

@@ -448,7 +448,7 @@ export function renderMarkdown(results: Results, svgName: string): string {
       .join(', ')}. |`,
     `| transaction conflicts | ${fmt(hot.conflicts, 0)} | recording transactions cancelled because a concurrent one held the header (fanin backs off and retries). |`,
     `| peak write units/s on the aggregate's key | ${fmt(hot.peakUnitsPerSecondOnKey, 0)} | the busiest second of recording transactions, all on partition key \`A#<id>\`. AWS allows 1,000 per partition. |`,
-    `| share of write units on that key | ${fmt(hot.shareOnAggregateKey * 100, 1)} % | every write of the aggregate shares one partition key. ${fmt(hot.indexUnitsOnDefinitionKey, 0)} more units landed on the \`open\` index's key for the definition (one per recording transaction). |`,
+    `| share of write units on that key | ${fmt(hot.shareOnAggregateKey * 100, 1)} % | every write of the aggregate shares one partition key. ${fmt(hot.indexUnitsOnDefinitionKey, 0)} more units landed on the \`open\` index's key for the definition (it holds keys only: written when an aggregate opens and when it closes, not by recording). |`,
     '',
     "Write-sharded prototype (`ShardedRecorder` in `bench/hot-aggregate.ts`, not fanin's code), same emulator, 5 consumers:",
     '',
@@ -504,7 +504,7 @@ function whereTheUnitsGo(r: Results): string[] {
     '',
     `- recording (one transaction per batch: each 1 KB reply item at 2 × 2 units, plus the header counter): ${fmt(recording, 2)} per reply, ${share(recording)};`,
     `- deleting the reply items at close (a standard delete of each 1 KB item): ${fmt(deletes, 2)} per reply, ${share(deletes)} — a TTL on reply items would make these deletes free;`,
-    `- secondary-index writes (mostly the \`open\` index, which projects the whole header, so every counter increment and status change rewrites its entry): ${fmt(h.index_write_units, 2)} per reply, ${share(h.index_write_units)};`,
+    `- secondary-index writes (the \`open\` index's entry when the aggregate opens and when it closes, the \`due\` index's when the deadline is armed and cleared; a reply's counter increment writes neither): ${fmt(h.index_write_units, 2)} per reply, ${share(h.index_write_units)};`,
     '- the rest: opening (header and request items, in a transaction), marking dispatched, completing, emitting, the tombstone.',
     '',
   ];

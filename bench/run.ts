@@ -269,13 +269,14 @@ async function main(): Promise<void> {
     const replyUnits = 1;
     const measuredBatch = Math.max(1, Math.round(hot.meanRepliesPerTransaction));
     const base: HotDesign = {
-      name: `fanin today (batch ${measuredBatch} as measured, 5 consumers)`,
+      name: `fanin as first built (batch ${measuredBatch} as measured, 5 consumers, throttled groups failed back to SQS)`,
       shards: 1,
       batch: measuredBatch,
       consumers: rig.topology.consumers.reply.maxConcurrency,
       replyUnits,
       headerUnits: 1,
-      indexUnitsPerTransaction: 1,
+      // As measured: 0 since the `open` index holds keys only (it was 1 when it projected the header).
+      indexUnitsPerTransaction: hot.indexUnitsOnDefinitionKey / Math.max(1, hot.transactions),
       splitForHeat: false,
       onThrottle: 'redeliver',
     };

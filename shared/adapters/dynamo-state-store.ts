@@ -41,14 +41,17 @@ import type {
  * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                     |
  *
  * GSI `due` (`dueShard`, `dueAt`): open headers with a deadline, completing headers (their lease)
- * and held replies — what the sweeper must look at. GSI `open` (`openDefinition`, `openedAt`):
- * open aggregates per definition, for "complete all" and "list active".
+ * and held replies — what the sweeper must look at. GSI `open` (`openDefinition`, `openedAt`, keys
+ * only): open aggregates per definition, for "complete all" and "list active". Its entry is written
+ * at open and removed at close; a reply's counter increment does not touch it.
  */
 export class DynamoStateStore implements StateStore {
   /** Spreads the `due` index over this many partition keys so it never becomes one hot key. */
   public static readonly DUE_SHARDS = 8;
   private static readonly MAX_TRANSACT_ITEMS = 100;
   private static readonly CONFLICT_RETRIES = 10;
+  /** Headers read in parallel when listing the open aggregates of a definition. */
+  private static readonly LIST_READERS = 8;
 
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
@@ -507,13 +510,30 @@ export class DynamoStateStore implements StateStore {
   }
 
   public async listOpen(definition: string): Promise<AggregateHeader[]> {
-    const items = await this.queryAll({
+    // The index holds keys only (oldest first); each header is then read consistently, which also
+    // drops one that closed since the index was read (the index is eventually consistent).
+    const keys = await this.queryAll({
       TableName: this.tableName,
       IndexName: 'open',
       KeyConditionExpression: 'openDefinition = :d',
       ExpressionAttributeValues: { ':d': definition },
     });
-    return items.map(toHeader).filter((h) => h.status === AggregateStatus.OPEN);
+    const headers: (AggregateHeader | undefined)[] = new Array(keys.length);
+    let next = 0;
+    const reader = async () => {
+      for (let i = next++; i < keys.length; i = next++) {
+        const { Item } = await this.client.send(
+          new GetCommand({
+            TableName: this.tableName,
+            Key: { pk: keys[i]?.pk, sk: 'H' },
+            ConsistentRead: true,
+          }),
+        );
+        headers[i] = Item ? toHeader(Item) : undefined;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DynamoStateStore.LIST_READERS, keys.length) }, reader));
+    return headers.filter((h): h is AggregateHeader => h?.status === AggregateStatus.OPEN);
   }
 
   public async getParameters(definition: string): Promise<RuntimeParameters> {

@@ -229,12 +229,14 @@ export function describeTopology(options: TopologyOptions): Topology {
           sortKey: { name: 'dueAt', type: 'N' },
           projection: 'KEYS_ONLY',
         },
-        // "List active" and "complete all" read whole headers from `open`.
+        // "List active" and "complete all" find open aggregates in `open`, then read their headers.
+        // Keys only: a header's entry is written when the aggregate opens and removed when it
+        // closes, never by a reply's counter increment or a status change in between.
         {
           name: 'open',
           partitionKey: { name: 'openDefinition', type: 'S' },
           sortKey: { name: 'openedAt', type: 'N' },
-          projection: 'ALL',
+          projection: 'KEYS_ONLY',
         },
       ],
     },

@@ -232,6 +232,34 @@ describe('control bus', () => {
     await fanin.outputs('status');
   });
 
+  it('list shows open aggregates oldest first with the replies counted so far, and none that has closed', async () => {
+    // Prepare: three aggregates opened a second apart; one gets a reply, one completes
+    for (const id of ['o-1', 'o-2', 'o-3']) {
+      await open('beta', id);
+      fanin.clock.advance(1_000);
+    }
+    await fanin.sendReply({}, { 'fanin-aggregate-id': 'o-2', 'fanin-reply-id': 'a' });
+    for (const replyId of ['a', 'b']) {
+      await fanin.sendReply({}, { 'fanin-aggregate-id': 'o-3', 'fanin-reply-id': replyId });
+    }
+    await fanin.drain();
+
+    // Act
+    await fanin.sendControl({ command: 'list', definition: 'beta' });
+    await fanin.drain();
+
+    // Assess: the index holds only keys, so the counts come from each header as it is now
+    expect((await fanin.outputs('completed')).map((r) => r.aggregateId)).toEqual(['o-3']);
+    const [status] = await fanin.outputs('status');
+    expect(status?.aggregates).toEqual([
+      expect.objectContaining({ aggregateId: 'o-1', received: 0, expected: 2 }),
+      expect.objectContaining({ aggregateId: 'o-2', received: 1, expected: 2 }),
+    ]);
+    await fanin.sendControl({ command: 'purge', definition: 'beta' });
+    await fanin.drain();
+    await fanin.outputs('status');
+  });
+
   it('purge one ends that aggregate as purged; a reply to it afterwards is late', async () => {
     // Prepare
     await open('alpha', 'p-1', 'p-2');

@@ -345,7 +345,7 @@ describe('Fanin with its defaults', () => {
               { AttributeName: 'openDefinition', KeyType: 'HASH' },
               { AttributeName: 'openedAt', KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'ALL' },
+            Projection: { ProjectionType: 'KEYS_ONLY' },
           },
         ]),
         AttributeDefinitions: Match.arrayWith([

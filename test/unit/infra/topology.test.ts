@@ -56,7 +56,7 @@ describe('topology for the stack', () => {
           name: 'open',
           partitionKey: { name: 'openDefinition', type: 'S' },
           sortKey: { name: 'openedAt', type: 'N' },
-          projection: 'ALL',
+          projection: 'KEYS_ONLY',
         },
       ],
     });
