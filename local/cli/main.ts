@@ -29,6 +29,7 @@ async function load(name: string): Promise<Command> {
     partitions: () => import('./commands/partitions.ts'),
     enable: () => import('./commands/partitions.ts'),
     disable: () => import('./commands/partitions.ts'),
+    evacuate: () => import('./commands/partitions.ts'),
     tail: () => import('./commands/queues.ts'),
     redrive: () => import('./commands/queues.ts'),
     endpoints: () => import('./commands/endpoints.ts'),

@@ -257,6 +257,24 @@ function toggle(enabled: boolean): CommandSpec {
   };
 }
 
+/** `fanin evacuate`. */
+export const evacuate: CommandSpec = {
+  name: 'evacuate',
+  summary:
+    "Move a disabled reply partition's waiting messages to the backlog, for the others to take (scale-in).",
+  usage: '<partition-index> [--force] [--json]',
+  details:
+    'Step 2 of removing a partition (docs/partitions.md, "Changing the number of partitions"): disable it,\n' +
+    'evacuate it, then lower replyPartitions and deploy. Each message is sent to the backlog, then deleted\n' +
+    'from the partition (at least once: a duplicate is recognised by the reply path). The distributor feeds\n' +
+    'the backlog to the enabled partitions on its next cycles. Messages a consumer holds at that moment\n' +
+    'stay with it. An enabled partition is refused unless --force: producers would keep refilling it.',
+  options: {
+    force: { type: 'boolean', description: 'evacuate even though the partition is enabled for sends' },
+  },
+  examples: ['fanin disable 3 && fanin evacuate 3', 'fanin evacuate 3 --json'],
+};
+
 /** `fanin enable`. */
 export const enable = toggle(true);
 /** `fanin disable`. */
@@ -274,6 +292,7 @@ export const ALL: readonly CommandSpec[] = [
   partitions,
   enable,
   disable,
+  evacuate,
   tail,
   redrive,
   endpoints,

@@ -150,18 +150,30 @@ export class Distributor {
   /**
    * Moves every message of a partition back to the backlog, from where the next cycles feed the
    * other partitions: the step that empties a partition before it is removed (scale-in). Disable
-   * sends to it first, or producers keep refilling it.
+   * sends to it first, or producers keep refilling it. Messages in flight (a consumer holds them)
+   * are not moved: their consumer finishes them, or they reappear for a later evacuation.
    * @returns how many messages moved.
+   * @throws when the backlog refuses a send: the messages not yet moved stay in the partition.
    */
-  public async evacuate(index: number): Promise<number> {
+  public async evacuate(
+    index: number,
+    options: { readonly onBatch?: (movedSoFar: number) => void; readonly stop?: () => boolean } = {},
+  ): Promise<number> {
     const partition = this.destination.partitions.find((p) => p.index === index);
     if (!partition) throw new Error(`destination ${this.destination.name} has no partition ${index}`);
-    let total = 0;
-    for (;;) {
-      const moved = await this.move(partition.queueUrl, this.backlogUrl, this.maxMoves);
-      total += moved;
-      if (moved === 0) return total;
+    const { moved, failure } = await moveMessages(this.sqs, {
+      from: partition.queueUrl,
+      to: this.backlogUrl,
+      max: Number.MAX_SAFE_INTEGER,
+      visibilitySeconds: this.moveVisibility,
+      ...options,
+    });
+    if (failure) {
+      throw new Error(
+        `evacuating partition ${index}: the backlog refused a send after ${moved} moved (${failure.code}: ${failure.message})`,
+      );
     }
+    return moved;
   }
 
   /** Moves up to `count` messages from `from` to `to` (at least once). Returns how many moved. */

@@ -369,6 +369,7 @@ describe('fanin CLI against the local runtime', () => {
       'partitions',
       'enable',
       'disable',
+      'evacuate',
       'tail',
       'redrive',
       'endpoints',

@@ -2,6 +2,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
+import { runCli } from '../support/runtime.ts';
 
 const AGGREGATES = 100;
 const REPLIES = 10;
@@ -146,4 +147,38 @@ describe('watermark distributor', () => {
     expect(await queueDepth(fanin.provisioned.replyQueueUrls[1] ?? '')).toBe(0);
     expect((await fanin.ctx.store.getHeader('scale-in'))?.status).toBe('closed');
   });
+
+  it('scale-in from the command line: evacuate refuses an enabled partition, then moves a disabled one to the backlog', async () => {
+    // Prepare: replies waiting on partition 1, whose consumer does not run
+    fanin.consumers.clear();
+    await fanin.sendRequest({ definition: 'batch', aggregateId: 'cli-scale-in', expected: 4 });
+    await fanin.drain();
+    await fanin.destination().setEnabled(1, true);
+    for (let r = 0; r < 4; r += 1) {
+      await fanin.sendReply({ r }, { 'fanin-aggregate-id': 'cli-scale-in', 'fanin-reply-id': String(r) }, 1);
+    }
+    const partition = fanin.provisioned.replyQueueUrls[1] ?? '';
+    const waiting = await queueDepth(partition);
+    const stack = ['--stack', fanin.topology.prefix];
+
+    // Act
+    const refused = await runCli(['evacuate', '1', ...stack]);
+    const disabled = await runCli(['disable', '1', ...stack]);
+    const evacuated = await runCli(['evacuate', '1', ...stack, '--json']);
+    await fanin.distributor().cycle();
+    fanin.consumers.add(0);
+    await fanin.drain();
+
+    // Assess
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('partition 1');
+    expect(refused.stderr).toContain('is enabled');
+    expect(await queueDepth(partition)).toBe(0);
+    expect(disabled.code).toBe(0);
+    expect(evacuated.code).toBe(0);
+    expect(JSON.parse(evacuated.stdout)).toMatchObject({ partition: 1, moved: waiting, remaining: 0 });
+    expect((await fanin.ctx.store.getHeader('cli-scale-in'))?.status).toBe('closed');
+    const [result] = (await fanin.outputs('completed')).filter((o) => o.aggregateId === 'cli-scale-in');
+    expect(result).toMatchObject({ counts: { received: 4 } });
+  }, 60_000);
 });

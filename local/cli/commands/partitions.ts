@@ -1,8 +1,9 @@
 import { queueDepth } from '../../../shared/adapters/sqs-queues.ts';
+import { createDistributor } from '../../../shared/app.ts';
 import { sqsClient } from '../../../shared/aws/clients.ts';
-import { destinationOf, type Target } from '../../connect.ts';
+import { clientsOf, destinationOf, runtimeConfigOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
-import { type Command, CommandError, table, UsageError } from '../framework.ts';
+import { type Args, type Command, CommandError, Progress, table, UsageError } from '../framework.ts';
 import * as specs from '../specs.ts';
 
 async function depth(url: string | undefined): Promise<number | null> {
@@ -83,16 +84,21 @@ export const partitions: Command = {
   },
 };
 
+function partitionIndex(args: Args, verb: string): number {
+  const text = args.positionals[0];
+  if (text === undefined) throw new UsageError(`${verb} needs a partition index`);
+  const index = Number(text);
+  if (!Number.isInteger(index) || index < 0)
+    throw new UsageError(`partition index must be an integer >= 0 (given "${text}")`);
+  return index;
+}
+
 function toggle(enabled: boolean): Command {
   const verb = enabled ? 'enable' : 'disable';
   return {
     ...(enabled ? specs.enable : specs.disable),
     async run(io, args) {
-      const text = args.positionals[0];
-      if (text === undefined) throw new UsageError(`${verb} needs a partition index`);
-      const index = Number(text);
-      if (!Number.isInteger(index) || index < 0)
-        throw new UsageError(`partition index must be an integer >= 0 (given "${text}")`);
+      const index = partitionIndex(args, verb);
       const target = await io.target();
       try {
         await destinationOf(target).setEnabled(index, enabled);
@@ -117,3 +123,66 @@ function toggle(enabled: boolean): Command {
 export const enable = toggle(true);
 /** `fanin disable <n>`. */
 export const disable = toggle(false);
+
+/** `fanin evacuate <n>`: a disabled partition's waiting messages go to the backlog (scale-in, step 2). */
+export const evacuate: Command = {
+  ...specs.evacuate,
+  async run(io, args) {
+    const index = partitionIndex(args, 'evacuate');
+    const target = await io.target();
+    const before = (await partitionReport(target)).partitions.find((p) => p.index === index);
+    if (!before) {
+      throw new CommandError(
+        `there is no reply partition ${index} (partitions 0 to ${target.replyPartitions.length - 1})`,
+      );
+    }
+    if (!target.queues.backlog.url) {
+      throw new CommandError(
+        `this stack has no backlog queue (${target.queues.backlog.name}) to evacuate into`,
+      );
+    }
+    if (before.enabled && args.values.force !== true) {
+      throw new CommandError(
+        `partition ${index} (${before.name}) is enabled: producers would keep refilling it. Disable it first (fanin disable ${index}), or pass --force`,
+      );
+    }
+    const waiting = before.visible ?? 0;
+    const progress = new Progress(
+      io,
+      `evacuate ${before.name} -> ${target.queues.backlog.name}`,
+      waiting || undefined,
+    );
+    progress.update(0);
+    let moved: number;
+    try {
+      moved = await createDistributor(runtimeConfigOf(target), clientsOf(target)).evacuate(index, {
+        onBatch: (count) => progress.update(count, Math.max(waiting, count)),
+        stop: () => io.signal.aborted,
+      });
+    } catch (error) {
+      progress.finish('stopped');
+      throw new CommandError((error as Error).message);
+    }
+    progress.finish(
+      moved === 0 ? `nothing to move: ${before.name} has no waiting message` : `moved ${moved}`,
+    );
+    const after = (await partitionReport(target)).partitions.find((p) => p.index === index);
+    const result = {
+      partition: index,
+      name: before.name,
+      moved,
+      backlog: target.queues.backlog.name,
+      remaining: after?.depth ?? null,
+      inFlight: after?.inFlight ?? null,
+    };
+    if (io.wantsJson) io.json(result);
+    else {
+      io.out(
+        `moved ${moved} message(s) from ${before.name} to ${target.queues.backlog.name}; the distributor feeds them to the enabled partitions`,
+      );
+      if (result.inFlight)
+        io.out(`${result.inFlight} message(s) are still held by a consumer: they finish there or come back`);
+    }
+    return 0;
+  },
+};
