@@ -46,7 +46,7 @@ export interface HotMeasurement {
   readonly peakUnitsPerSecondOnKey: number;
   /** Share of all write units that landed on the aggregate's partition key. */
   readonly shareOnAggregateKey: number;
-  /** Write units that landed on the `open` index's key for the definition (keys only: at open and close, not per transaction). */
+  /** Write units that landed on the `open` index's keys for the definition (keys only: at open and close, not per transaction). */
   readonly indexUnitsOnDefinitionKey: number;
   readonly outcome: string;
   readonly counters: Counters;
@@ -142,7 +142,10 @@ export async function runHotAggregate(
     ),
     peakUnitsPerSecondOnKey: peakPerSecond(recording),
     shareOnAggregateKey: (meter.keyUnits.get(`table:${key}`) ?? 0) / Math.max(1, allKeys),
-    indexUnitsOnDefinitionKey: meter.keyUnits.get(`open:${options.definition}`) ?? 0,
+    // The definition's keys in the `open` index (`<definition>#<shard>`).
+    indexUnitsOnDefinitionKey: [...meter.keyUnits.entries()]
+      .filter(([k]) => k.startsWith(`open:${options.definition}#`))
+      .reduce((sum, [, units]) => sum + units, 0),
     outcome: result?.type ?? 'none',
     counters,
   };

@@ -1,4 +1,10 @@
-import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { openIndexKeys } from '../shared/adapters/dynamo-state-store.ts';
 
 /**
  * Read-only views of the state table for the CLI and the dashboard. They read the `open` index
@@ -6,7 +12,7 @@ import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk
  * because a view must not consume anyone's status output.
  */
 
-/** An active (open or completing) aggregate, as the `open` index holds it. */
+/** An active (open or completing) aggregate, from its header. */
 export interface ActiveAggregate {
   readonly aggregateId: string;
   readonly definition: string;
@@ -20,31 +26,42 @@ export interface ActiveAggregate {
 /**
  * Every active aggregate, or those of one definition. Open headers carry `openDefinition` until
  * they close, so the index holds open and completing aggregates only: reading it costs what is
- * active, never what is closed.
+ * active, never what is closed. The index holds keys only; each header is then read (consistently,
+ * 100 at a time), which also drops one that closed since the index was read.
  */
 export async function listActive(
   client: DynamoDBDocumentClient,
   tableName: string,
   definition?: string,
 ): Promise<ActiveAggregate[]> {
-  const items: Record<string, unknown>[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = definition
-      ? await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: 'open',
-            KeyConditionExpression: 'openDefinition = :d',
-            ExpressionAttributeValues: { ':d': definition },
-            ExclusiveStartKey,
-          }),
+  const keys = definition
+    ? (
+        await Promise.all(
+          openIndexKeys(definition).map((key) =>
+            allPages((start) =>
+              client.send(
+                new QueryCommand({
+                  TableName: tableName,
+                  IndexName: 'open',
+                  KeyConditionExpression: 'openDefinition = :d',
+                  ExpressionAttributeValues: { ':d': key },
+                  ExclusiveStartKey: start,
+                }),
+              ),
+            ),
+          ),
         )
-      : await client.send(new ScanCommand({ TableName: tableName, IndexName: 'open', ExclusiveStartKey }));
-    items.push(...(page.Items ?? []));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return items
+      ).flat()
+    : await allPages((start) =>
+        client.send(new ScanCommand({ TableName: tableName, IndexName: 'open', ExclusiveStartKey: start })),
+      );
+  const headers = await getHeaders(
+    client,
+    tableName,
+    keys.map((k) => String(k.pk)),
+  );
+  return headers
+    .filter((item) => item.status === 'open' || item.status === 'completing')
     .map((item) => ({
       aggregateId: String(item.aggregateId),
       definition: String(item.definition),
@@ -55,4 +72,43 @@ export async function listActive(
       deadline: typeof item.deadline === 'number' ? item.deadline : null,
     }))
     .sort((a, b) => a.openedAt - b.openedAt);
+}
+
+type Key = Record<string, unknown>;
+
+/** Every item of a paginated Query or Scan. */
+async function allPages(
+  page: (start: Key | undefined) => Promise<{ Items?: Key[]; LastEvaluatedKey?: Key }>,
+): Promise<Key[]> {
+  const items: Key[] = [];
+  let start: Key | undefined;
+  do {
+    const { Items = [], LastEvaluatedKey } = await page(start);
+    items.push(...Items);
+    start = LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** The headers (`sk = H`) of these partition keys, by consistent BatchGetItem, unprocessed keys retried. */
+async function getHeaders(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  partitionKeys: readonly string[],
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  const unique = [...new Set(partitionKeys)];
+  for (let i = 0; i < unique.length; i += 100) {
+    let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map((pk) => ({ pk, sk: 'H' }));
+    for (let attempt = 0; keys.length > 0; attempt += 1) {
+      if (attempt > 0)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
+      const { Responses, UnprocessedKeys } = await client.send(
+        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } } }),
+      );
+      found.push(...(Responses?.[tableName] ?? []));
+      keys = UnprocessedKeys?.[tableName]?.Keys ?? [];
+    }
+  }
+  return found;
 }

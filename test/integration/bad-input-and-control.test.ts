@@ -1,3 +1,4 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
@@ -256,6 +257,31 @@ describe('control bus', () => {
       expect.objectContaining({ aggregateId: 'o-2', received: 1, expected: 2 }),
     ]);
     await fanin.sendControl({ command: 'purge', definition: 'beta' });
+    await fanin.drain();
+    await fanin.outputs('status');
+  });
+
+  it('one definition’s open aggregates spread over several index keys, and the list merges them oldest first', async () => {
+    // Prepare
+    const ids = Array.from({ length: 16 }, (_, i) => `spread-${String(i).padStart(2, '0')}`);
+    for (const id of ids) {
+      await fanin.sendRequest({ definition: 'alpha', aggregateId: id, expected: 2 });
+      await fanin.drain(); // opened now, by the test's clock
+      fanin.clock.advance(10);
+    }
+
+    // Act
+    const { Items = [] } = await fanin.clients.dynamo.send(
+      new ScanCommand({ TableName: fanin.topology.tableName, IndexName: 'open' }),
+    );
+    const listed = await fanin.ctx.store.listOpen('alpha');
+
+    // Assess: no single hot key per definition, nothing lost in the merge
+    const keys = new Set(Items.map((item) => String(item.openDefinition)));
+    expect(keys.size).toBeGreaterThan(1);
+    expect([...keys].every((key) => key.startsWith('alpha#'))).toBe(true);
+    expect(listed.map((h) => h.aggregateId)).toEqual(ids);
+    await fanin.sendControl({ command: 'purge', definition: 'alpha' });
     await fanin.drain();
     await fanin.outputs('status');
   });
