@@ -396,7 +396,7 @@ export interface HotDesign {
   readonly indexUnitsPerTransaction: number;
   /** Whether DynamoDB has split the aggregate's item collection by sort key ("split for heat"). */
   readonly splitForHeat: boolean;
-  /** What a throttled transaction does: fanin today fails the batch (redelivered after the visibility timeout). */
+  /** What a throttled transaction does: fail the batch back to SQS (fanin as first built) or back off and retry (fanin now). */
   readonly onThrottle: 'redeliver' | 'backoff';
 }
 
@@ -478,7 +478,7 @@ export interface HotSimulation {
  * counter item always, the aggregate's partition unless split for heat, and the definition's key in
  * the `open` index. A transaction meeting a counter held by another is cancelled and retried after
  * fanin's jitter (20·2^attempt ms, at most 10 times, then the group fails back to SQS); a throttled
- * one either fails back to SQS (fanin today) or backs off the same way.
+ * one either fails back to SQS (fanin as first built) or backs off the same way (fanin now).
  */
 export function simulateHot(design: HotDesign, limits: AwsLimits, replies: number, seed = 1): HotSimulation {
   const random = mulberry32(seed);
