@@ -28,6 +28,7 @@ import type {
   StateStore,
   StoredPayload,
 } from '../ports.ts';
+import { decodePayload, encodePayload } from './payload-codec.ts';
 
 /**
  * The DynamoDB state store. One table:
@@ -36,7 +37,8 @@ import type {
  * |-----------------|-----------------|-------------|--------------------------------------------------------|
  * | header/tombstone| `A#<aggregate>` | `H`         | small and constant in size; `received` is a counter    |
  * | request         | `A#<aggregate>` | `Q`         | the opening request, written once, read at completion  |
- * | reply           | `A#<aggregate>` | `R#<reply>` | one per reply: a reply costs the same at any fan-out   |
+ * | reply           | `A#<aggregate>` | `R#<reply>` | one per reply: a reply costs the same at any fan-out;  |
+ * |                 |                 |             | its payload compressed when smaller (payload-codec.ts) |
  * | held reply      | `A#<aggregate>` | `U#<reply>` | an unknown reply waiting for its aggregate             |
  * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                     |
  *
@@ -203,6 +205,8 @@ export class DynamoStateStore implements StateStore {
   ): Promise<{ refused: boolean; accepted: string[]; duplicates: string[]; header?: AggregateHeader }> {
     const pk = aggregateKey(aggregateId);
     const duplicates: string[] = [];
+    // Compressed once, whatever the retries below.
+    const stored = new Map(replies.map((reply) => [reply.replyId, encodePayload(reply.payload)]));
     let remaining = replies;
     for (let attempt = 0; ; attempt += 1) {
       const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
@@ -213,7 +217,7 @@ export class DynamoStateStore implements StateStore {
               pk,
               sk: `R#${reply.replyId}`,
               replyId: reply.replyId,
-              payload: reply.payload,
+              ...stored.get(reply.replyId),
               receivedAt: reply.receivedAt,
               ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
             },
@@ -330,7 +334,7 @@ export class DynamoStateStore implements StateStore {
       .filter((item) => item.closed !== true)
       .map((item) => ({
         replyId: String(item.replyId),
-        payload: String(item.payload),
+        payload: decodePayload(item),
         receivedAt: Number(item.receivedAt),
         ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
       }));

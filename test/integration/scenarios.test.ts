@@ -1,3 +1,4 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaninUnderTest } from '../support/fanin.ts';
 
@@ -158,6 +159,42 @@ describe('data plane scenarios', () => {
       counts: { expected: 3, received: 2 },
       missing: [{ replyId: '1', label: 'B' }],
     });
+  });
+
+  it('a kilobyte JSON reply is stored compressed, below a write unit, and the result carries it unchanged', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'detector', aggregateId: 'kb-1', expected: 2 });
+    await fanin.drain();
+    const quote = (bank: string) => ({
+      bank,
+      rate: 4.8731,
+      conditions: Array.from(
+        { length: 18 },
+        (_, i) => `condition ${i}: subject to credit approval and appraisal`,
+      ),
+      officer: { name: 'J. Doe', email: `quotes@${bank}.example` },
+    });
+
+    // Act
+    await fanin.sendReply(quote('bank-1'), { 'fanin-aggregate-id': 'kb-1', 'fanin-reply-id': 'a' });
+    await fanin.drain();
+    const { Item } = await fanin.clients.dynamo.send(
+      new GetCommand({ TableName: fanin.topology.tableName, Key: { pk: 'A#kb-1', sk: 'R#a' } }),
+    );
+    await fanin.sendReply(quote('bank-2'), { 'fanin-aggregate-id': 'kb-1', 'fanin-reply-id': 'b' });
+    await fanin.drain();
+
+    // Assess
+    expect(JSON.stringify(quote('bank-1')).length).toBeGreaterThan(1_024);
+    expect(Item?.payload).toBeUndefined();
+    expect(Item?.payloadBr).toBeInstanceOf(Uint8Array);
+    expect((Item?.payloadBr as Uint8Array | undefined)?.byteLength).toBeLessThan(300);
+    const [completed] = await fanin.outputs('completed');
+    expect(completed).toMatchObject({ aggregateId: 'kb-1' });
+    expect(completed?.result).toEqual([
+      { replyId: 'a', body: quote('bank-1') },
+      { replyId: 'b', body: quote('bank-2') },
+    ]);
   });
 
   it('missing-message detector: a message that crossed only one of two paths raises the alert at the timeout', async () => {
