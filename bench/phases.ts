@@ -1,16 +1,40 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { encodePayload } from '../shared/adapters/payload-codec.ts';
 import { type Counters, diff } from './meter.ts';
 import { type Rig, sleep } from './rig.ts';
 
 /** Reply bodies of the benchmark. */
 export const Bodies = {
   /**
-   * About 1 KB: the size the cost figure is quoted for. Exactly 1,024 bytes of JSON, so the
-   * stored reply item (body plus keys and bookkeeping) is just over 1 KB: 2 write units.
+   * 1 KB: the size the cost figure is quoted for. Exactly 1,024 bytes of JSON shaped like a loan
+   * quote — repeated keys, prose conditions, numbers, ids and a reference of random hex, all drawn
+   * from a generator seeded by the reply — so it compresses as a real reply would (fanin stores
+   * reply payloads compressed when that is smaller; a body of one repeated character would flatter
+   * it, random bytes would not compress at all). The report gives the stored size.
    */
   kilobyte(aggregateId: string, replyId: string): string {
-    const head = `{"v":${scoreOf(aggregateId, replyId)},"pad":"`;
-    return `${head}${'x'.repeat(1024 - head.length - 2)}"}`;
+    const random = seeded(`${aggregateId}/${replyId}`);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const hex = (n: number) => Array.from({ length: n }, () => pick([...'0123456789abcdef'])).join('');
+    const money = (max: number) => Math.round(random() * max * 100) / 100;
+    const sentence = () =>
+      Array.from({ length: 8 + Math.floor(random() * 6) }, () => pick(QUOTE_WORDS)).join(' ');
+    const quote = {
+      v: scoreOf(aggregateId, replyId),
+      bank: `bank-${1 + Math.floor(random() * 5)}`,
+      quoteId: hex(32),
+      rate: Math.round(random() * 80_000) / 10_000,
+      apr: Math.round(random() * 80_000) / 10_000,
+      termMonths: pick([120, 180, 240, 360]),
+      currency: 'USD',
+      fees: ['origination', 'appraisal', 'underwriting'].map((type) => ({ type, amount: money(2_000) })),
+      conditions: [sentence(), sentence(), sentence(), sentence()],
+      validUntil: new Date(Date.UTC(2026, 11, 1 + Math.floor(random() * 30))).toISOString(),
+      officer: { name: pick(['J. Doe', 'A. Smith', 'M. Garcia']), phone: `+1-555-0${hex(3)}` },
+      ref: '',
+    };
+    const unpadded = JSON.stringify(quote);
+    return JSON.stringify({ ...quote, ref: hex(Math.max(0, 1024 - Buffer.byteLength(unpadded))) });
   },
   /** A small reply (a score and an id, ~20 bytes): what the scale curve and the hot aggregate use. */
   small(aggregateId: string, replyId: string): string {
@@ -19,6 +43,61 @@ export const Bodies = {
 } as const;
 
 /** A deterministic value per reply, so condensed results are reproducible. */
+const QUOTE_WORDS = [
+  'subject',
+  'to',
+  'credit',
+  'approval',
+  'rate',
+  'lock',
+  'valid',
+  'for',
+  'days',
+  'after',
+  'issue',
+  'fixed',
+  'term',
+  'no',
+  'prepayment',
+  'penalty',
+  'escrow',
+  'required',
+  'closing',
+  'costs',
+  'included',
+  'in',
+  'the',
+  'offer',
+  'appraisal',
+  'of',
+  'property',
+  'insurance',
+  'taxes',
+  'borrower',
+] as const;
+
+/** A small deterministic generator (mulberry32) seeded by a string. */
+function seeded(text: string): () => number {
+  let state = 0;
+  for (const ch of text) state = (Math.imul(state, 31) + ch.charCodeAt(0)) | 0;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Mean bytes a headline body takes in its reply item, stored as fanin stores it (200 samples). */
+export function storedPayloadBytes(): number {
+  let total = 0;
+  for (let i = 0; i < 200; i += 1) {
+    const stored = encodePayload(Bodies.kilobyte(`sample-${Math.floor(i / 10)}`, String(i % 10)));
+    total += 'payloadBr' in stored ? stored.payloadBr.byteLength : Buffer.byteLength(stored.payload);
+  }
+  return Math.round(total / 200);
+}
+
 function scoreOf(aggregateId: string, replyId: string): number {
   let hash = 7;
   for (const ch of `${aggregateId}/${replyId}`) hash = (hash * 31 + ch.charCodeAt(0)) % 1000;

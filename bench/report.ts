@@ -75,6 +75,8 @@ export interface Results {
     readonly replies: number;
     readonly fan_out: number;
     readonly reply_bytes: number;
+    /** Mean bytes a headline body takes in its reply item (fanin stores it compressed when smaller). */
+    readonly stored_payload_bytes?: number;
     readonly elapsed_ms: number;
     readonly outcomes: Readonly<Record<string, number>>;
     readonly per_reply: {
@@ -425,6 +427,12 @@ export function renderMarkdown(results: Results, svgName: string): string {
     `| **Step Functions Standard, end to end** | | | | | **${usd(c.step_functions_standard.total_per_million)}** |`,
     `| naive baseline, DynamoDB alone | ${usd(c.naive_baseline_dynamodb.per_million_aggregates)} | | | | |`,
     '',
+    ...(r.headline.stored_payload_bytes === undefined
+      ? []
+      : [
+          `The naive baseline stores the bodies as they come. Compressed as fanin stores them (${fmt(r.headline.stored_payload_bytes, 0)} of ${fmt(r.headline.reply_bytes, 0)} bytes), its item, and with it the cost of each update, would shrink to about ${fmt((100 * r.headline.stored_payload_bytes) / r.headline.reply_bytes, 0)} %: it would still pay for every earlier reply on each new one.`,
+          '',
+        ]),
     `fanin per aggregate: ${fmt(c.fanin.usage_per_aggregate.writeUnits, 1)} write units, ${fmt(c.fanin.usage_per_aggregate.readUnits, 1)} read units, ${fmt(c.fanin.usage_per_aggregate.sqsStandard, 2)} standard and ${fmt(c.fanin.usage_per_aggregate.sqsFifo, 2)} FIFO SQS requests, ${fmt(c.fanin.usage_per_aggregate.invocations, 2)} Lambda invocations of ~${fmt(c.fanin.usage_per_aggregate.lambdaMs / Math.max(c.fanin.usage_per_aggregate.invocations, 1e-9), 0)} ms estimated (512 MB, arm64: the CDK construct's defaults; duration from the calls counted, at 8 ms per DynamoDB and 12 ms per SQS call — see \`prices.json\`). Of that, the deadline timer firing adds ${fmt(c.fanin.timer_firing_usage.sqsStandard, 2)} SQS requests, ${fmt(c.fanin.timer_firing_usage.invocations, 2)} invocations and ${fmt(c.fanin.timer_firing_usage.readUnits, 2)} read units.`,
     '',
     `Step Functions Standard is counted at ${c.step_functions_standard.transitions_per_aggregate} state transitions per aggregate (a Map state, one \`.waitForTaskToken\` SQS task per branch, a Pass state to aggregate, an SQS task for the result) at $0.025 per 1,000, plus one SendMessage per branch and one for the result; responders answer with SendTaskSuccess (not billed) instead of a reply message. That machine has no timeout handling, so it is a lower bound. The transitions alone cost ${usd(c.step_functions_standard.orchestration_per_million.stepFunctions)} per million aggregates.`,
@@ -499,11 +507,16 @@ function whereTheUnitsGo(r: Results): string[] {
   const share = (n: number) => `${fmt((100 * n) / all, 0)} %`;
   const recording = units['fanin:reply TransactWriteItems'] ?? 0;
   const deletes = (units['fanin:reply BatchWriteItem'] ?? 0) + (units['fanin:fan-out BatchWriteItem'] ?? 0);
+  const bytes = r.headline.stored_payload_bytes;
+  const stored =
+    bytes === undefined
+      ? ''
+      : ` — each ${fmt(r.headline.reply_bytes, 0)}-byte JSON body is stored compressed in ${fmt(bytes, 0)} bytes on average, so its item stays under 1 KB`;
   return [
     'Where the write units of the headline run go:',
     '',
-    `- recording (one transaction per batch: each 1 KB reply item at 2 × 2 units, plus the header counter): ${fmt(recording, 2)} per reply, ${share(recording)};`,
-    `- deleting the reply items at close (a standard delete of each 1 KB item): ${fmt(deletes, 2)} per reply, ${share(deletes)} — a TTL on reply items would make these deletes free;`,
+    `- recording (one transaction per batch: each reply item at 2 units per KB it takes, plus the header counter)${stored}: ${fmt(recording, 2)} per reply, ${share(recording)};`,
+    `- shrinking the reply items to markers at close (a standard write, charged by the item's size before): ${fmt(deletes, 2)} per reply, ${share(deletes)} — a TTL on reply items would make these writes free, but a TTL that could fire before the aggregate closes would lose replies;`,
     `- secondary-index writes (the \`open\` index's entry when the aggregate opens and when it closes, the \`due\` index's when the deadline is armed and cleared; a reply's counter increment writes neither): ${fmt(h.index_write_units, 2)} per reply, ${share(h.index_write_units)};`,
     '- the rest: opening (header and request items, in a transaction), marking dispatched, completing, emitting, the tombstone.',
     '',

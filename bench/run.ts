@@ -22,7 +22,14 @@ import {
   simulateHot,
 } from './hot-aggregate.ts';
 import { type Counters, diff, grouped, Meter, total } from './meter.ts';
-import { Bodies, type FaninPhaseResult, percentile, runFanin, storeCapacity } from './phases.ts';
+import {
+  Bodies,
+  type FaninPhaseResult,
+  percentile,
+  runFanin,
+  storeCapacity,
+  storedPayloadBytes,
+} from './phases.ts';
 import { fitUnits, type Results, renderMarkdown, renderScaleSvg, type ScalePoint } from './report.ts';
 import { RESPONDERS, Rig, sleep } from './rig.ts';
 
@@ -642,6 +649,7 @@ function assemble(input: {
       replies,
       fan_out: 10,
       reply_bytes: 1024,
+      stored_payload_bytes: storedPayloadBytes(),
       elapsed_ms: round(headline.elapsedMs, 0),
       outcomes: headline.outcomes,
       per_reply: {
