@@ -4,8 +4,9 @@ import {
   QueueDoesNotExist,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { DynamoPartitionRegistry } from '../shared/adapters/dynamo-partition-registry.ts';
 import { S3ClaimCheck } from '../shared/adapters/s3-claim-check.ts';
-import { type FaninClients, replyDestination } from '../shared/app.ts';
+import { type FaninClients, REPLY_DESTINATION, replyDestination } from '../shared/app.ts';
 import { documentClient, s3Client, sqsClient } from '../shared/aws/clients.ts';
 import { FaninClient } from '../shared/client/fanin-client.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
@@ -34,6 +35,11 @@ export interface Target {
   /** Responder queues the local runtime created; empty for a stack. */
   readonly responderQueues: readonly QueueRef[];
   readonly partitioning: Partitioning;
+  /**
+   * Where `partitioning` comes from: the runtime's state file, what a stack's distributor last
+   * recorded (with when), or the defaults (with why).
+   */
+  readonly partitioningSource: string;
   /** The definitions, when known (local runtime); a stack's are compiled into its functions. */
   readonly definitions?: ReadonlyMap<string, Definition>;
   /** The local runtime's state, when the target is local. */
@@ -104,6 +110,7 @@ export function targetFromState(state: RuntimeState): Target {
     replyPartitions: state.replyPartitions,
     responderQueues: state.responderQueues,
     partitioning: state.partitioning,
+    partitioningSource: 'the local runtime',
     definitions: parseDefinitions(state.definitions),
     state,
   };
@@ -148,6 +155,7 @@ async function resolveStack(prefix: string, bucket: string | undefined): Promise
     throw new TargetNotFoundError(`no reply partitions (${prefix}-reply-<n>) found for stack "${prefix}"`);
   }
   queues[QueueRole.BACKLOG] ??= { name: topology.queues.backlog.name, url: '', dlqName: '' };
+  const { partitioning, partitioningSource } = await deployedPartitioning(topology.tableName);
   return {
     kind: 'stack',
     prefix,
@@ -156,8 +164,39 @@ async function resolveStack(prefix: string, bucket: string | undefined): Promise
     queues: queues as Record<QueueRole, QueueRef>,
     replyPartitions: partitions,
     responderQueues: [],
-    partitioning: resolvePartitioning({}),
+    partitioning,
+    partitioningSource,
   };
+}
+
+/**
+ * A stack's partitioning settings live in its functions' configuration; its distributor records
+ * them in the table each cycle. Before its first cycle, or without read access to that item, the
+ * defaults stand in, and the source says so.
+ */
+async function deployedPartitioning(
+  tableName: string,
+): Promise<{ partitioning: Partitioning; partitioningSource: string }> {
+  try {
+    const registry = new DynamoPartitionRegistry({ client: documentClient(), tableName });
+    const recorded = await registry.loadSettings(REPLY_DESTINATION);
+    if (recorded) {
+      const { recordedAt, ...settings } = recorded;
+      return {
+        partitioning: resolvePartitioning(settings),
+        partitioningSource: `the stack's distributor, recorded ${new Date(recordedAt).toISOString()}`,
+      };
+    }
+    return {
+      partitioning: resolvePartitioning({}),
+      partitioningSource: "defaults: the stack's distributor has not recorded its settings yet",
+    };
+  } catch (error) {
+    return {
+      partitioning: resolvePartitioning({}),
+      partitioningSource: `defaults: the recorded settings could not be read (${(error as Error).name}: ${(error as Error).message})`,
+    };
+  }
 }
 
 async function discoverPartitions(sqs: SQSClient, prefix: string): Promise<QueueRef[]> {

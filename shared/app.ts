@@ -110,6 +110,7 @@ export function createDistributor(
     highWatermark: partitioning.highWatermark,
     lowWatermark: partitioning.lowWatermark,
     stallMs: partitioning.stallSeconds * 1000,
+    settings: partitioning,
     clock,
     ...options,
   });

@@ -1,10 +1,16 @@
-import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { PartitionRegistry, PartitionState } from '../partitions/registry.ts';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { PartitionRegistry, PartitionState, RecordedSettings } from '../partitions/registry.ts';
 
 /**
  * Partition state as items of the state table: `pk = PD#<destination>`, `sk = P#<index>`. A few
  * items per destination, read by producers through a short cache and by the distributor once per
- * cycle.
+ * cycle. The distributor's settings are one more item, `sk = S`.
  */
 export class DynamoPartitionRegistry implements PartitionRegistry {
   private readonly client: DynamoDBDocumentClient;
@@ -26,6 +32,7 @@ export class DynamoPartitionRegistry implements PartitionRegistry {
     );
     const states = new Map<number, PartitionState>();
     for (const item of Items) {
+      if (!String(item.sk).startsWith('P#')) continue;
       const index = Number(item.index);
       states.set(index, {
         index,
@@ -35,6 +42,40 @@ export class DynamoPartitionRegistry implements PartitionRegistry {
       });
     }
     return states;
+  }
+
+  public async recordSettings(destination: string, settings: RecordedSettings): Promise<void> {
+    // An update, not a put: the distributor's role may only Query and UpdateItem (docs/security.md).
+    const entries = Object.entries(settings);
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: `PD#${destination}`, sk: 'S' },
+        UpdateExpression: `SET ${entries.map((_, i) => `#s${i} = :s${i}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#s${i}`, name])),
+        ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:s${i}`, value])),
+      }),
+    );
+  }
+
+  public async loadSettings(destination: string): Promise<RecordedSettings | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: `PD#${destination}`, sk: 'S' },
+        ConsistentRead: true,
+      }),
+    );
+    if (!Item) return undefined;
+    const number = (name: keyof RecordedSettings) => Number(Item[name]);
+    return {
+      highThreshold: number('highThreshold'),
+      highWatermark: number('highWatermark'),
+      lowWatermark: number('lowWatermark'),
+      stallSeconds: number('stallSeconds'),
+      distributorIntervalSeconds: number('distributorIntervalSeconds'),
+      recordedAt: number('recordedAt'),
+    };
   }
 
   public async setEnabled(destination: string, index: number, enabled: boolean): Promise<void> {

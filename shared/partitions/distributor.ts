@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { moveMessages } from '../adapters/sqs-queues.ts';
 import type { PartitionedDestination, PartitionStatus } from './destination.ts';
-import type { PartitionRegistry } from './registry.ts';
+import type { PartitionRegistry, RecordedSettings } from './registry.ts';
 
 /** Watermarks and stall detection of a distributor. */
 export interface WatermarkOptions {
@@ -50,6 +50,7 @@ export class Distributor {
   private readonly backlogUrl: string;
   private readonly sqs: SQSClient;
   private readonly registry: PartitionRegistry;
+  private readonly settings: Omit<RecordedSettings, 'recordedAt'> | undefined;
   private readonly clock: () => number;
   private readonly high: number;
   private readonly low: number;
@@ -64,12 +65,15 @@ export class Distributor {
       readonly sqs: SQSClient;
       readonly registry: PartitionRegistry;
       readonly clock?: () => number;
+      /** Recorded in the registry each cycle, for tools outside the deployment to show. */
+      readonly settings?: Omit<RecordedSettings, 'recordedAt'>;
     } & WatermarkOptions,
   ) {
     this.destination = options.destination;
     this.backlogUrl = options.backlogUrl;
     this.sqs = options.sqs;
     this.registry = options.registry;
+    this.settings = options.settings;
     this.clock = options.clock ?? Date.now;
     this.high = options.highWatermark ?? 100;
     this.low = options.lowWatermark ?? 20;
@@ -143,6 +147,9 @@ export class Distributor {
         depth,
         progress.get(partition.index) ?? now,
       );
+    }
+    if (this.settings) {
+      await this.registry.recordSettings(this.destination.name, { ...this.settings, recordedAt: now });
     }
     return { fed, evacuated, stalled, backlogEmpty };
   }

@@ -12,8 +12,27 @@ export interface PartitionState {
   readonly lastProgressAt?: number;
 }
 
+/**
+ * The partitioning settings the distributor runs with, as it last recorded them: what tools outside
+ * the deployment (the CLI against a stack) show, since the settings themselves live in the
+ * functions' configuration.
+ */
+export interface RecordedSettings {
+  readonly highThreshold: number;
+  readonly highWatermark: number;
+  readonly lowWatermark: number;
+  readonly stallSeconds: number;
+  readonly distributorIntervalSeconds: number;
+  /** When the distributor recorded them (epoch ms). */
+  readonly recordedAt: number;
+}
+
 /** Reads and writes partition state. */
 export interface PartitionRegistry {
+  /** Records the settings a distributor runs with (each cycle: they change only on deployment). */
+  recordSettings(destination: string, settings: RecordedSettings): Promise<void>;
+  /** The settings last recorded, if a distributor ever ran. */
+  loadSettings(destination: string): Promise<RecordedSettings | undefined>;
   /** State of every partition of a destination that has any (absent ones are enabled, never seen). */
   load(destination: string): Promise<Map<number, PartitionState>>;
   setEnabled(destination: string, index: number, enabled: boolean): Promise<void>;

@@ -200,7 +200,13 @@ describe('fanin CLI against the local runtime', () => {
     const enabled = await fanin('enable', '1');
 
     // Assess
-    expect(before.watermarks).toEqual({ low: 20, high: 100, highThreshold: 10_000 });
+    expect(before.watermarks).toEqual({
+      low: 20,
+      high: 100,
+      highThreshold: 10_000,
+      stallSeconds: 60,
+      source: 'the local runtime',
+    });
     expect(before.partitions.map((p) => p.enabled)).toEqual([true, true]);
     expect(json(disabled)).toMatchObject({
       index: 1,

@@ -148,7 +148,7 @@ describe('watermark distributor', () => {
     expect((await fanin.ctx.store.getHeader('scale-in'))?.status).toBe('closed');
   });
 
-  it('scale-in from the command line: evacuate refuses an enabled partition, then moves a disabled one to the backlog', async () => {
+  it('scale-in from the command line: evacuate refuses an enabled partition, then moves a disabled one to the backlog; partitions shows the deployed settings', async () => {
     // Prepare: replies waiting on partition 1, whose consumer does not run
     fanin.consumers.clear();
     await fanin.sendRequest({ definition: 'batch', aggregateId: 'cli-scale-in', expected: 4 });
@@ -166,10 +166,18 @@ describe('watermark distributor', () => {
     const disabled = await runCli(['disable', '1', ...stack]);
     const evacuated = await runCli(['evacuate', '1', ...stack, '--json']);
     await fanin.distributor().cycle();
+    const view = await runCli(['partitions', ...stack, '--json']);
     fanin.consumers.add(0);
     await fanin.drain();
 
-    // Assess
+    // Assess: the view shows the settings this deployment's distributor runs with (stall 30 s, not
+    // the default 60), as it recorded them
+    expect(JSON.parse(view.stdout).watermarks).toMatchObject({
+      low: 20,
+      high: 100,
+      stallSeconds: 30,
+      source: expect.stringContaining("the stack's distributor, recorded"),
+    });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('partition 1');
     expect(refused.stderr).toContain('is enabled');

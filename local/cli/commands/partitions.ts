@@ -22,9 +22,15 @@ async function partitionReport(target: Target) {
     depth(target.queues.backlog.url),
     Promise.all(target.replyPartitions.map((p) => depth(p.dlqUrl))),
   ]);
-  const { lowWatermark, highWatermark, highThreshold } = target.partitioning;
+  const { lowWatermark, highWatermark, highThreshold, stallSeconds } = target.partitioning;
   return {
-    watermarks: { low: lowWatermark, high: highWatermark, highThreshold },
+    watermarks: {
+      low: lowWatermark,
+      high: highWatermark,
+      highThreshold,
+      stallSeconds,
+      source: target.partitioningSource,
+    },
     backlog: { name: target.queues.backlog.name, depth: backlog },
     partitions: statuses.map((s) => {
       const state = s.state;
@@ -78,7 +84,7 @@ export const partitions: Command = {
     }
     io.out(`backlog ${report.backlog.name}: ${report.backlog.depth ?? '?'} waiting`);
     io.out(
-      `watermarks: low ${report.watermarks.low}, high ${report.watermarks.high}; high threshold ${report.watermarks.highThreshold} (at or above it a partition takes no new messages)`,
+      `watermarks: low ${report.watermarks.low}, high ${report.watermarks.high}; high threshold ${report.watermarks.highThreshold} (at or above it a partition takes no new messages); stalled after ${report.watermarks.stallSeconds} s without progress — from ${report.watermarks.source}`,
     );
     return 0;
   },
