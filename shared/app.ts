@@ -110,7 +110,10 @@ export function createDistributor(
     highWatermark: partitioning.highWatermark,
     lowWatermark: partitioning.lowWatermark,
     stallMs: partitioning.stallSeconds * 1000,
-    settings: partitioning,
+    settings: {
+      highThreshold: partitioning.highThreshold,
+      distributorIntervalSeconds: partitioning.distributorIntervalSeconds,
+    },
     clock,
     ...options,
   });

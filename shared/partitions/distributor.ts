@@ -20,6 +20,9 @@ export interface WatermarkOptions {
   readonly moveVisibilitySeconds?: number;
 }
 
+/** The partitioning settings a distributor does not use itself but records with its own. */
+export type DeploymentSettings = Pick<RecordedSettings, 'highThreshold' | 'distributorIntervalSeconds'>;
+
 /** What one cycle did. */
 export interface CycleReport {
   /** Messages moved from the backlog, by partition. */
@@ -50,7 +53,7 @@ export class Distributor {
   private readonly backlogUrl: string;
   private readonly sqs: SQSClient;
   private readonly registry: PartitionRegistry;
-  private readonly settings: Omit<RecordedSettings, 'recordedAt'> | undefined;
+  private readonly settings: DeploymentSettings | undefined;
   private readonly clock: () => number;
   private readonly high: number;
   private readonly low: number;
@@ -65,8 +68,11 @@ export class Distributor {
       readonly sqs: SQSClient;
       readonly registry: PartitionRegistry;
       readonly clock?: () => number;
-      /** Recorded in the registry each cycle, for tools outside the deployment to show. */
-      readonly settings?: Omit<RecordedSettings, 'recordedAt'>;
+      /**
+       * When given, each cycle records these with the watermarks and stall time this distributor
+       * runs with, for tools outside the deployment to show.
+       */
+      readonly settings?: DeploymentSettings;
     } & WatermarkOptions,
   ) {
     this.destination = options.destination;
@@ -149,7 +155,13 @@ export class Distributor {
       );
     }
     if (this.settings) {
-      await this.registry.recordSettings(this.destination.name, { ...this.settings, recordedAt: now });
+      await this.registry.recordSettings(this.destination.name, {
+        ...this.settings,
+        highWatermark: this.high,
+        lowWatermark: this.low,
+        stallSeconds: Math.round(this.stallMs / 1000),
+        recordedAt: now,
+      });
     }
     return { fed, evacuated, stalled, backlogEmpty };
   }
