@@ -9,6 +9,7 @@ import {
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { TableShape } from './capacity.ts';
 import { type Counters, diff, type Meter, type TransactionRecord, total } from './meter.ts';
+import { mulberry32 } from './random.ts';
 import { type Rig, sleep } from './rig.ts';
 
 /**
@@ -647,16 +648,4 @@ class EventQueue {
     this.heap[a] = y;
     this.heap[b] = x;
   }
-}
-
-/** A small seeded PRNG, so the simulation gives the same numbers every run. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

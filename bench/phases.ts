@@ -1,6 +1,7 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { encodePayload } from '../shared/adapters/payload-codec.ts';
 import { type Counters, diff } from './meter.ts';
+import { seededBy } from './random.ts';
 import { type Rig, sleep } from './rig.ts';
 
 /** Reply bodies of the benchmark. */
@@ -13,7 +14,7 @@ export const Bodies = {
    * it, random bytes would not compress at all). The report gives the stored size.
    */
   kilobyte(aggregateId: string, replyId: string): string {
-    const random = seeded(`${aggregateId}/${replyId}`);
+    const random = seededBy(`${aggregateId}/${replyId}`);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     const hex = (n: number) => Array.from({ length: n }, () => pick([...'0123456789abcdef'])).join('');
     const money = (max: number) => Math.round(random() * max * 100) / 100;
@@ -75,18 +76,6 @@ const QUOTE_WORDS = [
   'taxes',
   'borrower',
 ] as const;
-
-/** A small deterministic generator (mulberry32) seeded by a string. */
-function seeded(text: string): () => number {
-  let state = 0;
-  for (const ch of text) state = (Math.imul(state, 31) + ch.charCodeAt(0)) | 0;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Mean bytes a headline body takes in its reply item, stored as fanin stores it (200 samples). */
 export function storedPayloadBytes(): number {

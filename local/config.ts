@@ -3,26 +3,15 @@ import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
-import type { PartitioningOptions } from '../shared/topology/topology.ts';
+import type { PartitioningOptions, TopologyOptions } from '../shared/topology/topology.ts';
 
 /**
  * The local runtime's configuration file (`fanin.config.ts`, `.js` or `.json` at the top of the
  * project): the same options the CDK construct takes, so `describeTopology` builds both from one
  * description, plus what only a local run needs (responder queues of the demos, the dashboard).
+ * `npm start -- --prefix` overrides `prefix`.
  */
-export interface LocalConfig {
-  /** Prefix of every resource name. Overridden by `npm start -- --prefix`. @default 'fanin' */
-  readonly prefix?: string;
-  /** Number of reply partitions. @default 2 */
-  readonly replyPartitions?: number;
-  /** FIFO reply partitions. @default false */
-  readonly fifoReplies?: boolean;
-  /** Receives before a message moves to its DLQ. @default 5 */
-  readonly maxReceiveCount?: number;
-  /** A handler invocation's timeout; sets the visibility timeouts, as in the stack. @default 30 */
-  readonly functionTimeoutSeconds?: number;
-  /** Watermarks, threshold and distributor interval of the reply destination. @default the topology's */
-  readonly partitioning?: PartitioningOptions;
+export interface LocalConfig extends Omit<TopologyOptions, 'definitions'> {
   /**
    * The aggregation definitions, or a function of the prefix returning them (fan-out targets are
    * queue names, which carry the prefix). In a `.json` file, `{prefix}` inside any string of a

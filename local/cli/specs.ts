@@ -110,7 +110,7 @@ export const list: CommandSpec = {
   summary: 'List active (open or completing) aggregates, oldest first.',
   usage: '[--definition <name>] [--publish] [--json]',
   details:
-    "Reads the state table's `open` index. With --publish, also sends the control command `list`,\n" +
+    "Reads the state table's `open` index (keys only), then each active aggregate's header. With --publish, also sends the control command `list`,\n" +
     'which publishes the snapshot to the status output (seed 002: publish the list of active aggregates).',
   options: {
     definition: { type: 'string', placeholder: 'name', description: 'only this definition' },
