@@ -70,16 +70,7 @@ export function aState(
 }
 
 /** A small seeded pseudo-random generator (mulberry32): the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as seededRandom } from '../../../bench/random.ts';
 
 /** A copy of `items` in an order drawn from `random` (Fisher-Yates). */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {
