@@ -28,6 +28,16 @@ export const ConfigEnv = {
   PARTITIONING: 'FANIN_PARTITIONING',
   /** Message size (bytes) above which a payload takes the claim-check path. @default 262,144 */
   CLAIM_CHECK_THRESHOLD: 'FANIN_CLAIM_CHECK_THRESHOLD',
+  /**
+   * How long a completing invocation owns an aggregate before a resumer may take it over, in
+   * seconds; derived from the function timeout (see `completionLeaseSeconds` in the topology).
+   */
+  LEASE_SECONDS: 'FANIN_LEASE_SECONDS',
+  /**
+   * JSON array of AWS account ids whose queue URLs a request may name as recipients, besides the
+   * account of fanin's own queues. Names are always resolved in fanin's own account and region.
+   */
+  RECIPIENT_ACCOUNTS: 'FANIN_RECIPIENT_ACCOUNTS',
 } as const;
 
 /** What every handler needs to know about its deployment. */
@@ -41,6 +51,10 @@ export interface RuntimeConfig {
   readonly claimCheckThresholdBytes?: number;
   /** @default the topology's defaults */
   readonly partitioning?: Partitioning;
+  /** @default 120 (a 30 s function timeout's lease) */
+  readonly completionLeaseSeconds?: number;
+  /** Accounts (besides fanin's own) whose queues a request-time recipient URL may name. @default none */
+  readonly recipientAccounts?: readonly string[];
 }
 
 /** Thrown when the deployment's environment is incomplete: a deployment error, not a message error. */
@@ -78,6 +92,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
       `${ConfigEnv.CLAIM_CHECK_THRESHOLD} must be a positive integer (given "${thresholdText}")`,
     );
   }
+  const leaseText = env[ConfigEnv.LEASE_SECONDS];
+  const lease = leaseText ? Number(leaseText) : undefined;
+  if (lease !== undefined && !(Number.isInteger(lease) && lease > 0)) {
+    throw new ConfigurationError(`${ConfigEnv.LEASE_SECONDS} must be a positive integer (given "${leaseText}")`);
+  }
+  const accounts = env[ConfigEnv.RECIPIENT_ACCOUNTS] ? json(env, ConfigEnv.RECIPIENT_ACCOUNTS) : [];
+  if (!Array.isArray(accounts) || !accounts.every((a) => typeof a === 'string' && /^\d{12}$/.test(a))) {
+    throw new ConfigurationError(`${ConfigEnv.RECIPIENT_ACCOUNTS} must be a JSON array of 12-digit account ids`);
+  }
   return {
     tableName,
     queueUrls: queues as Record<QueueRole, string>,
@@ -89,6 +112,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
       env[ConfigEnv.PARTITIONING] ? (json(env, ConfigEnv.PARTITIONING) as PartitioningOptions) : {},
     ),
     ...(threshold !== undefined ? { claimCheckThresholdBytes: threshold } : {}),
+    ...(lease !== undefined ? { completionLeaseSeconds: lease } : {}),
+    ...(accounts.length > 0 ? { recipientAccounts: accounts as string[] } : {}),
   };
 }
 
@@ -102,6 +127,8 @@ export function configToEnv(config: {
   bucketName?: string;
   claimCheckThresholdBytes?: number;
   partitioning?: PartitioningOptions;
+  completionLeaseSeconds?: number;
+  recipientAccounts?: readonly string[];
 }): Record<string, string> {
   return {
     [ConfigEnv.TABLE]: config.tableName,
@@ -113,6 +140,12 @@ export function configToEnv(config: {
     ...(config.partitioning ? { [ConfigEnv.PARTITIONING]: JSON.stringify(config.partitioning) } : {}),
     ...(config.claimCheckThresholdBytes !== undefined
       ? { [ConfigEnv.CLAIM_CHECK_THRESHOLD]: String(config.claimCheckThresholdBytes) }
+      : {}),
+    ...(config.completionLeaseSeconds !== undefined
+      ? { [ConfigEnv.LEASE_SECONDS]: String(config.completionLeaseSeconds) }
+      : {}),
+    ...(config.recipientAccounts && config.recipientAccounts.length > 0
+      ? { [ConfigEnv.RECIPIENT_ACCOUNTS]: JSON.stringify(config.recipientAccounts) }
       : {}),
   };
 }

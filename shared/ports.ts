@@ -243,3 +243,18 @@ export const SILENT_LOG: Log = { info: () => undefined, warn: () => undefined, e
 
 /** The clock, injectable so tests can move time instead of waiting. */
 export type Clock = () => number;
+
+/**
+ * Conditions an operator must hear about: the use cases log them at error level with the field
+ * `alarm` set to one of these values, and the stack turns each into a CloudWatch metric (a metric
+ * filter on `{ $.alarm = "<value>" }`) with an alarm.
+ */
+export const Alarm = {
+  /** One output channel (SQS queue, EventBridge bus, S3) keeps failing; the others were not re-sent. */
+  OUTPUT_CHANNEL_FAILED: 'output-channel-failed',
+  /** A due item (an aggregate's deadline or lease, a held reply) failed in the sweeper. */
+  DUE_ITEM_FAILED: 'due-item-failed',
+  /** A completion could not be finished (its stored bodies are gone, its result cannot be rebuilt). */
+  COMPLETION_STUCK: 'completion-stuck',
+} as const;
+export type Alarm = (typeof Alarm)[keyof typeof Alarm];

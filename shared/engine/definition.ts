@@ -5,6 +5,22 @@ import { isValidPath } from './path.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_TIMEOUT_SECONDS = 365 * 24 * 3600;
+const DAY_SECONDS = 24 * 3600;
+
+/**
+ * The shortest a tombstone may live: SQS keeps a message 14 days in a working queue and 14 more in
+ * its dead-letter queue, from where an operator may redrive it; a day's margin covers clocks and
+ * the redrive itself. Within this window after an aggregate closes, a redelivered or retried
+ * request, reply or bid is recognised by the tombstone and never opens the aggregate again.
+ */
+export const MIN_TOMBSTONE_RETENTION_SECONDS = 29 * DAY_SECONDS;
+/** The default tombstone retention: the minimum, rounded up to 30 days. */
+export const DEFAULT_TOMBSTONE_RETENTION_SECONDS = 30 * DAY_SECONDS;
+/**
+ * The longest an aggregate may stay open by default: the sweeper times out any aggregate older
+ * than its definition's `maxOpenSeconds`, so state that references it has a bounded life.
+ */
+export const DEFAULT_MAX_OPEN_SECONDS = 14 * DAY_SECONDS;
 
 const path = z
   .string()
@@ -95,9 +111,13 @@ export const DefinitionSchema = z
     latePolicy: z.enum(['route', 'discard']).default('route'),
     tombstoneRetentionSeconds: z
       .int()
-      .min(60)
+      .min(MIN_TOMBSTONE_RETENTION_SECONDS, {
+        message: `must be at least ${MIN_TOMBSTONE_RETENTION_SECONDS} (29 days: SQS retention of the queue and its DLQ, plus a day), so a redelivered message never opens a closed aggregate again`,
+      })
       .max(MAX_TIMEOUT_SECONDS)
-      .default(7 * 24 * 3600),
+      .default(DEFAULT_TOMBSTONE_RETENTION_SECONDS),
+    /** The longest an aggregate stays open; the sweeper times it out after this, whatever its strategy. */
+    maxOpenSeconds: z.int().min(60).max(MAX_TIMEOUT_SECONDS).default(DEFAULT_MAX_OPEN_SECONDS),
     outputs: z.strictObject({ eventBridge: z.boolean().default(false) }).default({ eventBridge: false }),
     /** EventBridge pattern whose events complete aggregates of this definition (delivered to the control queue). */
     externalEventPattern: z.record(z.string(), z.unknown()).optional(),
@@ -223,4 +243,15 @@ export function effectiveParameters(
     params.threshold = overrides.threshold ?? completion.threshold;
   if (completion.strategy === Strategy.COUNT) params.count = overrides.count ?? completion.count;
   return params;
+}
+
+/**
+ * The longest any item of an aggregate of this definition can be needed, in seconds: open for at
+ * most `maxOpenSeconds` (or a longer deadline), a completion lease, then its tombstone retention;
+ * a held reply waits at most its unknown timeout before that. Reply items are written with a TTL
+ * this far ahead, and the claim-check bucket must keep stored bodies at least this long.
+ */
+export function stateLifeSeconds(definition: Definition, leaseSeconds: number): number {
+  const open = Math.max(definition.maxOpenSeconds, definition.timeoutSeconds ?? 0);
+  return definition.unknownTimeoutSeconds + open + leaseSeconds + definition.tombstoneRetentionSeconds;
 }

@@ -1,4 +1,4 @@
-import { type Definition, type DefinitionInput, parseDefinitions } from '../engine/definition.ts';
+import { type Definition, type DefinitionInput, parseDefinitions, stateLifeSeconds } from '../engine/definition.ts';
 
 /**
  * The one description of fanin's resources. The CDK stack and the local runtime both build from
@@ -141,6 +141,14 @@ export interface Topology {
   readonly partitioning: Partitioning;
   /** The handlers' invocation timeout, in seconds (see {@link TopologyOptions.functionTimeoutSeconds}). */
   readonly functionTimeoutSeconds: number;
+  /** How long a completing invocation owns an aggregate: {@link completionLeaseSeconds} of the function timeout. */
+  readonly completionLeaseSeconds: number;
+  /**
+   * The longest any state item can be needed, over all definitions (`stateLifeSeconds`): reply
+   * items expire this long after they are written, and stored bodies in the claim-check bucket
+   * must live at least this long.
+   */
+  readonly stateLifeSeconds: number;
   readonly definitions: ReadonlyMap<string, Definition>;
 }
 
@@ -181,6 +189,8 @@ export function describeTopology(options: TopologyOptions): Topology {
       `functionTimeoutSeconds must be an integer between 1 and ${MAX_FUNCTION_TIMEOUT_SECONDS} inclusive (given ${functionTimeoutSeconds})`,
     );
   }
+  const leaseSeconds = completionLeaseSeconds(functionTimeoutSeconds);
+  const definitions = parseDefinitions(options.definitions);
   const fifoReplies = options.fifoReplies ?? false;
   const consumers = {
     fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
@@ -249,9 +259,25 @@ export function describeTopology(options: TopologyOptions): Topology {
     sweepIntervalSeconds: 60,
     partitioning: resolvePartitioning(options.partitioning ?? {}),
     functionTimeoutSeconds,
-    definitions: parseDefinitions(options.definitions),
+    completionLeaseSeconds: leaseSeconds,
+    stateLifeSeconds: Math.max(
+      0,
+      ...[...definitions.values()].map((definition) => stateLifeSeconds(definition, leaseSeconds)),
+    ),
+    definitions,
   };
 }
+
+/**
+ * The completion lease for a function timeout: a completer can never still be running when its
+ * lease runs out (the function is stopped at its timeout), plus a margin for clocks that differ.
+ */
+export function completionLeaseSeconds(functionTimeoutSeconds: number): number {
+  return functionTimeoutSeconds + LEASE_MARGIN_SECONDS;
+}
+
+/** The margin a lease keeps beyond the function timeout, for clocks that differ by seconds. */
+export const LEASE_MARGIN_SECONDS = 90;
 
 /** Applies the partitioning defaults and checks the values; messages name the value received. */
 export function resolvePartitioning(options: PartitioningOptions): Partitioning {
