@@ -2,21 +2,16 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { documentClient } from '../../shared/aws/clients.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
-import type { FaninUnderTest } from './fanin.ts';
+import { type AwsCall, type CrashMode, DYNAMO_WRITES, InjectedCrash, TERMINAL_ROLES } from './aws-probe.ts';
+import type { FaninUnderTest, OutputBody, TerminalMode } from './fanin.ts';
 
-/** The error a failpoint throws: stands for a Lambda that died between two external calls. */
-export class InjectedCrash extends Error {
-  public constructor(public readonly call: string) {
-    super(`injected crash at ${call}`);
-    this.name = 'InjectedCrash';
-  }
-}
+export { type CrashMode, InjectedCrash } from './aws-probe.ts';
 
 /**
- * Wraps every port of a context (state store, outputs, timers, sender) so that the `crashAt`-th
- * external call throws {@link InjectedCrash} *instead of* running — the process died before
- * that write. Each call is counted once; after the crash the context behaves normally, as a
- * fresh Lambda would on redelivery. `calls` lists the calls made, for the test's report.
+ * Wraps every port of a context (state store, outputs, timers, sender, payloads) so that the
+ * `crashAt`-th port call throws {@link InjectedCrash} *instead of* running. Coarser than the
+ * SDK-level failpoints of {@link eachFailpoint} (one port call hides several AWS calls), kept for
+ * tests that reason in port calls.
  */
 export function crashingContext(
   ctx: FaninContext,
@@ -47,39 +42,182 @@ export function crashingContext(
       outputs: wrap(ctx.outputs, 'outputs'),
       timers: wrap(ctx.timers, 'timers'),
       sender: wrap(ctx.sender, 'sender'),
+      ...(ctx.payloads ? { payloads: wrap(ctx.payloads, 'payloads') } : {}),
     },
     calls,
     crashed: () => crashed,
   };
 }
 
+/** One run of a scenario under a failpoint. */
+export interface FailpointRun {
+  /** The failpoint: the k-th AWS call the system made in this run. */
+  readonly k: number;
+  readonly mode: CrashMode;
+  /** The call that crashed (absent when the run made fewer than k calls). */
+  readonly crashed?: AwsCall;
+  /** AWS calls the system made during the scenario. */
+  readonly calls: number;
+  /**
+   * How strictly the run's terminal output may be counted: `content` only when the crash fell
+   * between a terminal publication and the first state write after it (the record of it), where
+   * a re-publication of the same content is unavoidable; `strict` everywhere else.
+   */
+  readonly terminalMode: TerminalMode;
+}
+
 /**
- * Runs a scenario with a crash at external call k, for k = 1, 2, … until a run makes fewer calls
- * than k (every failpoint has then been hit once). After each run the "restarted" system gets
- * its chances: the completion lease passes, the sweeper runs, SQS redelivers; then `check`
- * asserts the invariants. Returns the number of runs.
+ * Runs a scenario with a crash at AWS call k (SDK middleware, every service), for k = 1, 2, …
+ * and both modes — `before` (the call is never sent: the process died before it) and `after`
+ * (the call reached the emulator, the process died before seeing the answer) — until a run
+ * makes fewer calls than k. After each run the "restarted" system gets its chances: the test
+ * clock passes the completion lease, the sweeper runs, SQS redelivers (twice); then `check`
+ * asserts the invariants, with {@link FailpointRun.terminalMode} telling how strictly to count.
+ *
+ * @returns the number of runs
  */
 export async function eachFailpoint(
   fanin: FaninUnderTest,
-  scenario: (id: string, k: number) => Promise<void>,
-  check: (id: string) => Promise<void>,
+  scenario: (id: string, k: number, mode: CrashMode) => Promise<void>,
+  check: (id: string, run: FailpointRun) => Promise<void>,
+  options: { readonly modes?: readonly CrashMode[]; readonly maxK?: number } = {},
 ): Promise<number> {
-  const healthy = fanin.ctx;
-  for (let k = 1; ; k += 1) {
-    const id = `crash-${k}-${Math.random().toString(36).slice(2, 8)}`;
-    const crashing = crashingContext(healthy, k);
-    fanin.ctx = crashing.ctx;
-    try {
-      await scenario(id, k);
-    } finally {
-      fanin.ctx = healthy;
+  let runs = 0;
+  for (const mode of options.modes ?? (['before', 'after'] as const)) {
+    for (let k = 1; k <= (options.maxK ?? 1000); k += 1) {
+      const id = `fp-${mode}-${k}-${Math.random().toString(36).slice(2, 8)}`;
+      const start = fanin.probe.now;
+      fanin.probe.crashAt(k, mode);
+      try {
+        await scenario(id, k, mode);
+      } catch (error) {
+        // A use case called directly (not through a handler) lets the crash through.
+        if (!(error instanceof InjectedCrash)) throw error;
+      }
+      const calls = fanin.probe.systemCalls;
+      const crashed = fanin.probe.disarm();
+      await restart(fanin);
+      const run: FailpointRun = {
+        k,
+        mode,
+        ...(crashed ? { crashed } : {}),
+        calls,
+        terminalMode: crashed && inPublishWindow(fanin, id, start, crashed) ? 'content' : 'strict',
+      };
+      runs += 1;
+      try {
+        await check(id, run);
+      } catch (error) {
+        const where = crashed ? `${mode} ${crashed.name} (call ${k})` : `no crash (${calls} calls)`;
+        (error as Error).message = `failpoint ${where}: ${(error as Error).message}`;
+        throw error;
+      }
+      if (!crashed) break;
     }
-    fanin.clock.advance(healthy.completionLeaseMs + 1);
-    await fanin.sweep();
-    await fanin.drain();
-    await check(id);
-    if (!crashing.crashed()) return k;
   }
+  return runs;
+}
+
+/** The "restarted" system: the lease passes, the sweeper runs, SQS redelivers. */
+export async function restart(fanin: FaninUnderTest): Promise<void> {
+  for (let round = 0; round < 2; round += 1) {
+    fanin.clock.advance(fanin.ctx.completionLeaseMs + 1);
+    await fanin.sweep().catch(() => undefined);
+    await fanin.drain();
+  }
+}
+
+/**
+ * True when the crash fell between a terminal publication of this aggregate (inclusive, for a
+ * crash after it) and the first state write after it (inclusive, for a crash before it).
+ */
+function inPublishWindow(
+  fanin: FaninUnderTest,
+  aggregateId: string,
+  since: number,
+  crashed: AwsCall,
+): boolean {
+  const published = fanin.probe.published.filter(
+    (p) =>
+      p.seq > since &&
+      p.seq <= crashed.seq &&
+      p.body.id === `${aggregateId}/result` &&
+      (p.channel === 'eventbridge' || TERMINAL_ROLES.includes(p.channel)),
+  );
+  const first = published[0];
+  if (!first) return false;
+  if (first.seq === crashed.seq) return crashed.crashed === 'after';
+  const writes = fanin.probe.calls.filter(
+    (c) => c.system && c.seq > first.seq && c.seq <= crashed.seq && DYNAMO_WRITES.has(c.name),
+  );
+  // Crashed at the record itself (before it landed), or at another publication before it.
+  return (
+    writes.length === 0 ||
+    (writes.length === 1 && writes[0]?.seq === crashed.seq && crashed.crashed === 'before')
+  );
+}
+
+/** What a result output says its members are: `members`, or the reply ids of a collected result. */
+export function membersOf(output: OutputBody): string[] {
+  if (Array.isArray(output.members)) return (output.members as unknown[]).map(String);
+  if (Array.isArray(output.result)) {
+    return (output.result as { replyId?: unknown }[])
+      .filter((r) => r && typeof r === 'object' && r.replyId !== undefined)
+      .map((r) => String(r.replyId));
+  }
+  return [];
+}
+
+/**
+ * The invariants every adversity test checks, on the recorder (below SQS's deduplication):
+ * - exactly one terminal content for the aggregate (strictly one publication unless `mode` says
+ *   the test crashed between publish and record);
+ * - every reply sent to it (as recorded) is either a member of the result or on the late output;
+ * - `counts.received` equals the number of distinct members;
+ * - nothing on the error output for it unless `expectError`;
+ * - nothing in any dead-letter queue.
+ * @returns the terminal output
+ */
+export async function expectInvariants(
+  fanin: FaninUnderTest,
+  aggregateId: string,
+  options: { mode?: TerminalMode; expectError?: boolean; replyIds?: readonly string[] } = {},
+): Promise<OutputBody> {
+  const { output } = fanin.expectExactlyOneTerminalOutput(aggregateId, options.mode ?? 'strict');
+  const members = membersOf(output);
+  expect(new Set(members).size, `${aggregateId}: members listed twice`).toBe(members.length);
+  expect(
+    (output.counts as { received?: number } | undefined)?.received,
+    `${aggregateId}: counts.received`,
+  ).toBe(members.length);
+  const sent =
+    options.replyIds ??
+    fanin
+      .sentInputs('reply')
+      .filter((m) => m.attributes['fanin-aggregate-id']?.StringValue === aggregateId)
+      .map((m) => m.attributes['fanin-reply-id']?.StringValue ?? `message:${m.messageId}`);
+  const late = new Set(
+    fanin
+      .published('late')
+      .filter((p) => p.body.aggregateId === aggregateId)
+      .map((p) => String(p.body.replyId)),
+  );
+  for (const replyId of new Set(sent)) {
+    if (replyId.startsWith('message:')) continue;
+    expect(
+      members.includes(replyId) || late.has(replyId),
+      `${aggregateId}: reply ${replyId} is neither counted nor late (members ${members.join(',')})`,
+    ).toBe(true);
+  }
+  if (!options.expectError) {
+    const errors = fanin.published('error').filter((p) => p.body.aggregateId === aggregateId);
+    expect(errors.map((e) => e.text)).toEqual([]);
+  }
+  const errors = fanin.logs.filter((l) => l.level === 'error').slice(-5);
+  expect(await fanin.deadLetters(), `dead letters; last errors logged: ${JSON.stringify(errors)}`).toEqual(
+    {},
+  );
+  return output;
 }
 
 /**
@@ -99,8 +237,6 @@ export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: st
   const header = Items.find((i) => i.sk === 'H');
   expect(header).toMatchObject({ status: 'closed', expiresAt: expect.any(Number) });
   for (const item of Items.filter((i) => i.sk !== 'H')) {
-    expect(String(item.sk)).toMatch(/^R#/);
-    expect(item).toMatchObject({ closed: true, expiresAt: header?.expiresAt });
-    expect(item.payload).toBeUndefined();
+    expect(item.expiresAt, `${String(item.sk)} of ${aggregateId} has no TTL`).toEqual(expect.any(Number));
   }
 }

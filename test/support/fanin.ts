@@ -1,19 +1,29 @@
 import { randomBytes } from 'node:crypto';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { BatchWriteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { expect } from 'vitest';
 import { makeControlHandler, makeFanOutHandler, makeReplyHandler } from '../../functions/handlers.ts';
 import { queueDepth as depthOf } from '../../shared/adapters/sqs-queues.ts';
 import { createContext, createDistributor, type FaninClients, replyDestination } from '../../shared/app.ts';
 import {
+  createDocumentClient,
+  createDynamoClient,
+  createEventBridgeClient,
+  createS3Client,
+  createSqsClient,
   documentClient,
   dynamoClient,
-  eventBridgeClient,
   s3Client,
   sqsClient,
 } from '../../shared/aws/clients.ts';
@@ -23,6 +33,7 @@ import { QueuePoller } from '../../shared/local/poller.ts';
 import { deprovisionTopology, type Provisioned, provisionTopology } from '../../shared/local/provision.ts';
 import type { PartitionedDestination } from '../../shared/partitions/destination.ts';
 import type { Distributor } from '../../shared/partitions/distributor.ts';
+import type { Log } from '../../shared/ports.ts';
 import {
   describeTopology,
   type OutputRole,
@@ -31,6 +42,7 @@ import {
 } from '../../shared/topology/topology.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { handleTimer, sweep } from '../../shared/use-cases/timers.ts';
+import { AwsProbe, type Publication, TERMINAL_ROLES } from './aws-probe.ts';
 
 /** A clock the test moves by hand, so timeouts are exercised without waiting for them. */
 export class TestClock {
@@ -44,17 +56,56 @@ export class TestClock {
 /** A message read from an output queue: its body parsed. */
 export type OutputBody = Record<string, unknown> & { id: string; type: string };
 
+/** One line the context logged (captured by the default `log` of a test context). */
+export interface LogLine {
+  readonly level: 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+}
+
+/** How strictly {@link FaninUnderTest.expectExactlyOneTerminalOutput} counts publications. */
+export type TerminalMode =
+  /** Exactly one publication of the result on its queue (and at most one event on the bus). */
+  | 'strict'
+  /**
+   * One distinct content, published any number of times: only for a test that crashed (or
+   * paused) a completer between its publication and the record of it, and says so.
+   */
+  | 'content';
+
+/** The system's clients: the test's own instances, instrumented by the probe. */
+interface SystemClients {
+  readonly sqs: SQSClient;
+  readonly dynamo: DynamoDBDocumentClient;
+  readonly s3: S3Client;
+  readonly eventBridge: EventBridgeClient;
+}
+
 /**
  * fanin, provisioned under a unique prefix on the emulators (or LocalStack), with its real
  * handlers driven by Lambda-style pollers. `drain()` runs every consumer until nothing is left.
+ *
+ * The context runs on clients of its own, instrumented by an {@link AwsProbe} (`fanin.probe`):
+ * every output publication and every message sent to an input queue is recorded below SQS's
+ * deduplication, and failpoints, pause points and faults can be set on any AWS call the system
+ * makes. The test's own calls (producer, responder, pollers' receive and delete, state reads for
+ * assertions) go through other clients and are never crashed.
  */
 export class FaninUnderTest {
   public readonly topology: Topology;
   public readonly provisioned: Provisioned;
   public readonly clock: TestClock;
   public ctx: FaninContext;
+  /** The SDK-level recorder, failpoints, pause points and faults of this run. */
+  public readonly probe: AwsProbe;
+  /** What the context logged (unless a test overrode `log`). */
+  public readonly logs: LogLine[] = [];
   private readonly pollers: { ingress: QueuePoller; replies: QueuePoller[]; control: QueuePoller };
   private readonly targets = new Map<string, string>();
+  private readonly system: SystemClients;
+  /** The SQS client of the test's side: producer, responder, pollers (recorded, never crashed). */
+  private readonly testSqs: SQSClient;
+  private readonly testS3: S3Client;
   /** The EventBridge bus outputs are also published on, when a test sets one. */
   public eventBusName: string | undefined;
 
@@ -73,8 +124,24 @@ export class FaninUnderTest {
     this.clock = clock;
     this.claimCheckThresholdBytes = claimCheckThresholdBytes;
     this.consumers = new Set(provisioned.replyQueueUrls.map((_, i) => i));
+    this.testS3 = createS3Client();
+    this.probe = new AwsProbe(this.testS3);
+    for (const [role, url] of Object.entries(provisioned.queueUrls)) this.probe.setRole(url, role);
+    for (const url of provisioned.replyQueueUrls) this.probe.setRole(url, 'reply');
+    for (const [name, url] of Object.entries(provisioned.allQueueUrls)) {
+      if (/-dlq(\.fifo)?$/.test(name)) this.probe.setRole(url, 'dlq');
+    }
+    this.system = {
+      sqs: createSqsClient(),
+      dynamo: createDocumentClient(createDynamoClient()),
+      s3: createS3Client(),
+      eventBridge: createEventBridgeClient(),
+    };
+    this.probe.instrumentSystem(this.system);
+    this.testSqs = createSqsClient();
+    this.probe.instrumentTest(this.testSqs);
     this.ctx = this.buildContext();
-    const sqs = sqsClient();
+    const sqs = this.testSqs;
     const context = () => this.ctx;
     const poller = (queueUrl: string, handler: ConstructorParameters<typeof QueuePoller>[0]['handler']) =>
       new QueuePoller({ sqs, queueUrl, handler, failedVisibilitySeconds: 0 });
@@ -108,7 +175,8 @@ export class FaninUnderTest {
       new TestClock(),
       options.claimCheckThresholdBytes,
     );
-    fanin.buildContext(options.overrides ?? {});
+    fanin.overrides = options.overrides ?? {};
+    fanin.buildContext(fanin.overrides);
     return fanin;
   }
 
@@ -125,19 +193,35 @@ export class FaninUnderTest {
       ...(this.claimCheckThresholdBytes !== undefined
         ? { claimCheckThresholdBytes: this.claimCheckThresholdBytes }
         : {}),
+      completionLeaseSeconds: this.topology.completionLeaseSeconds,
     };
   }
 
-  /** The clients every part of this run uses. */
+  /** The clients the system under test uses (instrumented by {@link probe}). */
   public get clients(): FaninClients {
-    return { sqs: sqsClient(), dynamo: documentClient(), eventBridge: eventBridgeClient(), s3: s3Client() };
+    return this.system;
   }
+
+  /** Overrides given to {@link start}, kept by every rebuilt context. */
+  private overrides: Partial<FaninContext> = {};
+
+  /** A log that keeps every line in {@link logs}. */
+  public readonly log: Log = {
+    info: (message, fields) => this.logs.push({ level: 'info', message, fields: fields ?? {} }),
+    warn: (message, fields) => this.logs.push({ level: 'warn', message, fields: fields ?? {} }),
+    error: (message, fields) => this.logs.push({ level: 'error', message, fields: fields ?? {} }),
+  };
 
   /** Rebuilds the context with overrides (e.g. a store that crashes at a failpoint). */
   public buildContext(overrides: Partial<FaninContext> = {}): FaninContext {
-    const base = createContext(this.config, this.clients, { clock: this.clock.read });
-    this.ctx = { ...base, ...overrides };
+    const base = createContext(this.config, this.clients, { clock: this.clock.read, log: this.log });
+    this.ctx = { ...base, ...this.overrides, ...overrides };
     return this.ctx;
+  }
+
+  /** Error-level log lines that carry this `alarm` field. */
+  public alarms(alarm: string): LogLine[] {
+    return this.logs.filter((l) => l.level === 'error' && l.fields.alarm === alarm);
   }
 
   /** Creates a responder queue (a fan-out target) under this run's prefix; returns its name. */
@@ -145,6 +229,7 @@ export class FaninUnderTest {
     const queueName = `${this.topology.prefix}-${name}`;
     const { QueueUrl } = await sqsClient().send(new CreateQueueCommand({ QueueName: queueName }));
     this.targets.set(queueName, QueueUrl ?? '');
+    this.probe.setRole(QueueUrl ?? '', `target:${name}`);
     return queueName;
   }
 
@@ -157,19 +242,19 @@ export class FaninUnderTest {
 
   /** Sends a request to the ingress queue, as any producer would. */
   public async sendRequest(body: unknown, attributes: Record<string, string> = {}): Promise<void> {
-    await send(this.provisioned.queueUrls.ingress, body, attributes);
+    await send(this.testSqs, this.provisioned.queueUrls.ingress, body, attributes);
   }
 
   /** Sends a control command. */
   public async sendControl(body: unknown): Promise<void> {
-    await send(this.provisioned.queueUrls.control, body, {});
+    await send(this.testSqs, this.provisioned.queueUrls.control, body, {});
   }
 
   /** Sends a reply to a reply partition (the first by default). */
   public async sendReply(body: unknown, attributes: Record<string, string>, partition = 0): Promise<void> {
     const url = this.provisioned.replyQueueUrls[partition];
     if (!url) throw new Error(`no reply partition ${partition}`);
-    await send(url, body, attributes);
+    await send(this.testSqs, url, body, attributes);
   }
 
   /** Takes every message waiting on a responder queue. */
@@ -190,7 +275,7 @@ export class FaninUnderTest {
     }
     const replyTo = attributes['fanin-reply-to'];
     if (!replyTo) throw new Error('sub-request has no fanin-reply-to');
-    await send(replyTo, body, attributes);
+    await send(this.testSqs, replyTo, body, attributes);
   }
 
   /** Runs the ingress, reply and control consumers until a full round finds nothing. */
@@ -252,6 +337,158 @@ export class FaninUnderTest {
     return messages.map((m) => JSON.parse(m.Body ?? '{}') as OutputBody);
   }
 
+  // ---- the recorder's view (below SQS deduplication) ----
+
+  /** Every publication (any output queue, the bus) naming this aggregate, in order. */
+  public publications(aggregateId: string): Publication[] {
+    return this.probe.publicationsOf(aggregateId);
+  }
+
+  /** Publications on one output (as recorded, re-sends included). */
+  public published(channel: Publication['channel']): Publication[] {
+    return this.probe.published.filter((p) => p.channel === channel);
+  }
+
+  /**
+   * Asserts that the aggregate has exactly one terminal outcome: across the completed, timed-out,
+   * status (purged) and error (`fanin.aggregate.failed`) outputs and the bus, every publication of
+   * `${aggregateId}/result` has one and the same content. In `strict` mode it was also published
+   * exactly once on its queue (and at most once on the bus). Returns that output and how many
+   * times it was published.
+   */
+  public expectExactlyOneTerminalOutput(
+    aggregateId: string,
+    mode: TerminalMode = 'strict',
+  ): { output: OutputBody; channel: string; publications: number } {
+    const id = `${aggregateId}/result`;
+    const all = this.probe.published.filter(
+      (p) => p.body.id === id && (p.channel === 'eventbridge' || TERMINAL_ROLES.includes(p.channel)),
+    );
+    const queued = all.filter((p) => p.channel !== 'eventbridge');
+    const described = all.map((p) => `${p.channel}: ${p.text.slice(0, 300)}`).join('\n');
+    expect(queued.length, `terminal publications of ${aggregateId}:\n${described}`).toBeGreaterThan(0);
+    const contents = new Set(all.map((p) => p.text));
+    const channels = new Set(queued.map((p) => p.channel));
+    expect(
+      [...channels],
+      `${aggregateId} terminal outputs on more than one queue:\n${described}`,
+    ).toHaveLength(1);
+    expect(contents.size, `${aggregateId} terminal outputs with different content:\n${described}`).toBe(1);
+    if (mode === 'strict') {
+      expect(queued.length, `${aggregateId} result published more than once:\n${described}`).toBe(1);
+      expect(
+        all.length - queued.length,
+        `${aggregateId} result put on the bus more than once`,
+      ).toBeLessThanOrEqual(1);
+    }
+    const first = queued[0] as Publication;
+    return { output: first.body as OutputBody, channel: first.channel, publications: queued.length };
+  }
+
+  /** Asserts that nothing (no result, no error) was published for this aggregate's result id. */
+  public expectNoTerminalOutput(aggregateId: string): void {
+    const id = `${aggregateId}/result`;
+    expect(this.probe.published.filter((p) => p.body.id === id).map((p) => p.text)).toEqual([]);
+  }
+
+  // ---- TTL expiry and replay ----
+
+  /**
+   * What DynamoDB's TTL would have done by `nowMs` (DynamoDB Local never expires items): deletes
+   * every item of the state table whose `expiresAt` (epoch seconds) is at or before it.
+   * @returns how many items were deleted
+   */
+  public async expireItems(nowMs: number = this.clock.now): Promise<number> {
+    const expired = (await this.scanState()).filter(
+      (item) => typeof item.expiresAt === 'number' && item.expiresAt <= nowMs / 1000,
+    );
+    for (let i = 0; i < expired.length; i += 25) {
+      await documentClient().send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [this.provisioned.tableName]: expired
+              .slice(i, i + 25)
+              .map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+          },
+        }),
+      );
+    }
+    return expired.length;
+  }
+
+  /** Every item of the state table (a consistent scan). */
+  public async scanState(): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await documentClient().send(
+        new ScanCommand({
+          TableName: this.provisioned.tableName,
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  /** Headers (`sk = H`) of aggregates whose status is open or completing. */
+  public async unfinishedHeaders(): Promise<Record<string, unknown>[]> {
+    return (await this.scanState()).filter(
+      (i) =>
+        i.sk === 'H' && String(i.pk).startsWith('A#') && (i.status === 'open' || i.status === 'completing'),
+    );
+  }
+
+  /**
+   * Sends every message ever sent to the ingress queue, the reply partitions and the backlog
+   * again (as recorded, test's and system's alike), as an SQS redelivery after the retention
+   * window or a DLQ redrive would. @returns how many were re-sent
+   */
+  public async replayAll(): Promise<number> {
+    const replayable = this.probe.sent.filter((m) => ['ingress', 'reply', 'backlog'].includes(m.role));
+    for (const m of replayable) {
+      const fifo = m.queueUrl.endsWith('.fifo');
+      await this.testSqs.send(
+        new SendMessageCommand({
+          QueueUrl: m.queueUrl,
+          MessageBody: m.body,
+          MessageAttributes: m.attributes as Record<string, { DataType: string; StringValue?: string }>,
+          ...(fifo
+            ? { MessageGroupId: 'replay', MessageDeduplicationId: randomBytes(8).toString('hex') }
+            : {}),
+        }),
+      );
+    }
+    return replayable.length;
+  }
+
+  /** Messages sent to the ingress queue and the reply partitions (and the backlog) so far. */
+  public sentInputs(role: 'ingress' | 'reply' | 'backlog' = 'reply'): typeof this.probe.sent {
+    return this.probe.sent.filter((m) => m.role === role);
+  }
+
+  /** How many messages each dead-letter queue holds (only the non-empty ones). */
+  public async deadLetters(): Promise<Record<string, number>> {
+    const depths: Record<string, number> = {};
+    for (const [name, url] of Object.entries(this.provisioned.allQueueUrls)) {
+      if (!/-dlq(\.fifo)?$/.test(name)) continue;
+      const { Attributes = {} } = await sqsClient().send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      const depth =
+        Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+        Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+      if (depth > 0) depths[name] = depth;
+    }
+    return depths;
+  }
+
   /** Deletes everything this run created. */
   public async stop(): Promise<void> {
     await Promise.all(
@@ -262,12 +499,18 @@ export class FaninUnderTest {
       ),
     );
     await deprovisionTopology(this.provisioned, { sqs: sqsClient(), dynamo: dynamoClient() });
+    for (const client of [...Object.values(this.system), this.testSqs, this.testS3]) client.destroy();
   }
 }
 
-async function send(queueUrl: string, body: unknown, attributes: Record<string, string>): Promise<void> {
+async function send(
+  sqs: SQSClient,
+  queueUrl: string,
+  body: unknown,
+  attributes: Record<string, string>,
+): Promise<void> {
   const fifo = queueUrl.endsWith('.fifo');
-  await sqsClient().send(
+  await sqs.send(
     new SendMessageCommand({
       QueueUrl: queueUrl,
       MessageBody: typeof body === 'string' ? body : JSON.stringify(body),
