@@ -1,5 +1,5 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
 import type { CycleReport, Distributor } from '../shared/partitions/distributor.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
@@ -15,20 +15,29 @@ import { handleTimer, sweep } from '../shared/use-cases/timers.ts';
  */
 type ContextSource = () => FaninContext;
 
+/** What a handler reads of Lambda's invocation context (absent when the local runtime calls it). */
+type Invocation = Pick<Context, 'getRemainingTimeInMillis'> | undefined;
+
 /** One record at a time through Powertools' batch processor: a thrown error fails only that record. */
-function perRecord(use: (ctx: FaninContext, record: SQSRecord) => Promise<void>) {
+function perRecord(use: (ctx: FaninContext, record: SQSRecord, invocation: Invocation) => Promise<void>) {
   return (context: ContextSource) =>
-    async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    async (event: SQSEvent, invocation?: Invocation): Promise<SQSBatchResponse> => {
       const ctx = context();
       const processor = new BatchProcessor(EventType.SQS);
-      return processPartialResponse(event, (record: SQSRecord) => use(ctx, record), processor, {
+      return processPartialResponse(event, (record: SQSRecord) => use(ctx, record, invocation), processor, {
         throwOnFullBatchFailure: false,
       });
     };
 }
 
-/** Fan-out: consumes the ingress queue. */
-export const makeFanOutHandler = perRecord((ctx, record) => handleRequest(ctx, toRawMessage(record)));
+/** Fan-out: consumes the ingress queue; a large fan-out stops in time and goes on in another invocation. */
+export const makeFanOutHandler = perRecord((ctx, record, invocation) =>
+  handleRequest(
+    ctx,
+    toRawMessage(record),
+    invocation ? { remainingTimeMs: () => invocation.getRemainingTimeInMillis() } : {},
+  ),
+);
 /** Timers: consumes the timer queue. */
 export const makeTimerHandler = perRecord((ctx, record) => handleTimer(ctx, toRawMessage(record)));
 /** Control bus: consumes the control queue. */

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoPartitionRegistry } from './adapters/dynamo-partition-registry.ts';
 import { DynamoStateStore } from './adapters/dynamo-state-store.ts';
@@ -16,6 +16,7 @@ import { Distributor, type WatermarkOptions } from './partitions/distributor.ts'
 import type { Log } from './ports.ts';
 import { QueueRole, resolvePartitioning } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
+import { policyFromQueueUrl } from './use-cases/recipients.ts';
 
 /** The AWS clients the adapters use; by default the process-wide ones from `aws/clients.ts`. */
 export interface FaninClients {
@@ -68,6 +69,24 @@ export function createContext(
     ...(claimCheck ? { payloads: claimCheck } : {}),
     clock: Date.now,
     ...CONTEXT_DEFAULTS,
+    ...(config.completionLeaseSeconds !== undefined
+      ? { completionLeaseMs: config.completionLeaseSeconds * 1000 }
+      : {}),
+    recipients: policyFromQueueUrl(config.queueUrls[QueueRole.INGRESS], config.recipientAccounts ?? []),
+    requeue: async (message) => {
+      await clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: config.queueUrls[QueueRole.INGRESS],
+          MessageBody: message.body,
+          MessageAttributes: Object.fromEntries(
+            Object.entries(message.attributes).map(([name, value]) => [
+              name,
+              { DataType: 'String', StringValue: value },
+            ]),
+          ),
+        }),
+      );
+    },
     ...overrides,
   };
 }

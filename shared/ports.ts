@@ -12,26 +12,40 @@ export interface AggregateHeader {
   readonly aggregateId: string;
   readonly definition: string;
   readonly status: AggregateStatus;
+  /** Fixed when completion is claimed (the seal), with the member set; never changed after. */
   readonly outcome?: Outcome;
+  /** Why the outcome is `failed`, fixed with it. */
+  readonly reason?: string;
   /** Replies expected (initialized aggregates). */
   readonly expected?: number;
-  /** Distinct replies recorded. */
+  /**
+   * Distinct replies: the size of the member set once sealed; for an open aggregate, what a
+   * listing counted (the header itself is never written per reply).
+   */
   readonly received: number;
   readonly lateCount: number;
   readonly openedAt: number;
   /** Epoch ms when the aggregate times out. */
   readonly deadline?: number;
+  /** Epoch ms after which the sweeper times it out whatever its strategy (`maxOpenSeconds`). */
+  readonly closeBy?: number;
   readonly params: EffectiveParameters;
   /** The request that opened it (initialized) — a retried request is recognised by it. */
   readonly requestId?: string;
-  /** True once the fan-out has sent every sub-request. */
-  readonly dispatched: boolean;
+  /** Sub-requests sent so far, when a large fan-out records its progress (absent: none recorded). */
+  readonly dispatchedUpTo?: number;
   /** The reply that opened a self-starting aggregate. */
   readonly openedBy?: string;
-  /** When completion was won: the timestamp the output carries, stable across retries. */
+  /** When completion was claimed: the timestamp the output carries, stable across retries. */
   readonly completingAt?: number;
-  /** True once the completing invocation has emitted the result (a resumed completion skips emitting). */
-  readonly emitted?: boolean;
+  /** The reply ids the result is built from, fixed at the seal (see {@link MemberSet}). */
+  readonly members?: readonly string[];
+  /** The fencing token of the invocation that owns the completion. */
+  readonly lease?: string;
+  /** Epoch ms when the owner's lease runs out and a resumer may take over. */
+  readonly leaseUntil?: number;
+  /** Output channels already delivered by a completion that then failed on another channel. */
+  readonly emitted?: readonly OutputChannel[];
   /** When closed: epoch seconds after which the tombstone may be deleted. */
   readonly expiresAt?: number;
 }
@@ -57,27 +71,36 @@ export interface ReplyToRecord {
   /** Where the retained body is when it was too large for a DynamoDB item. */
   readonly payloadRef?: PayloadPointer;
   readonly receivedAt: number;
+  /** The definition the reply named, when it named one. */
+  readonly definition?: string;
+  /** Its score under an `override` definition, read once when it is recorded. */
+  readonly score?: number;
+  /** The SQS message it came in (its first id: `fanin-origin-message-id` after a move). */
+  readonly messageId?: string;
+  /** Epoch seconds after which the item may be deleted (beyond any life its aggregate can have). */
+  readonly expiresAt: number;
 }
 
-/** What opening a self-starting aggregate with its first reply needs. */
-export interface SelfStartSpec {
-  readonly definition: string;
-  readonly openedAt: number;
-  readonly deadline?: number;
-  readonly params: EffectiveParameters;
-  readonly openedBy: string;
+/** A recorded reply as read back. */
+export interface StoredReply extends ReplyToRecord {
+  /** Set once the reply was found late (recorded after its aggregate was sealed). */
+  readonly late?: boolean;
 }
 
-/** The outcome of recording a group of replies to one aggregate. */
-export interface RecordResult {
-  /** Reply ids newly recorded. */
-  readonly accepted: readonly string[];
-  /** Reply ids that were already recorded. */
-  readonly duplicates: readonly string[];
-  /** Set when the aggregate does not exist (nothing was recorded). */
-  readonly missing: boolean;
-  /** The header after the write (or as found when the write was refused). */
+/** An aggregate read in one consistent query: its header and every reply recorded so far. */
+export interface AggregateSnapshot {
   readonly header?: AggregateHeader;
+  readonly replies: readonly StoredReply[];
+}
+
+/** What the seal (open → completing) fixes, once, for every later attempt. */
+export interface Seal {
+  readonly outcome: Outcome;
+  readonly reason?: string;
+  readonly members: readonly string[];
+  readonly at: number;
+  readonly lease: string;
+  readonly leaseUntil: number;
 }
 
 /** A reply held because its aggregate did not exist yet (IBM's unknown message timeout). */
@@ -87,11 +110,20 @@ export interface HeldReply {
   readonly definition?: string;
   /** The original message: body text and attributes, so it can be routed as it came. */
   readonly body: string;
+  /** Where the body is when it was too large for an item ('' in `body` then). */
+  readonly bodyRef?: PayloadPointer;
   readonly attributes: Readonly<Record<string, string>>;
+  /** The SQS message id it came with. */
+  readonly messageId: string;
   readonly receivedAt: number;
   /** Epoch ms at which it goes to the unknown output if its aggregate has not appeared. */
   readonly dueAt: number;
+  /** Set once its fate is claimed: counted into its aggregate, or routed to the unknown output. */
+  readonly claimed?: HeldClaim;
 }
+
+/** The two exclusive fates of a held reply. */
+export type HeldClaim = 'counted' | 'unknown';
 
 /** An item the sweeper found due. */
 export type DueItem =
@@ -100,44 +132,48 @@ export type DueItem =
 
 /** The aggregate state store (DynamoDB in production and tests). */
 export interface StateStore {
-  /** Creates an aggregate; returns the existing header instead when the id is taken. */
+  /**
+   * Creates an aggregate (header, and the request when given); returns the existing header
+   * instead when the id is taken (a tombstone included).
+   */
   openAggregate(
     header: AggregateHeader,
-    request: StoredPayload,
+    request?: StoredPayload & { readonly expiresAt: number },
   ): Promise<{ readonly created: boolean; readonly header: AggregateHeader }>;
-  /** Marks the fan-out as sent. */
-  markDispatched(aggregateId: string): Promise<void>;
+  /** Records how many sub-requests a large fan-out has sent. */
+  markDispatched(aggregateId: string, upTo: number): Promise<void>;
   getHeader(aggregateId: string): Promise<AggregateHeader | undefined>;
   /** The request stored when the aggregate was opened. */
   getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
-  /**
-   * Records replies exactly once, together with the header counter, in one transaction; held
-   * replies listed in `consume` are deleted in the same transaction. Opens the aggregate when
-   * `selfStart` is given and it does not exist.
-   */
-  recordReplies(
+  /** Records one reply, once: a conditional put by reply id (`duplicate` when it was already there). */
+  putReply(aggregateId: string, reply: ReplyToRecord): Promise<'recorded' | 'duplicate'>;
+  /** The header and every reply, in one consistent read. */
+  readAggregate(aggregateId: string): Promise<AggregateSnapshot>;
+  /** open → completing with the member set and outcome; undefined when it was not open. */
+  seal(aggregateId: string, seal: Seal): Promise<AggregateHeader | undefined>;
+  /** Takes a completing aggregate's lease over from `from`; undefined when that lease is no longer current. */
+  takeOver(
     aggregateId: string,
-    replies: readonly ReplyToRecord[],
-    options?: { readonly selfStart?: SelfStartSpec; readonly consume?: readonly string[] },
-  ): Promise<RecordResult>;
-  listReplies(aggregateId: string): Promise<ReplyToRecord[]>;
-  /** Wins the right to complete: open → completing. Returns the header, or undefined when another won. */
-  beginCompletion(
-    aggregateId: string,
-    outcome: Outcome,
-    at: number,
+    from: string,
+    lease: string,
     leaseUntil: number,
   ): Promise<AggregateHeader | undefined>;
-  /** Records that the result was emitted, so a resumed completion does not rebuild it. */
-  markEmitted(aggregateId: string): Promise<void>;
-  /** completing → closed: the header becomes the tombstone; reply items are removed. */
-  close(aggregateId: string, expiresAt: number, outcome: Outcome): Promise<void>;
-  countLate(aggregateId: string): Promise<void>;
+  /** Records a channel delivered under the lease; false when the lease is no longer held. */
+  markEmitted(aggregateId: string, lease: string, channels: readonly OutputChannel[]): Promise<boolean>;
+  /** completing → closed under the lease (the header becomes the tombstone); false when not held. */
+  close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean>;
+  /** Marks a reply late, once: true the first time (then it is counted on the header). */
+  markLate(aggregateId: string, replyId: string, expiresAt: number): Promise<boolean>;
   holdReply(held: HeldReply): Promise<boolean>;
   getHeld(aggregateId: string, replyId: string): Promise<HeldReply | undefined>;
   listHeld(aggregateId: string): Promise<HeldReply[]>;
+  /** Claims a held reply's fate; true when it is (now or already) `claim`, false when it has the other. */
+  claimHeld(aggregateId: string, replyId: string, claim: HeldClaim): Promise<boolean>;
   deleteHeld(aggregateId: string, replyId: string): Promise<void>;
+  /** Due items, taken evenly from every shard of the `due` index. */
   dueItems(now: number, limit: number): Promise<DueItem[]>;
+  /** Moves a due item that failed later in the index, so it cannot starve the others. */
+  deferDue(item: DueItem, until: number): Promise<void>;
   listOpen(definition: string): Promise<AggregateHeader[]>;
   getParameters(definition: string): Promise<RuntimeParameters>;
   setParameters(definition: string, parameters: RuntimeParameters): Promise<void>;
@@ -165,12 +201,30 @@ export class OutputTooLargeError extends Error {
   }
 }
 
+/** The channels an output goes out on: its SQS queue, and the EventBridge bus when enabled. */
+export type OutputChannel = 'queue' | 'events';
+
+/**
+ * One channel of an output failed after others were delivered: the caller records `delivered`, so
+ * a retry sends only what is missing.
+ */
+export class OutputChannelError extends Error {
+  public readonly channel: OutputChannel;
+  public readonly delivered: readonly OutputChannel[];
+  public constructor(channel: OutputChannel, delivered: readonly OutputChannel[], options?: ErrorOptions) {
+    super(`output channel ${channel} failed (delivered: ${delivered.join(', ') || 'none'})`, options);
+    this.name = 'OutputChannelError';
+    this.channel = channel;
+    this.delivered = delivered;
+  }
+}
+
 /** Emits to the output channels (SQS FIFO queues, optionally an EventBridge bus). */
 export interface OutputPublisher {
   publish(
     role: OutputRole,
     message: OutputMessage,
-    options?: { readonly eventBridge?: boolean },
+    options?: { readonly eventBridge?: boolean; readonly skip?: readonly OutputChannel[] },
   ): Promise<void>;
 }
 

@@ -1,58 +1,57 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
-  type AttributeValue,
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { openDueAt } from '../engine/completion.ts';
 import { AggregateStatus, type Outcome } from '../engine/constants.ts';
 import type { RuntimeParameters } from '../engine/definition.ts';
+import { decodeMembers, encodeMembers } from '../engine/members.ts';
 import type {
   AggregateHeader,
+  AggregateSnapshot,
   DueItem,
+  HeldClaim,
   HeldReply,
+  OutputChannel,
   PayloadPointer,
-  RecordResult,
   ReplyToRecord,
-  SelfStartSpec,
+  Seal,
   StateStore,
   StoredPayload,
+  StoredReply,
 } from '../ports.ts';
 import { decodePayload, encodePayload } from './payload-codec.ts';
 
 /**
  * The DynamoDB state store. One table:
  *
- * | item            | pk              | sk          | notes                                                  |
- * |-----------------|-----------------|-------------|--------------------------------------------------------|
- * | header/tombstone| `A#<aggregate>` | `H`         | small and constant in size; `received` is a counter    |
- * | request         | `A#<aggregate>` | `Q`         | the opening request, written once, read at completion  |
- * | reply           | `A#<aggregate>` | `R#<reply>` | one per reply: a reply costs the same at any fan-out;  |
- * |                 |                 |             | its payload compressed when smaller (payload-codec.ts) |
- * | held reply      | `A#<aggregate>` | `U#<reply>` | an unknown reply waiting for its aggregate             |
- * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                     |
+ * | item            | pk              | sk          | notes                                                   |
+ * |-----------------|-----------------|-------------|---------------------------------------------------------|
+ * | request         | `A#<aggregate>` | `B`         | the opening request, written once with a TTL            |
+ * | header/tombstone| `A#<aggregate>` | `H`         | small; written at open, seal and close — never per reply|
+ * | reply           | `A#<aggregate>` | `R#<reply>` | one conditional put per reply, with a TTL; its payload  |
+ * |                 |                 |             | compressed when smaller (payload-codec.ts)              |
+ * | held reply      | `A#<aggregate>` | `U#<reply>` | an unknown reply waiting for its aggregate              |
+ * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                      |
  *
- * GSI `due` (`dueShard`, `dueAt`): open headers with a deadline, completing headers (their lease)
- * and held replies — what the sweeper must look at. GSI `open` (`openDefinition`, `openedAt`, keys
- * only): open aggregates per definition, for "complete all" and "list active". Its entry is written
- * at open and removed at close; a reply's counter increment does not touch it. Its key is
- * `<definition>#<shard>` (see {@link openIndexKeys}), so one busy definition is not one hot key.
+ * The header sorts between the request and the replies, so one consistent query over
+ * `H … R$` reads an aggregate's header and every reply, and nothing else.
+ *
+ * GSI `due` (`dueShard`, `dueAt`): open headers (their deadline, or `closeBy`), completing
+ * headers (their lease) and held replies — what the sweeper must look at. GSI `open`
+ * (`openDefinition`, `openedAt`, keys only): open aggregates per definition, under
+ * `<definition>#<shard>` (see {@link openIndexKeys}) so one busy definition is not one hot key.
  */
 export class DynamoStateStore implements StateStore {
   /** Spreads the `due` index over this many partition keys so it never becomes one hot key. */
   public static readonly DUE_SHARDS = 8;
-  private static readonly MAX_TRANSACT_ITEMS = 100;
-  private static readonly CONFLICT_RETRIES = 10;
   /**
    * Spreads each definition's entries in the `open` index over this many keys: every aggregate
    * writes its entry twice (open, close), so one key would cap a definition at about 500 aggregates
@@ -72,59 +71,70 @@ export class DynamoStateStore implements StateStore {
 
   public async openAggregate(
     header: AggregateHeader,
-    request: StoredPayload,
+    request?: StoredPayload & { readonly expiresAt: number },
   ): Promise<{ created: boolean; header: AggregateHeader }> {
     const pk = aggregateKey(header.aggregateId);
+    // The request first, then the header: a reader that finds the header always finds its
+    // request. Two requests racing for one id may both write it; the header decides which one
+    // owns the aggregate, and the request item names its request id, so the loser's is ignored.
+    if (request) {
+      await this.client
+        .send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              pk,
+              sk: 'B',
+              requestId: header.requestId,
+              request: request.payload,
+              ...(request.payloadRef ? { requestRef: request.payloadRef } : {}),
+              expiresAt: request.expiresAt,
+            },
+            ConditionExpression: 'attribute_not_exists(sk) OR requestId = :rid',
+            ExpressionAttributeValues: { ':rid': header.requestId ?? null },
+          }),
+        )
+        .catch((error: unknown) => {
+          // Another request wrote it first: the header below tells who owns the id.
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        });
+    }
     try {
       await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { pk, sk: 'H', ...headerAttributes(header) },
-                ConditionExpression: 'attribute_not_exists(pk)',
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: {
-                  pk,
-                  sk: 'Q',
-                  request: request.payload,
-                  ...(request.payloadRef ? { requestRef: request.payloadRef } : {}),
-                },
-              },
-            },
-          ],
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk, sk: 'H', ...headerAttributes(header) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return { created: true, header };
     } catch (error) {
-      if (
-        !(error instanceof TransactionCanceledException) ||
-        error.CancellationReasons?.[0]?.Code !== 'ConditionalCheckFailed'
-      ) {
-        throw error;
-      }
-      const existing = await this.getHeader(header.aggregateId);
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const existing = error.Item
+        ? toHeader(unmarshallLoose(error.Item))
+        : await this.getHeader(header.aggregateId);
       if (!existing) throw error;
       return { created: false, header: existing };
     }
   }
 
-  public async markDispatched(aggregateId: string): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: 'H' },
-        UpdateExpression: 'SET dispatched = :true',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':true': true },
-      }),
-    );
+  public async markDispatched(aggregateId: string, upTo: number): Promise<void> {
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          UpdateExpression: 'SET dispatchedUpTo = :n',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(dispatchedUpTo) OR dispatchedUpTo < :n)',
+          ExpressionAttributeValues: { ':n': upTo },
+        }),
+      )
+      .catch((error: unknown) => {
+        // Another attempt recorded more progress already.
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 
   public async getHeader(aggregateId: string): Promise<AggregateHeader | undefined> {
@@ -142,7 +152,7 @@ export class DynamoStateStore implements StateStore {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: 'Q' },
+        Key: { pk: aggregateKey(aggregateId), sk: 'B' },
         ConsistentRead: true,
       }),
     );
@@ -153,215 +163,85 @@ export class DynamoStateStore implements StateStore {
     };
   }
 
-  public async recordReplies(
-    aggregateId: string,
-    replies: readonly ReplyToRecord[],
-    options: { readonly selfStart?: SelfStartSpec; readonly consume?: readonly string[] } = {},
-  ): Promise<RecordResult> {
-    // Two copies of one reply in a batch would be two operations on one item, which a
-    // transaction refuses: the second copy is a duplicate of the first.
-    const unique = new Map<string, ReplyToRecord>();
-    const duplicates: string[] = [];
-    for (const reply of replies) {
-      if (unique.has(reply.replyId)) duplicates.push(reply.replyId);
-      else unique.set(reply.replyId, reply);
-    }
-    const accepted: string[] = [];
-    let pending = [...unique.values()];
-    let consume = [...(options.consume ?? [])];
-    // A transaction holds at most 100 items: the header update plus replies and held deletions.
-    while (pending.length > 0 || consume.length > 0) {
-      const room = DynamoStateStore.MAX_TRANSACT_ITEMS - 1;
-      const chunk = pending.slice(0, room);
-      const chunkConsume = consume.slice(0, room - chunk.length);
-      const outcome = await this.recordChunk(aggregateId, chunk, chunkConsume, options.selfStart);
-      if (outcome.refused) {
-        return {
-          accepted,
-          duplicates: [...duplicates, ...outcome.duplicates],
-          missing: !outcome.header,
-          ...(outcome.header ? { header: outcome.header } : {}),
-        };
-      }
-      accepted.push(...outcome.accepted);
-      duplicates.push(...outcome.duplicates);
-      pending = pending.slice(chunk.length);
-      consume = consume.slice(chunkConsume.length);
-    }
-    const header = await this.getHeader(aggregateId);
-    return { accepted, duplicates, missing: !header, ...(header ? { header } : {}) };
-  }
-
   /**
-   * One transaction: put each reply if absent, delete consumed held replies, and add the count to
-   * the header on condition that the aggregate is open. A refused put is a duplicate: it is
-   * dropped and the rest retried. A refused header means no aggregate, or one no longer open.
+   * One conditional put: the reply's own item, nothing shared. A reply is 1 write unit when its
+   * stored form is at most 1 KB, and never contends with the other replies of its aggregate.
    */
-  private async recordChunk(
-    aggregateId: string,
-    replies: ReplyToRecord[],
-    consume: string[],
-    selfStart: SelfStartSpec | undefined,
-  ): Promise<{ refused: boolean; accepted: string[]; duplicates: string[]; header?: AggregateHeader }> {
-    const pk = aggregateKey(aggregateId);
-    const duplicates: string[] = [];
-    // Compressed once, whatever the retries below.
-    const stored = new Map(replies.map((reply) => [reply.replyId, encodePayload(reply.payload)]));
-    let remaining = replies;
-    for (let attempt = 0; ; attempt += 1) {
-      const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
-        ...remaining.map((reply) => ({
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              pk,
-              sk: `R#${reply.replyId}`,
-              replyId: reply.replyId,
-              ...stored.get(reply.replyId),
-              receivedAt: reply.receivedAt,
-              ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
-            },
-            ConditionExpression: 'attribute_not_exists(sk)',
+  public async putReply(aggregateId: string, reply: ReplyToRecord): Promise<'recorded' | 'duplicate'> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: aggregateKey(aggregateId),
+            sk: `R#${reply.replyId}`,
+            replyId: reply.replyId,
+            ...encodePayload(reply.payload),
+            receivedAt: reply.receivedAt,
+            expiresAt: reply.expiresAt,
+            ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
+            ...(reply.definition ? { definition: reply.definition } : {}),
+            ...(reply.score !== undefined ? { score: reply.score } : {}),
+            ...(reply.messageId ? { messageId: reply.messageId } : {}),
           },
-        })),
-        ...consume.map((replyId) => ({
-          Delete: { TableName: this.tableName, Key: { pk, sk: `U#${replyId}` } },
-        })),
-        { Update: this.headerCountUpdate(aggregateId, remaining.length, selfStart) },
-      ];
-      try {
-        await this.client.send(new TransactWriteCommand({ TransactItems: items }));
-        return { refused: false, accepted: remaining.map((r) => r.replyId), duplicates };
-      } catch (error) {
-        if (!(error instanceof TransactionCanceledException)) throw error;
-        const reasons = error.CancellationReasons ?? [];
-        const headerReason = reasons[items.length - 1];
-        const refusedPuts = remaining.filter((_, i) => reasons[i]?.Code === 'ConditionalCheckFailed');
-        if (headerReason?.Code === 'ConditionalCheckFailed') {
-          // ALL_OLD is the header as the condition saw it; no item means there was no aggregate at
-          // that instant. Some emulators omit the item, so read it then — but an *open* header
-          // read now was created after the refusal (a fan-out racing this reply): the reply is
-          // unknown, not late, and is consolidated from there.
-          const found = headerReason.Item
-            ? toHeader(unmarshall(headerReason.Item as Record<string, AttributeValue>))
-            : await this.getHeader(aggregateId);
-          const old = found?.status === AggregateStatus.OPEN && !headerReason.Item ? undefined : found;
-          return {
-            refused: true,
-            accepted: [],
-            duplicates: [...duplicates, ...refusedPuts.map((r) => r.replyId)],
-            ...(old ? { header: old } : {}),
-          };
-        }
-        if (refusedPuts.length > 0) {
-          duplicates.push(...refusedPuts.map((r) => r.replyId));
-          const refused = new Set(refusedPuts);
-          remaining = remaining.filter((r) => !refused.has(r));
-          if (remaining.length === 0 && consume.length === 0)
-            return { refused: false, accepted: [], duplicates };
-          continue;
-        }
-        // Another writer touched the header at the same moment, or the hot aggregate's partition
-        // is throttled: back off and try again here, rather than fail the batch back to SQS
-        // (which would hold its replies for a whole visibility timeout).
-        if (
-          reasons.some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError') &&
-          attempt < DynamoStateStore.CONFLICT_RETRIES
-        ) {
-          await sleep(jitter(attempt));
-          continue;
-        }
-        throw error;
-      }
+          ConditionExpression: 'attribute_not_exists(sk)',
+        }),
+      );
+      return 'recorded';
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return 'duplicate';
+      throw error;
     }
   }
 
-  private headerCountUpdate(aggregateId: string, count: number, selfStart: SelfStartSpec | undefined) {
-    const key = { pk: aggregateKey(aggregateId), sk: 'H' };
-    if (!selfStart) {
-      return {
-        TableName: this.tableName,
-        Key: key,
-        UpdateExpression: 'ADD received :n',
-        ConditionExpression: 'attribute_exists(pk) AND #status = :open',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':n': count, ':open': AggregateStatus.OPEN },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-      };
-    }
-    // The first reply of a self-starting aggregate creates its header; later ones only count.
-    const initial = headerAttributes({
-      aggregateId,
-      definition: selfStart.definition,
-      status: AggregateStatus.OPEN,
-      received: 0,
-      lateCount: 0,
-      openedAt: selfStart.openedAt,
-      params: selfStart.params,
-      dispatched: true,
-      openedBy: selfStart.openedBy,
-      ...(selfStart.deadline !== undefined ? { deadline: selfStart.deadline } : {}),
-    });
-    delete initial.received;
-    for (const [name, value] of Object.entries(initial)) if (value === undefined) delete initial[name];
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':n': count, ':open': AggregateStatus.OPEN };
-    const sets = Object.entries(initial).map(([name, value], i) => {
-      names[`#a${i}`] = name;
-      values[`:a${i}`] = value;
-      return `#a${i} = if_not_exists(#a${i}, :a${i})`;
-    });
-    names['#status'] = 'status';
-    return {
-      TableName: this.tableName,
-      Key: key,
-      UpdateExpression: `SET ${sets.join(', ')} ADD received :n`,
-      ConditionExpression: 'attribute_not_exists(pk) OR #status = :open',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-    };
-  }
-
-  public async listReplies(aggregateId: string): Promise<ReplyToRecord[]> {
+  public async readAggregate(aggregateId: string): Promise<AggregateSnapshot> {
     const items = await this.queryAll({
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':r': 'R#' },
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :h AND :r',
+      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':h': 'H', ':r': 'R$' },
       ConsistentRead: true,
     });
-    return items
-      .filter((item) => item.closed !== true)
-      .map((item) => ({
-        replyId: String(item.replyId),
-        payload: decodePayload(item),
-        receivedAt: Number(item.receivedAt),
-        ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
-      }));
+    let header: AggregateHeader | undefined;
+    const replies: StoredReply[] = [];
+    for (const item of items) {
+      if (item.sk === 'H') header = toHeader(item);
+      else if (String(item.sk).startsWith('R#') && item.receivedAt !== undefined) replies.push(toReply(item));
+    }
+    return { ...(header ? { header } : {}), replies };
   }
 
-  public async beginCompletion(
-    aggregateId: string,
-    outcome: Outcome,
-    at: number,
-    leaseUntil: number,
-  ): Promise<AggregateHeader | undefined> {
+  /*
+   * The seal. Its condition is the whole of "exactly one completion": only an open header can be
+   * sealed, and the member set and outcome written here are what every later attempt publishes.
+   *
+   *   reply handler:  put R#x ──► read H … R$ ──► open? its reply is in any later seal's set
+   *   completer:      read H … R$ ──► build ──► seal(members) ──► read R# again: any reply not a
+   *                   member was recorded after the read, and is routed late
+   */
+  public async seal(aggregateId: string, seal: Seal): Promise<AggregateHeader | undefined> {
+    const pk = aggregateKey(aggregateId);
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          Key: { pk, sk: 'H' },
           UpdateExpression:
-            'SET #status = :completing, outcome = :outcome, completingAt = :at, dueAt = :lease, dueShard = :shard',
+            'SET #status = :completing, outcome = :outcome, members = :members, received = :received, ' +
+            'completingAt = :at, lease = :lease, leaseUntil = :until, dueAt = :until, dueShard = :shard' +
+            (seal.reason !== undefined ? ', reason = :reason' : ''),
           ConditionExpression: '#status = :open',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':completing': AggregateStatus.COMPLETING,
             ':open': AggregateStatus.OPEN,
-            ':outcome': outcome,
-            ':at': at,
-            ':lease': leaseUntil,
-            ':shard': dueShard(aggregateKey(aggregateId)),
+            ':outcome': seal.outcome,
+            ':members': encodeMembers(seal.members),
+            ':received': seal.members.length,
+            ':at': seal.at,
+            ':lease': seal.lease,
+            ':until': seal.leaseUntil,
+            ':shard': dueShard(pk),
+            ...(seal.reason !== undefined ? { ':reason': seal.reason } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -373,76 +253,120 @@ export class DynamoStateStore implements StateStore {
     }
   }
 
-  /** Extends the lease of a completing aggregate, so the sweeper does not resume it meanwhile. */
-  public async markEmitted(aggregateId: string): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: 'H' },
-        UpdateExpression: 'SET emitted = :true',
-        ConditionExpression: '#status = :completing',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':true': true, ':completing': AggregateStatus.COMPLETING },
-      }),
-    );
-  }
-
-  public async close(aggregateId: string, expiresAt: number, outcome: Outcome): Promise<void> {
+  public async takeOver(
+    aggregateId: string,
+    from: string,
+    lease: string,
+    leaseUntil: number,
+  ): Promise<AggregateHeader | undefined> {
     const pk = aggregateKey(aggregateId);
-    // Reply and request items first: once the tombstone is written nothing would look at them again.
-    // Each reply item shrinks to a marker that expires with the tombstone (the same write units as
-    // a delete): a redelivery that comes after the close is still recognised as a duplicate, not
-    // reported late.
-    const replies = await this.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-      ExpressionAttributeValues: { ':pk': pk, ':r': 'R#' },
-      ProjectionExpression: 'pk, sk, replyId',
-      ConsistentRead: true,
-    });
-    await this.batchWrite([
-      ...replies.map((item) => ({
-        PutRequest: { Item: { pk, sk: String(item.sk), replyId: item.replyId, closed: true, expiresAt } },
-      })),
-      { DeleteRequest: { Key: { pk, sk: 'Q' } } },
-    ]);
     try {
-      await this.client.send(
+      const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk, sk: 'H' },
-          UpdateExpression:
-            'SET #status = :closed, expiresAt = :exp, outcome = :outcome REMOVE dueAt, dueShard, openDefinition, params',
-          ConditionExpression: '#status = :completing',
+          UpdateExpression: 'SET lease = :lease, leaseUntil = :until, dueAt = :until',
+          ConditionExpression: '#status = :completing AND lease = :from',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
-            ':closed': AggregateStatus.CLOSED,
             ':completing': AggregateStatus.COMPLETING,
-            ':exp': expiresAt,
-            ':outcome': outcome,
+            ':from': from,
+            ':lease': lease,
+            ':until': leaseUntil,
           },
+          ReturnValues: 'ALL_NEW',
         }),
       );
+      return Attributes ? toHeader(Attributes) : undefined;
     } catch (error) {
-      // Already closed by a concurrent finisher: closing is idempotent.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
     }
   }
 
-  public async countLate(aggregateId: string): Promise<void> {
+  public async markEmitted(
+    aggregateId: string,
+    lease: string,
+    channels: readonly OutputChannel[],
+  ): Promise<boolean> {
+    return this.underLease(aggregateId, lease, {
+      UpdateExpression: 'SET emitted = :channels',
+      ExpressionAttributeValues: { ':channels': [...channels] },
+    });
+  }
+
+  public async close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean> {
+    return this.underLease(aggregateId, lease, {
+      UpdateExpression:
+        'SET #status = :closed, expiresAt = :exp REMOVE dueAt, dueShard, openDefinition, params, lease, leaseUntil, emitted',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':closed': AggregateStatus.CLOSED, ':exp': expiresAt },
+    });
+  }
+
+  /** An update that only the holder of the current lease may make. */
+  private async underLease(
+    aggregateId: string,
+    lease: string,
+    update: {
+      UpdateExpression: string;
+      ExpressionAttributeNames?: Record<string, string>;
+      ExpressionAttributeValues: Record<string, unknown>;
+    },
+  ): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          UpdateExpression: update.UpdateExpression,
+          ConditionExpression: '#status = :completing AND lease = :held',
+          ExpressionAttributeNames: { '#status': 'status', ...update.ExpressionAttributeNames },
+          ExpressionAttributeValues: {
+            ...update.ExpressionAttributeValues,
+            ':completing': AggregateStatus.COMPLETING,
+            ':held': lease,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  public async markLate(aggregateId: string, replyId: string, expiresAt: number): Promise<boolean> {
+    const pk = aggregateKey(aggregateId);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk, sk: `R#${replyId}` },
+          UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
+          ConditionExpression: 'attribute_not_exists(late)',
+          ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+    // Counted once per late reply: only the invocation that marked it adds it.
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk, sk: 'H' },
           UpdateExpression: 'ADD lateCount :one',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':one': 1 },
         }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
+    return true;
   }
 
   public async holdReply(held: HeldReply): Promise<boolean> {
@@ -457,7 +381,9 @@ export class DynamoStateStore implements StateStore {
             replyId: held.replyId,
             definition: held.definition,
             body: held.body,
+            ...(held.bodyRef ? { bodyRef: held.bodyRef } : {}),
             attributes: held.attributes,
+            messageId: held.messageId,
             receivedAt: held.receivedAt,
             dueAt: held.dueAt,
             dueShard: dueShard(`${pk}/${held.replyId}`),
@@ -493,36 +419,82 @@ export class DynamoStateStore implements StateStore {
     return items.map((item) => toHeld(aggregateId, item));
   }
 
+  public async claimHeld(aggregateId: string, replyId: string, claim: HeldClaim): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: aggregateKey(aggregateId), sk: `U#${replyId}` },
+          UpdateExpression: 'SET claimed = :claim',
+          ConditionExpression: 'attribute_exists(sk) AND (attribute_not_exists(claimed) OR claimed = :claim)',
+          ExpressionAttributeValues: { ':claim': claim },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   public async deleteHeld(aggregateId: string, replyId: string): Promise<void> {
-    await this.deleteKeys([{ pk: aggregateKey(aggregateId), sk: `U#${replyId}` }]);
+    await this.client.send(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { pk: aggregateKey(aggregateId), sk: `U#${replyId}` },
+      }),
+    );
   }
 
   public async dueItems(now: number, limit: number): Promise<DueItem[]> {
+    // Every shard gets its share, so items that keep failing in one shard (they are deferred, see
+    // deferDue) can never starve the others.
+    const share = Math.max(1, Math.ceil(limit / DynamoStateStore.DUE_SHARDS));
+    const shards = await Promise.all(
+      Array.from({ length: DynamoStateStore.DUE_SHARDS }, (_, shard) =>
+        this.queryAll(
+          {
+            TableName: this.tableName,
+            IndexName: 'due',
+            KeyConditionExpression: 'dueShard = :s AND dueAt <= :now',
+            ExpressionAttributeValues: { ':s': `due#${shard}`, ':now': now },
+          },
+          share,
+        ),
+      ),
+    );
     const due: DueItem[] = [];
-    for (let shard = 0; shard < DynamoStateStore.DUE_SHARDS && due.length < limit; shard += 1) {
-      const items = await this.queryAll(
-        {
-          TableName: this.tableName,
-          IndexName: 'due',
-          KeyConditionExpression: 'dueShard = :s AND dueAt <= :now',
-          ExpressionAttributeValues: { ':s': `due#${shard}`, ':now': now },
-        },
-        limit - due.length,
-      );
-      for (const item of items) {
-        const aggregateId = String(item.pk).slice(2);
-        const sk = String(item.sk);
-        const dueAt = Number(item.dueAt);
-        if (sk === 'H') due.push({ kind: 'aggregate', aggregateId, dueAt });
-        else if (sk.startsWith('U#')) due.push({ kind: 'held', aggregateId, replyId: sk.slice(2), dueAt });
-      }
+    for (const item of shards.flat()) {
+      const aggregateId = String(item.pk).slice(2);
+      const sk = String(item.sk);
+      const dueAt = Number(item.dueAt);
+      if (sk === 'H') due.push({ kind: 'aggregate', aggregateId, dueAt });
+      else if (sk.startsWith('U#')) due.push({ kind: 'held', aggregateId, replyId: sk.slice(2), dueAt });
     }
-    return due;
+    return due.sort((a, b) => a.dueAt - b.dueAt).slice(0, limit);
+  }
+
+  public async deferDue(item: DueItem, until: number): Promise<void> {
+    const sk = item.kind === 'aggregate' ? 'H' : `U#${item.replyId}`;
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: aggregateKey(item.aggregateId), sk },
+          UpdateExpression: 'SET dueAt = :until ADD dueFailures :one',
+          // Only if nothing moved it meanwhile (a completion, a consolidation).
+          ConditionExpression: 'dueAt = :was',
+          ExpressionAttributeValues: { ':until': until, ':was': item.dueAt, ':one': 1 },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 
   public async listOpen(definition: string): Promise<AggregateHeader[]> {
-    // The index holds keys only (oldest first); each header is then read consistently, which also
-    // drops one that closed since the index was read (the index is eventually consistent).
+    // The index holds keys only (oldest first); each aggregate is then read consistently, which
+    // also drops one that closed since the index was read (the index is eventually consistent).
     const shards = await Promise.all(
       openIndexKeys(definition).map((key) =>
         this.queryAll({
@@ -538,14 +510,9 @@ export class DynamoStateStore implements StateStore {
     let next = 0;
     const reader = async () => {
       for (let i = next++; i < keys.length; i = next++) {
-        const { Item } = await this.client.send(
-          new GetCommand({
-            TableName: this.tableName,
-            Key: { pk: keys[i]?.pk, sk: 'H' },
-            ConsistentRead: true,
-          }),
-        );
-        headers[i] = Item ? toHeader(Item) : undefined;
+        const aggregateId = String(keys[i]?.pk).slice(2);
+        const { header, replies } = await this.readAggregate(aggregateId);
+        headers[i] = header && { ...header, received: replies.filter((r) => !r.late).length };
       }
     };
     await Promise.all(Array.from({ length: Math.min(DynamoStateStore.LIST_READERS, keys.length) }, reader));
@@ -576,34 +543,17 @@ export class DynamoStateStore implements StateStore {
     const items: Record<string, unknown>[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey }));
+      const page = await this.client.send(
+        new QueryCommand({
+          ...input,
+          ExclusiveStartKey,
+          ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
+        }),
+      );
       items.push(...(page.Items ?? []));
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey && items.length < limit);
     return items.slice(0, limit);
-  }
-
-  private async deleteKeys(keys: { pk: string; sk: string }[]): Promise<void> {
-    await this.batchWrite(keys.map((Key) => ({ DeleteRequest: { Key } })));
-  }
-
-  /** BatchWriteItem in groups of 25, retrying unprocessed items with backoff. */
-  private async batchWrite(
-    all: (
-      | { DeleteRequest: { Key: Record<string, unknown> } }
-      | { PutRequest: { Item: Record<string, unknown> } }
-    )[],
-  ): Promise<void> {
-    for (let i = 0; i < all.length; i += 25) {
-      let requests = all.slice(i, i + 25);
-      for (let attempt = 0; requests.length > 0; attempt += 1) {
-        const { UnprocessedItems } = await this.client.send(
-          new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }),
-        );
-        requests = (UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
-        if (requests.length > 0) await sleep(jitter(attempt));
-      }
-    }
   }
 }
 
@@ -636,50 +586,72 @@ export function openIndexKeys(definition: string): string[] {
 
 function headerAttributes(header: AggregateHeader): Record<string, unknown> {
   const pk = aggregateKey(header.aggregateId);
-  const open = header.status === AggregateStatus.OPEN;
-  return {
+  const due = openDueAt(header);
+  const attributes: Record<string, unknown> = {
     kind: 'aggregate',
     aggregateId: header.aggregateId,
     definition: header.definition,
     status: header.status,
     expected: header.expected,
-    received: header.received,
-    lateCount: header.lateCount,
+    lateCount: 0,
     openedAt: header.openedAt,
     deadline: header.deadline,
+    closeBy: header.closeBy,
     params: header.params,
     requestId: header.requestId,
-    dispatched: header.dispatched,
     openedBy: header.openedBy,
-    ...(open ? { openDefinition: openIndexKey(header.definition, header.aggregateId) } : {}),
-    ...(open && header.deadline !== undefined ? { dueAt: header.deadline, dueShard: dueShard(pk) } : {}),
+    openDefinition: openIndexKey(header.definition, header.aggregateId),
+    ...(due !== undefined ? { dueAt: due, dueShard: dueShard(pk) } : {}),
   };
+  for (const [name, value] of Object.entries(attributes)) if (value === undefined) delete attributes[name];
+  return attributes;
 }
 
-function toHeader(item: Record<string, unknown>): AggregateHeader & { emitted: boolean } {
-  const optionalNumber = (value: unknown) =>
-    value === undefined || value === null ? undefined : Number(value);
-  const expected = optionalNumber(item.expected);
-  const deadline = optionalNumber(item.deadline);
-  const completingAt = optionalNumber(item.completingAt);
-  const expiresAt = optionalNumber(item.expiresAt);
+function optionalNumber(value: unknown): number | undefined {
+  return value === undefined || value === null ? undefined : Number(value);
+}
+
+function toHeader(item: Record<string, unknown>): AggregateHeader {
+  const numbers = {
+    expected: optionalNumber(item.expected),
+    deadline: optionalNumber(item.deadline),
+    closeBy: optionalNumber(item.closeBy),
+    dispatchedUpTo: optionalNumber(item.dispatchedUpTo),
+    completingAt: optionalNumber(item.completingAt),
+    leaseUntil: optionalNumber(item.leaseUntil),
+    expiresAt: optionalNumber(item.expiresAt),
+  };
+  const defined = Object.fromEntries(Object.entries(numbers).filter(([, v]) => v !== undefined));
   return {
     aggregateId: String(item.aggregateId),
     definition: String(item.definition),
     status: item.status as AggregateStatus,
     ...(item.outcome ? { outcome: item.outcome as Outcome } : {}),
-    ...(expected !== undefined ? { expected } : {}),
+    ...(item.reason !== undefined ? { reason: String(item.reason) } : {}),
     received: Number(item.received ?? 0),
     lateCount: Number(item.lateCount ?? 0),
     openedAt: Number(item.openedAt),
-    ...(deadline !== undefined ? { deadline } : {}),
     params: (item.params as AggregateHeader['params'] | undefined) ?? {},
     ...(item.requestId ? { requestId: String(item.requestId) } : {}),
-    dispatched: item.dispatched === true,
     ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
-    ...(completingAt !== undefined ? { completingAt } : {}),
-    ...(expiresAt !== undefined ? { expiresAt } : {}),
-    emitted: item.emitted === true,
+    ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
+    ...(item.lease ? { lease: String(item.lease) } : {}),
+    ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
+    ...defined,
+  };
+}
+
+function toReply(item: Record<string, unknown>): StoredReply {
+  return {
+    replyId: String(item.replyId),
+    payload: decodePayload(item),
+    receivedAt: Number(item.receivedAt),
+    expiresAt: Number(item.expiresAt ?? 0),
+    ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
+    ...(item.definition ? { definition: String(item.definition) } : {}),
+    ...(item.score !== undefined ? { score: Number(item.score) } : {}),
+    ...(item.messageId ? { messageId: String(item.messageId) } : {}),
+    ...(item.late === true ? { late: true } : {}),
   };
 }
 
@@ -688,17 +660,24 @@ function toHeld(aggregateId: string, item: Record<string, unknown>): HeldReply {
     aggregateId,
     replyId: String(item.replyId),
     ...(item.definition ? { definition: String(item.definition) } : {}),
-    body: String(item.body),
+    body: String(item.body ?? ''),
+    ...(item.bodyRef ? { bodyRef: item.bodyRef as PayloadPointer } : {}),
     attributes: (item.attributes as Record<string, string> | undefined) ?? {},
+    messageId: String(item.messageId ?? `held/${String(item.replyId)}`),
     receivedAt: Number(item.receivedAt),
     dueAt: Number(item.dueAt),
+    ...(item.claimed ? { claimed: item.claimed as HeldClaim } : {}),
   };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function jitter(attempt: number): number {
-  return Math.random() * Math.min(1000, 20 * 2 ** attempt);
+/** `ALL_OLD` items come back in the low-level shape from a document client's exception. */
+function unmarshallLoose(item: Record<string, unknown>): Record<string, unknown> {
+  const first = Object.values(item)[0];
+  const lowLevel =
+    first !== null &&
+    typeof first === 'object' &&
+    Object.keys(first).length === 1 &&
+    ['S', 'N', 'BOOL', 'M', 'L', 'NULL', 'SS', 'NS'].includes(Object.keys(first)[0] ?? '');
+  // biome-ignore lint/suspicious/noExplicitAny: util-dynamodb's types are for AttributeValue maps
+  return lowLevel ? (unmarshall(item as any) as Record<string, unknown>) : item;
 }

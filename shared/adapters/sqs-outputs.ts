@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
+  type OutputChannel,
+  OutputChannelError,
   type OutputMessage,
   type OutputPublisher,
   OutputTooLargeError,
@@ -48,8 +50,10 @@ export class SqsOutputPublisher implements OutputPublisher {
   public async publish(
     role: OutputRole,
     message: OutputMessage,
-    options: { eventBridge?: boolean } = {},
+    options: { readonly eventBridge?: boolean; readonly skip?: readonly OutputChannel[] } = {},
   ): Promise<void> {
+    const skip = new Set(options.skip ?? []);
+    const delivered: OutputChannel[] = [...skip];
     const body = JSON.stringify(message);
     const attributes: Record<string, MessageAttributeValue> = {
       'fanin-output': { DataType: 'String', StringValue: role },
@@ -71,16 +75,19 @@ export class SqsOutputPublisher implements OutputPublisher {
     } else {
       encoded = { body, attributes };
     }
-    await this.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: this.queueUrls[role],
-        MessageBody: encoded.body,
-        MessageGroupId: hash(message.aggregateId ?? message.id).slice(0, 64),
-        MessageDeduplicationId: hash(message.id),
-        MessageAttributes: encoded.attributes,
-      }),
-    );
-    if (options.eventBridge && this.eventBridge && this.eventBusName) {
+    if (!skip.has('queue')) {
+      await this.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: this.queueUrls[role],
+          MessageBody: encoded.body,
+          MessageGroupId: hash(message.aggregateId ?? message.id).slice(0, 64),
+          MessageDeduplicationId: hash(message.id),
+          MessageAttributes: encoded.attributes,
+        }),
+      );
+      delivered.push('queue');
+    }
+    if (options.eventBridge && this.eventBridge && this.eventBusName && !skip.has('events')) {
       const detail =
         Buffer.byteLength(body) <= SqsOutputPublisher.MAX_EVENT_BYTES
           ? body
@@ -90,23 +97,29 @@ export class SqsOutputPublisher implements OutputPublisher {
               missing: undefined,
               payloadPointer: encoded.pointer ?? null,
             });
-      const result = await this.eventBridge.send(
-        new PutEventsCommand({
-          Entries: [
-            {
-              EventBusName: this.eventBusName,
-              Source: EVENT_SOURCE,
-              DetailType: message.type,
-              Detail: detail,
-            },
-          ],
-        }),
-      );
+      const result = await this.eventBridge
+        .send(
+          new PutEventsCommand({
+            Entries: [
+              {
+                EventBusName: this.eventBusName,
+                Source: EVENT_SOURCE,
+                DetailType: message.type,
+                Detail: detail,
+              },
+            ],
+          }),
+        )
+        .catch((error: unknown) => {
+          throw new OutputChannelError('events', delivered, { cause: error });
+        });
       if ((result.FailedEntryCount ?? 0) > 0) {
         const entry = result.Entries?.find((e) => e.ErrorCode);
-        throw new Error(
-          `EventBridge refused output ${message.id}: ${entry?.ErrorCode} ${entry?.ErrorMessage}`,
-        );
+        throw new OutputChannelError('events', delivered, {
+          cause: new Error(
+            `EventBridge refused output ${message.id}: ${entry?.ErrorCode} ${entry?.ErrorMessage}`,
+          ),
+        });
       }
     }
   }

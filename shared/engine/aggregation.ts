@@ -1,6 +1,6 @@
 import { Algorithm } from './constants.ts';
 import type { CondenseFunction, Definition, EffectiveParameters } from './definition.ts';
-import { compileExpression } from './expression.ts';
+import { compileExpression, type ExpressionLimits } from './expression.ts';
 import { parsePath, readPath } from './path.ts';
 
 /** One recorded reply, as the algorithms see it. */
@@ -19,6 +19,8 @@ export interface AggregationContext {
   readonly params: EffectiveParameters;
   /** Parameters the request opened the aggregate with (initialized mode). */
   readonly request?: unknown;
+  /** The budget of a `custom` expression. @default EXPRESSION_LIMITS */
+  readonly limits?: ExpressionLimits;
 }
 
 /** Running values of `condense`: constant in size however many replies are folded in. */
@@ -155,7 +157,7 @@ export async function aggregate(
         parameters: context.params,
         request: context.request ?? null,
       };
-      const result = await compileExpression(spec.expression).evaluate(input);
+      const result = await compileExpression(spec.expression, context.limits).evaluate(input);
       return result === undefined ? null : result;
     }
   }

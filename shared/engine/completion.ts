@@ -80,6 +80,15 @@ export function meetsThreshold(direction: 'below' | 'above', score: number, thre
   return direction === 'below' ? score <= threshold : score >= threshold;
 }
 
+/** When an open aggregate is next due: its deadline, or at the latest the end of its allowed life. */
+export function openDueAt(times: {
+  readonly deadline?: number;
+  readonly closeBy?: number;
+}): number | undefined {
+  const due = [times.deadline, times.closeBy].filter((t): t is number => t !== undefined);
+  return due.length === 0 ? undefined : Math.min(...due);
+}
+
 /** The deadline (epoch ms) of an aggregate opened at `openedAt`, if it has a timeout. */
 export function deadlineOf(params: EffectiveParameters, openedAt: number): number | undefined {
   return params.timeoutSeconds === undefined ? undefined : openedAt + params.timeoutSeconds * 1000;

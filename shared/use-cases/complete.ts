@@ -1,9 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { aggregate, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
-import { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
+import type { Definition } from '../engine/definition.ts';
 import { ExpressionError } from '../engine/errors.ts';
-import { type AggregateHeader, type OutputMessage, OutputTooLargeError } from '../ports.ts';
+import type { ExpressionLimits } from '../engine/expression.ts';
+import {
+  type AggregateHeader,
+  type AggregateSnapshot,
+  Alarm,
+  OutputChannelError,
+  type OutputMessage,
+  OutputTooLargeError,
+  type StoredReply,
+} from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
 import { type FaninContext, loadStored } from './context.ts';
+import { describeError, routeLate, validReplies } from './replies.ts';
 
 /** The output each outcome goes to. */
 const OUTPUT_OF: Record<Outcome, OutputRole> = {
@@ -13,93 +25,198 @@ const OUTPUT_OF: Record<Outcome, OutputRole> = {
   [Outcome.FAILED]: QueueRole.ERROR,
 };
 
+/** The largest output body sent inline when there is no payload bucket (SQS: 256 KiB, less attributes). */
+const MAX_INLINE_OUTPUT_BYTES = 255 * 1024;
+
+/**
+ * A resumer rebuilds a result the first owner already built: its member set and outcome are fixed,
+ * only a `custom` expression's wall-clock budget could differ, so it gets a generous one.
+ */
+const RESUME_LIMITS: ExpressionLimits = {
+  timeoutMs: EXPRESSION_LIMITS.timeoutMs * 40,
+  maxDepth: EXPRESSION_LIMITS.maxDepth,
+};
+
 /**
  * Completes an aggregate with an outcome, exactly once.
  *
  * Primary course:
- * 1. win the right to complete: the conditional transition open → completing (one winner);
- * 2. build the result from the replies, now frozen (no reply is recorded once it is not open);
- * 3. emit it under the aggregate's deterministic output id; record that it was emitted;
- * 4. remove the reply items and turn the header into a tombstone with its retention as TTL.
+ * 1. read the aggregate (or take the caller's consistent read) and build its result from the
+ *    replies read — a `custom` expression that fails makes the outcome `failed`, here, once;
+ * 2. seal it: the conditional transition open → completing that writes the member set, the
+ *    outcome and a fencing lease; exactly one invocation wins, and every later attempt publishes
+ *    what the seal fixed;
+ * 3. route as late any reply recorded between the read and the seal;
+ * 4. publish the result under the aggregate's deterministic output id, channel by channel;
+ * 5. close under the lease: the header becomes the tombstone, with its retention as TTL.
  *
- * A crash after step 1 leaves the header `completing` with a lease; once the lease runs out the
- * sweeper calls {@link resumeCompletion}, which skips step 2–3 when the result was emitted.
+ * A crash after step 2 leaves the header `completing` with a lease; once the lease runs out the
+ * sweeper calls {@link resumeCompletion}, which takes the lease over (compare-and-set) and redoes
+ * steps 3–5 from the sealed member set.
  *
- * @returns true when this call won (or there was nothing left to win because it is closed).
+ * @returns true when this call sealed the aggregate.
  */
 export async function completeAggregate(
   ctx: FaninContext,
   aggregateId: string,
   outcome: Outcome,
+  snapshot?: AggregateSnapshot,
 ): Promise<boolean> {
-  const now = ctx.clock();
-  const header = await ctx.store.beginCompletion(aggregateId, outcome, now, now + ctx.completionLeaseMs);
+  const read = snapshot ?? (await ctx.store.readAggregate(aggregateId));
+  const header = read.header;
   if (!header) return false;
-  await finish(ctx, header);
+  if (header.status === AggregateStatus.COMPLETING) {
+    await resumeCompletion(ctx, header);
+    return false;
+  }
+  if (header.status !== AggregateStatus.OPEN) return false;
+  const definition = ctx.definitions.get(header.definition);
+  const members = validReplies(header, read.replies);
+  const at = ctx.clock();
+  const built = await buildOutput(
+    ctx,
+    { ...header, completingAt: at },
+    definition,
+    members,
+    outcome,
+    EXPRESSION_LIMITS,
+  );
+  const lease = randomUUID();
+  const sealed = await ctx.store.seal(aggregateId, {
+    outcome: built.outcome,
+    ...(built.reason !== undefined ? { reason: built.reason } : {}),
+    members: members.map((r) => r.replyId),
+    at,
+    lease,
+    leaseUntil: at + ctx.completionLeaseMs,
+  });
+  if (!sealed) return false;
+  await finish(ctx, sealed, definition, built.message);
   return true;
 }
 
 /**
- * Finishes a completion whose owner crashed, once its lease has run out. A no-op for an
- * aggregate that is not completing, or whose lease still runs.
+ * Finishes a completion whose owner crashed or stalled, once its lease has run out: the lease is
+ * taken over by compare-and-set, so of two resumers that read the same header only one goes on,
+ * and a closed aggregate is never rebuilt. A no-op for an aggregate that is not completing, or
+ * whose lease still runs.
  */
 export async function resumeCompletion(ctx: FaninContext, header: AggregateHeader): Promise<void> {
-  if (header.status !== AggregateStatus.COMPLETING) return;
-  const leaseEnd = (header.completingAt ?? 0) + ctx.completionLeaseMs;
-  if (ctx.clock() < leaseEnd) return;
-  await finish(ctx, header);
+  if (header.status !== AggregateStatus.COMPLETING || header.lease === undefined) return;
+  const now = ctx.clock();
+  if (now < (header.leaseUntil ?? 0)) return;
+  const taken = await ctx.store.takeOver(
+    header.aggregateId,
+    header.lease,
+    randomUUID(),
+    now + ctx.completionLeaseMs,
+  );
+  if (!taken) return;
+  await finish(ctx, taken, ctx.definitions.get(taken.definition));
 }
 
-async function finish(ctx: FaninContext, header: AggregateHeader): Promise<void> {
-  const definition = ctx.definitions.get(header.definition);
-  let outcome = header.outcome ?? Outcome.COMPLETED;
-  if (!header.emitted) {
-    const message = await buildOutput(ctx, header);
-    outcome = message.outcome;
-    try {
-      await ctx.outputs.publish(OUTPUT_OF[outcome], message, {
-        eventBridge: definition?.outputs.eventBridge ?? false,
-      });
-    } catch (error) {
-      if (!(error instanceof OutputTooLargeError)) throw error;
-      // Retrying cannot make it fit: the aggregate fails, and says why, instead of staying open.
-      outcome = Outcome.FAILED;
-      const { result: _result, missing: _missing, ...summary } = message;
-      await ctx.outputs.publish(QueueRole.ERROR, {
-        ...summary,
-        type: 'fanin.aggregate.failed',
-        outcome,
-        reason: error.message,
+async function finish(
+  ctx: FaninContext,
+  header: AggregateHeader,
+  definition: Definition | undefined,
+  prebuilt?: OutputMessage,
+): Promise<void> {
+  const lease = header.lease as string;
+  const aggregateId = header.aggregateId;
+  const members = new Set(header.members ?? []);
+  // Replies recorded after the read the members came from, but whose own read saw the aggregate
+  // still open: they are late by definition, and this is where they are told so.
+  const after = await ctx.store.readAggregate(aggregateId);
+  if (definition) {
+    for (const reply of after.replies) {
+      if (members.has(reply.replyId) || reply.late) continue;
+      await routeLate(ctx, definition, header, reply.replyId, {
+        ...(reply.messageId ? { messageId: reply.messageId } : {}),
+        body: reply.payloadRef ? '' : reply.payload,
+        retained: true,
       });
     }
-    await ctx.store.markEmitted(header.aggregateId);
   }
-  const retention = definition?.tombstoneRetentionSeconds ?? 7 * 24 * 3600;
-  await ctx.store.close(header.aggregateId, Math.floor(ctx.clock() / 1000) + retention, outcome);
-  ctx.log.info('aggregate closed', {
-    aggregateId: header.aggregateId,
+  let message = prebuilt;
+  if (!message) {
+    const built = await buildOutput(
+      ctx,
+      header,
+      definition,
+      after.replies.filter((r) => members.has(r.replyId)),
+      header.outcome ?? Outcome.COMPLETED,
+      RESUME_LIMITS,
+    );
+    if (built.outcome !== header.outcome) {
+      // The sealed outcome cannot be reproduced (a stored body is gone, a budget ran out): never
+      // publish a different result under the same id. The aggregate stays completing and alarms.
+      ctx.log.error('a sealed result cannot be rebuilt', {
+        aggregateId,
+        alarm: Alarm.COMPLETION_STUCK,
+        sealed: header.outcome,
+        rebuilt: built.outcome,
+        reason: built.reason,
+      });
+      throw new Error(`aggregate ${aggregateId}: sealed outcome ${header.outcome} could not be rebuilt`);
+    }
+    message = built.message;
+  }
+  // A paused owner may wake after its lease was taken over: check before publishing again.
+  if (ctx.clock() >= (header.leaseUntil ?? 0) - ctx.completionLeaseMs / 2) {
+    const current = await ctx.store.getHeader(aggregateId);
+    if (current?.status !== AggregateStatus.COMPLETING || current.lease !== lease) return;
+  }
+  const outcome = header.outcome ?? Outcome.COMPLETED;
+  try {
+    await ctx.outputs.publish(OUTPUT_OF[outcome], message, {
+      eventBridge: definition?.outputs.eventBridge ?? false,
+      ...(header.emitted ? { skip: header.emitted } : {}),
+    });
+  } catch (error) {
+    if (error instanceof OutputChannelError) {
+      // Record what was delivered, so no retry sends it again; the failing channel alarms.
+      if (error.delivered.length > 0) await ctx.store.markEmitted(aggregateId, lease, error.delivered);
+      ctx.log.error('an output channel failed', {
+        aggregateId,
+        alarm: Alarm.OUTPUT_CHANNEL_FAILED,
+        channel: error.channel,
+        error: describeError(error.cause),
+      });
+    } else if (error instanceof OutputTooLargeError) {
+      ctx.log.error('a sealed result is too large for its output', {
+        aggregateId,
+        alarm: Alarm.COMPLETION_STUCK,
+      });
+    }
+    throw error;
+  }
+  const retention = definition?.tombstoneRetentionSeconds ?? 30 * 24 * 3600;
+  const closed = await ctx.store.close(aggregateId, lease, Math.floor(ctx.clock() / 1000) + retention);
+  ctx.log.info(closed ? 'aggregate closed' : 'aggregate closed by another invocation', {
+    aggregateId,
     definition: header.definition,
     outcome,
   });
 }
 
-/** The terminal output of an aggregate: deterministic for a given set of replies. */
+interface Built {
+  readonly outcome: Outcome;
+  readonly reason?: string;
+  readonly message: OutputMessage & { outcome: Outcome };
+}
+
+/**
+ * The terminal output of an aggregate: a function of its header (completingAt included), its
+ * member replies and the request, so the owner and any resumer build the same message.
+ */
 async function buildOutput(
   ctx: FaninContext,
   header: AggregateHeader,
-): Promise<OutputMessage & { outcome: Outcome }> {
-  const definition = ctx.definitions.get(header.definition);
-  const stored = await ctx.store.listReplies(header.aggregateId);
-  const replies: ReplyRecord[] = await Promise.all(
-    stored.map(async (r) => ({
-      replyId: r.replyId,
-      body: JSON.parse(await loadStored(ctx, r)),
-      receivedAt: r.receivedAt,
-    })),
-  );
-  const storedRequest = header.requestId ? await ctx.store.getRequest(header.aggregateId) : undefined;
-  const request: unknown = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
-  let outcome = header.outcome ?? Outcome.COMPLETED;
+  definition: Definition | undefined,
+  members: readonly StoredReply[],
+  outcome: Outcome,
+  limits: ExpressionLimits,
+): Promise<Built> {
   const base = {
     // One id per aggregate whatever the outcome: a rebuilt output can never be a second, different one.
     id: `${header.aggregateId}/result`,
@@ -107,8 +224,36 @@ async function buildOutput(
     definition: header.definition,
     openedAt: header.openedAt,
     closedAt: header.completingAt ?? ctx.clock(),
-    counts: { expected: header.expected ?? null, received: replies.length, late: header.lateCount },
+    counts: { expected: header.expected ?? null, received: members.length },
   };
+  const failed = (reason: string, missing: unknown[] = []): Built => ({
+    outcome: Outcome.FAILED,
+    reason,
+    message: {
+      ...base,
+      type: 'fanin.aggregate.failed',
+      outcome: Outcome.FAILED,
+      reason,
+      result: null,
+      missing,
+    },
+  });
+  let request: unknown;
+  let replies: ReplyRecord[];
+  try {
+    const storedRequest = header.requestId ? await ctx.store.getRequest(header.aggregateId) : undefined;
+    request = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
+    replies = await Promise.all(
+      members.map(async (r) => ({
+        replyId: r.replyId,
+        body: JSON.parse(await loadStored(ctx, r)),
+        receivedAt: r.receivedAt,
+      })),
+    );
+  } catch (error) {
+    if (!isGone(error)) throw error;
+    return failed(`a stored body of the aggregate is gone (${describeError(error)})`);
+  }
   const missing =
     header.expected !== undefined && replies.length < header.expected
       ? labelMissing(
@@ -119,16 +264,8 @@ async function buildOutput(
           request,
         )
       : [];
-  if (!definition) {
-    return {
-      ...base,
-      type: 'fanin.aggregate.failed',
-      outcome: Outcome.FAILED,
-      reason: `unknown definition "${header.definition}"`,
-      result: null,
-      missing,
-    };
-  }
+  if (header.outcome === Outcome.FAILED && header.reason !== undefined) return failed(header.reason, missing);
+  if (!definition) return failed(`unknown definition "${header.definition}"`, missing);
   let result: unknown;
   try {
     result = await aggregate(definition, replies, {
@@ -137,13 +274,31 @@ async function buildOutput(
       ...(header.expected !== undefined ? { expected: header.expected } : {}),
       params: header.params,
       request,
+      limits,
     });
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error;
-    outcome = Outcome.FAILED;
-    return { ...base, type: 'fanin.aggregate.failed', outcome, reason: error.message, result: null, missing };
+    return failed(error.message, missing);
   }
-  return { ...base, type: `fanin.aggregate.${outcome}`, outcome, result, missing };
+  const message = { ...base, type: `fanin.aggregate.${outcome}`, outcome, result, missing };
+  if (!ctx.payloads && Buffer.byteLength(JSON.stringify(message)) > MAX_INLINE_OUTPUT_BYTES) {
+    // Retrying cannot make it fit: decided here, before the seal, so every attempt agrees.
+    return failed(
+      `the result is ${Buffer.byteLength(JSON.stringify(message))} bytes, more than SQS takes, and no payload bucket is configured`,
+      missing,
+    );
+  }
+  return { outcome, message };
+}
+
+/** A stored body that no longer exists (an S3 object expired or deleted). */
+function isGone(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return (
+    name === 'NoSuchKey' ||
+    name === 'NotFound' ||
+    (error instanceof Error && /NoSuchKey|not found/i.test(error.message))
+  );
 }
 
 /** Missing reply ids, with the recipient or item label the request gave them when there is one. */

@@ -14,6 +14,7 @@ import type {
 } from '../ports.ts';
 import { SILENT_LOG } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
+import type { RecipientPolicy } from './recipients.ts';
 
 /** Everything a use case needs, injected: the ports, the definitions and the clock. */
 export interface FaninContext {
@@ -25,7 +26,10 @@ export interface FaninContext {
   /** Picks the reply partition each aggregate's sub-requests name as their reply-to. */
   readonly replies: ReplyRouter;
   readonly clock: Clock;
-  /** How long a completing invocation owns an aggregate before the sweeper may resume it. @default 120 s */
+  /**
+   * How long a completing invocation owns an aggregate before a resumer may take it over: the
+   * function timeout plus a margin (`completionLeaseSeconds` in the topology). @default 120 s
+   */
   readonly completionLeaseMs: number;
   /** Largest reply body kept in the state store (a DynamoDB item is at most 400 KB). */
   readonly maxReplyBytes: number;
@@ -33,6 +37,10 @@ export interface FaninContext {
   readonly payloads?: PayloadStore;
   /** Where the use cases report what they did and what went wrong (ids and reasons only). */
   readonly log: Log;
+  /** Which queues a request may name as recipients (request-time recipient lists are untrusted). */
+  readonly recipients: RecipientPolicy;
+  /** Puts a request back on the ingress queue, for a large fan-out to go on in another invocation. */
+  readonly requeue: (message: RawMessage) => Promise<void>;
 }
 
 /** Defaults of the tunables in {@link FaninContext}. */

@@ -13,11 +13,13 @@ import {
   routeError,
   storable,
 } from './context.ts';
-import { consolidateHeld, evaluate } from './replies.ts';
+import { checkRecipient } from './recipients.ts';
+import { closeByOf, consolidateHeld, evaluate, replyExpiry } from './replies.ts';
 
 /** Most sub-requests one request may fan out to. */
 export const MAX_FAN_OUT = 10_000;
-const AGGREGATE_ID = /^[A-Za-z0-9][A-Za-z0-9:_\-./]{0,199}$/;
+/** A request-chosen aggregate id. No ':': `<definition>:<key>` is the self-starting namespace. */
+const AGGREGATE_ID = /^[A-Za-z0-9][A-Za-z0-9_\-./]{0,199}$/;
 
 /** A request, validated against its definition. */
 interface Plan {
@@ -46,7 +48,11 @@ interface Plan {
  * stopped; sub-requests keep their reply ids, so a responder's duplicate reply is recognised.
  * An aggregate id already taken by a different request is an error.
  */
-export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise<void> {
+export async function handleRequest(
+  ctx: FaninContext,
+  raw: RawMessage,
+  options: FanOutOptions = {},
+): Promise<void> {
   let plan: Plan;
   try {
     plan = planRequest(ctx, await resolvePayload(ctx, raw));
@@ -69,7 +75,7 @@ export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise
     openedAt: now,
     params,
     requestId: plan.requestId,
-    dispatched: false,
+    closeBy: closeByOf(definition, now, deadline),
     ...(deadline !== undefined ? { deadline } : {}),
   };
   const labels = plan.subRequests.map((s) => s.label ?? null);
@@ -86,7 +92,10 @@ export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise
     await routeError(ctx, 'ingress', raw, error.message);
     return;
   }
-  const opened = await ctx.store.openAggregate(header, request);
+  const opened = await ctx.store.openAggregate(header, {
+    ...request,
+    expiresAt: replyExpiry(ctx, definition),
+  });
   const current = opened.header;
   if (!opened.created && current.requestId !== plan.requestId) {
     await routeError(
@@ -97,17 +106,58 @@ export async function handleRequest(ctx: FaninContext, raw: RawMessage): Promise
     );
     return;
   }
+  // A tombstone: this request was handled before (a retry, a redelivery, a DLQ redrive).
   if (current.status !== AggregateStatus.OPEN) return;
   await consolidateHeld(ctx, aggregateId);
-  if (!current.dispatched) {
-    await ctx.sender.send(await subRequestsOf(ctx, plan));
-    await ctx.store.markDispatched(aggregateId);
+  if (!(await dispatch(ctx, plan, current.dispatchedUpTo ?? 0, options))) {
+    // Out of time: the rest is sent by the same request, queued again (it resumes from the
+    // recorded progress, and the sub-requests already sent keep their reply ids).
+    await ctx.requeue(raw);
+    return;
   }
   if (current.deadline !== undefined) {
     await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: current.deadline }, now);
   }
-  const latest = await ctx.store.getHeader(aggregateId);
-  if (latest) await evaluate(ctx, definition, latest, []);
+  await evaluate(ctx, definition, await ctx.store.readAggregate(aggregateId));
+}
+
+/** What the invocation running a fan-out tells it. */
+export interface FanOutOptions {
+  /** Milliseconds the invocation has left (Lambda's `getRemainingTimeInMillis`). @default unbounded */
+  readonly remainingTimeMs?: () => number;
+}
+
+/** Sub-requests sent between two records of progress (only fan-outs larger than this record any). */
+export const DISPATCH_CHUNK = 500;
+/** Time an invocation keeps in hand to record progress and queue the rest. */
+const DISPATCH_MARGIN_MS = 5_000;
+
+/**
+ * Sends the sub-requests from `from` on, in chunks; after each chunk of a large fan-out it records
+ * how far it got, so a retry — or the continuation queued when time runs out — sends only the rest.
+ * A small fan-out (one chunk) records nothing: a retry resends it, and the responders' duplicate
+ * replies carry the same reply ids.
+ *
+ * @returns false when time ran out before every sub-request was sent.
+ */
+async function dispatch(
+  ctx: FaninContext,
+  plan: Plan,
+  from: number,
+  options: FanOutOptions,
+): Promise<boolean> {
+  const total = plan.subRequests.length;
+  if (from >= total) return true;
+  const all = await subRequestsOf(ctx, plan);
+  for (let start = from; start < total; start += DISPATCH_CHUNK) {
+    if (start > from && (options.remainingTimeMs?.() ?? Number.POSITIVE_INFINITY) < DISPATCH_MARGIN_MS) {
+      return false;
+    }
+    const end = Math.min(total, start + DISPATCH_CHUNK);
+    await ctx.sender.send(all.slice(start, end));
+    if (end < total) await ctx.store.markDispatched(plan.aggregateId, end);
+  }
+  return true;
 }
 
 function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
@@ -133,7 +183,7 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
   const explicitId = stringOf(raw.attributes[WireAttribute.AGGREGATE_ID] ?? body.aggregateId);
   if (explicitId !== undefined && !AGGREGATE_ID.test(explicitId)) {
     throw new BadMessageError(
-      `aggregateId must be 1-200 of A-Z a-z 0-9 : _ - . / starting alphanumeric (received "${explicitId}")`,
+      `aggregateId must be 1-200 of A-Z a-z 0-9 _ - . / starting alphanumeric (received "${explicitId}")`,
     );
   }
   const aggregateId =
@@ -165,7 +215,11 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
         );
       }
       const payload = body.payload ?? body;
-      subRequests = (recipients as string[]).map((target) => ({ target, body: payload, label: target }));
+      // Recipients from the request are untrusted: queues only, of this account or an allowed one.
+      const checked = fanOut.recipients
+        ? (recipients as string[])
+        : (recipients as string[]).map((target) => checkRecipient(target, ctx.recipients));
+      subRequests = checked.map((target) => ({ target, body: payload, label: target }));
       expected = recipients.length;
       break;
     }

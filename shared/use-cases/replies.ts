@@ -1,21 +1,32 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, decide, scoreOf } from '../engine/completion.ts';
-import { AggregateStatus } from '../engine/constants.ts';
+import { deadlineOf, decide, meetsThreshold, scoreOf } from '../engine/completion.ts';
+import { AggregateStatus, Strategy } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
-import { type Definition, effectiveParameters } from '../engine/definition.ts';
+import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
 import { CorrelationError, ExpressionError } from '../engine/errors.ts';
-import type { AggregateHeader, HeldReply, RawMessage, ReplyToRecord, SelfStartSpec } from '../ports.ts';
+import type {
+  AggregateHeader,
+  AggregateSnapshot,
+  HeldReply,
+  RawMessage,
+  ReplyToRecord,
+  StoredReply,
+} from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import {
   BadMessageError,
   type FaninContext,
+  loadStored,
   parseJsonBody,
   redact,
   resolvePayload,
   routeError,
   storable,
 } from './context.ts';
+
+/** The longest aggregate id fanin accepts, in bytes (DynamoDB keys are at most 2,048). */
+export const MAX_AGGREGATE_ID_BYTES = 1024;
 
 /** A reply, interpreted. */
 interface Reply {
@@ -25,19 +36,24 @@ interface Reply {
   readonly inbound: InboundMessage;
   readonly aggregateId: string;
   readonly replyId: string;
-  /** Known from the `fanin-definition` attribute (or, failing that, from the aggregate's header). */
-  readonly definition?: Definition;
+  /** The definition the reply names (`fanin-definition`): a claim, checked against its aggregate's. */
+  readonly claimed?: Definition;
+  /** The message id it first came with (`fanin-origin-message-id` once the distributor moved it). */
+  readonly messageId: string;
 }
 
 /**
  * Handles a batch of replies from one reply partition.
  *
  * Primary course:
- * 1. interpret each reply (definition, aggregate id, reply id); a bad one goes to the error output;
- * 2. group by aggregate and record each group in one transaction with the header's counter —
- *    duplicates are recognised by reply id and change nothing;
- * 3. unknown replies are held (or routed at once with an unknown timeout of 0); late ones go to
- *    the late output; accepted ones are evaluated for completion, which one invocation wins.
+ * 1. interpret each reply (aggregate id, reply id, the definition it names); a bad one goes to
+ *    the error output;
+ * 2. per aggregate: read its header; judge every reply by the aggregate's *own* definition (a
+ *    reply naming another, or a reply id the aggregate never asked for, is bad input);
+ * 3. record each reply with one conditional put of its own item (a duplicate changes nothing),
+ *    then read the aggregate back in one consistent query and evaluate completion on that set;
+ * 4. unknown replies are held (or routed at once with an unknown timeout of 0); late ones — not in
+ *    the member set the seal fixed — go to the late output.
  *
  * @returns the message ids that failed and must be redelivered.
  */
@@ -54,13 +70,7 @@ export async function handleReplies(
       group.push(reply);
       groups.set(reply.aggregateId, group);
     } catch (error) {
-      if (
-        !(
-          error instanceof BadMessageError ||
-          error instanceof CorrelationError ||
-          error instanceof ExpressionError
-        )
-      ) {
+      if (!isBadInput(error)) {
         ctx.log.error('reply failed; it will be redelivered', {
           messageId: raw.messageId,
           error: describeError(error),
@@ -68,11 +78,7 @@ export async function handleReplies(
         failed.add(raw.messageId);
         continue;
       }
-      try {
-        await routeError(ctx, 'reply', raw, error.message);
-      } catch {
-        failed.add(raw.messageId);
-      }
+      await routeError(ctx, 'reply', raw, error.message).catch(() => failed.add(raw.messageId));
     }
   }
   await Promise.all(
@@ -85,9 +91,9 @@ export async function handleReplies(
           replies: replies.length,
           error: describeError(error),
         });
-        // A reply that can never be kept (too large, no payload bucket) is bad input, not a retry.
         for (const reply of replies) {
-          if (error instanceof BadMessageError)
+          // A reply that can never be kept (too large, no payload bucket) is bad input, not a retry.
+          if (isBadInput(error))
             await routeError(ctx, 'reply', reply.raw, error.message).catch(() =>
               failed.add(reply.raw.messageId),
             );
@@ -97,6 +103,13 @@ export async function handleReplies(
     }),
   );
   return failed;
+}
+
+/** Errors no retry can fix: the message goes to the error output with the reason. */
+function isBadInput(error: unknown): error is Error {
+  return (
+    error instanceof BadMessageError || error instanceof CorrelationError || error instanceof ExpressionError
+  );
 }
 
 async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply> {
@@ -113,13 +126,13 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
     messageId: raw.messageId,
   };
   const name = raw.attributes[WireAttribute.DEFINITION];
-  const definition = name === undefined ? undefined : ctx.definitions.get(name);
-  if (name !== undefined && !definition) throw new BadMessageError(`unknown definition "${name}"`);
+  const claimed = name === undefined ? undefined : ctx.definitions.get(name);
+  if (name !== undefined && !claimed) throw new BadMessageError(`unknown definition "${name}"`);
   let aggregateId: string;
-  if (definition?.mode === 'self-starting') {
-    aggregateId = selfStartingId(definition, await correlationKey(definition, inbound));
-  } else if (definition) {
-    aggregateId = await correlationKey(definition, inbound);
+  if (claimed?.mode === 'self-starting') {
+    aggregateId = selfStartingId(claimed, await correlationKey(claimed, inbound));
+  } else if (claimed) {
+    aggregateId = await correlationKey(claimed, inbound);
   } else {
     const id = raw.attributes[WireAttribute.AGGREGATE_ID];
     if (!id) {
@@ -129,29 +142,15 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
     }
     aggregateId = id;
   }
-  const replyId = await replyIdOf(definition, inbound);
-  return { raw: original, inbound, aggregateId, replyId, ...(definition ? { definition } : {}) };
-}
-
-/**
- * A reply as the state store keeps it: the part of its body the algorithm needs. One too large
- * for a DynamoDB item is stored in S3 (under a key derived from its ids, so a retry writes the
- * same object) and referenced; without a payload bucket it is refused to the error output.
- */
-async function recordable(
-  ctx: FaninContext,
-  definition: Definition,
-  aggregateId: string,
-  replyId: string,
-  body: unknown,
-  receivedAt: number,
-): Promise<ReplyToRecord> {
-  const json = JSON.stringify(retainedBody(definition, body) ?? null);
-  return {
-    replyId,
-    receivedAt,
-    ...(await storable(ctx, `reply\u0000${aggregateId}\u0000${replyId}`, json, 'reply body')),
-  };
+  const idBytes = Buffer.byteLength(aggregateId);
+  if (idBytes > MAX_AGGREGATE_ID_BYTES) {
+    throw new BadMessageError(
+      `aggregate id is ${idBytes} bytes; at most ${MAX_AGGREGATE_ID_BYTES} are accepted`,
+    );
+  }
+  const replyId = await replyIdOf(claimed, inbound);
+  const messageId = raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId;
+  return { raw: original, inbound, aggregateId, replyId, messageId, ...(claimed ? { claimed } : {}) };
 }
 
 /** The aggregate id of a self-starting aggregate: its definition and correlation key. */
@@ -159,119 +158,269 @@ export function selfStartingId(definition: Definition, key: string): string {
   return `${definition.name}:${key}`;
 }
 
-async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Reply[]): Promise<void> {
-  let definition = replies.find((r) => r.definition)?.definition;
-  if (!definition) {
-    // Responders should echo fanin-definition; when one did not, the header says which it is.
-    const header = await ctx.store.getHeader(aggregateId);
-    if (!header) {
-      for (const reply of replies) await handleUnknown(ctx, reply);
-      return;
-    }
-    definition = ctx.definitions.get(header.definition);
-    if (!definition)
-      throw new Error(`aggregate ${aggregateId} names unknown definition ${header.definition}`);
-  }
-  const now = ctx.clock();
-  let selfStart: SelfStartSpec | undefined;
-  if (definition.mode === 'self-starting') {
-    const params = effectiveParameters(definition, await ctx.store.getParameters(definition.name));
-    const deadline = deadlineOf(params, now);
-    selfStart = {
-      definition: definition.name,
-      openedAt: now,
-      params,
-      openedBy: replies[0]?.replyId ?? '',
-      ...(deadline !== undefined ? { deadline } : {}),
-    };
-  }
-  const toRecord = await Promise.all(
-    replies.map((reply) => recordable(ctx, definition, aggregateId, reply.replyId, reply.inbound.body, now)),
-  );
-  const result = await ctx.store.recordReplies(aggregateId, toRecord, selfStart ? { selfStart } : {});
-  if (result.missing) {
-    for (const reply of replies) await handleUnknown(ctx, reply);
-    return;
-  }
-  const header = result.header;
-  if (!header) return;
-  const settled = new Set([...result.accepted, ...result.duplicates]);
-  if (header.status === AggregateStatus.OPEN && replies.some((r) => !settled.has(r.replyId))) {
-    // Refused by an aggregate that is open now: the state moved under us; let SQS retry.
-    throw new Error(`replies to ${aggregateId} were refused by an open aggregate; retrying`);
-  }
-  for (const reply of replies) {
-    if (!settled.has(reply.replyId)) await handleLate(ctx, definition, header, reply);
-  }
-  if (
-    selfStart &&
-    header.deadline !== undefined &&
-    header.openedBy !== undefined &&
-    settled.has(header.openedBy)
-  ) {
-    await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: header.deadline }, now);
-  }
-  await evaluate(
-    ctx,
-    definition,
-    header,
-    replies.filter((r) => settled.has(r.replyId)).map((r) => r.inbound),
+/** Seconds from now after which a reply item may expire: beyond any life its aggregate can have. */
+export function replyExpiry(ctx: FaninContext, definition: Definition): number {
+  return (
+    Math.ceil(ctx.clock() / 1000) + stateLifeSeconds(definition, Math.ceil(ctx.completionLeaseMs / 1000))
   );
 }
 
 /**
- * Evaluates completion after replies were recorded (or recognised as duplicates: a retry after a
- * crash must still complete what the first attempt recorded).
+ * A reply as the state store keeps it: the part of its body the algorithm needs, and its score.
+ * One too large for a DynamoDB item is stored in S3 (under a key derived from its ids, so a retry
+ * writes the same object) and referenced; without a payload bucket it is refused to the error output.
+ */
+async function recordable(
+  ctx: FaninContext,
+  definition: Definition,
+  aggregateId: string,
+  reply: Reply,
+  receivedAt: number,
+): Promise<ReplyToRecord> {
+  const json = JSON.stringify(retainedBody(definition, reply.inbound.body) ?? null);
+  const score = await scoreOf(definition, reply.inbound).catch(() => undefined);
+  return {
+    replyId: reply.replyId,
+    receivedAt,
+    expiresAt: replyExpiry(ctx, definition),
+    messageId: reply.messageId,
+    ...(reply.claimed ? { definition: reply.claimed.name } : {}),
+    ...(score !== undefined ? { score } : {}),
+    ...(await storable(ctx, `reply\u0000${aggregateId}\u0000${reply.replyId}`, json, 'reply body')),
+  };
+}
+
+async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Reply[]): Promise<void> {
+  let header = await ctx.store.getHeader(aggregateId);
+  if (!header) {
+    const starter = replies.find((r) => r.claimed?.mode === 'self-starting')?.claimed;
+    if (!starter) {
+      for (const reply of replies) await handleUnknown(ctx, reply);
+      return;
+    }
+    header = await openSelfStarting(ctx, starter, aggregateId, replies[0]?.replyId ?? '');
+  }
+  await judgeAndRecord(ctx, header, replies);
+}
+
+/** Opens a self-starting aggregate with its first reply (seed 002); the deadline timer is armed once. */
+async function openSelfStarting(
+  ctx: FaninContext,
+  definition: Definition,
+  aggregateId: string,
+  openedBy: string,
+): Promise<AggregateHeader> {
+  const now = ctx.clock();
+  const params = effectiveParameters(definition, await ctx.store.getParameters(definition.name));
+  const deadline = deadlineOf(params, now);
+  const opened = await ctx.store.openAggregate({
+    aggregateId,
+    definition: definition.name,
+    status: AggregateStatus.OPEN,
+    received: 0,
+    lateCount: 0,
+    openedAt: now,
+    params,
+    openedBy,
+    closeBy: closeByOf(definition, now, deadline),
+    ...(deadline !== undefined ? { deadline } : {}),
+  });
+  // Only the invocation that opened it arms the timer; the sweeper's `due` entry covers a crash here.
+  if (opened.created && deadline !== undefined)
+    await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: deadline }, now);
+  return opened.header;
+}
+
+/** When the sweeper ends an aggregate whatever its strategy: its allowed life, and never before its deadline. */
+export function closeByOf(definition: Definition, openedAt: number, deadline: number | undefined): number {
+  return Math.max(deadline ?? 0, openedAt + definition.maxOpenSeconds * 1000);
+}
+
+/**
+ * Judges replies by their aggregate's own definition, then records them. A reply that names
+ * another definition, or a reply id the aggregate never asked for, goes to the error output:
+ * counting it would let any sender complete any aggregate.
+ */
+async function judgeAndRecord(
+  ctx: FaninContext,
+  header: AggregateHeader,
+  replies: readonly Reply[],
+  onSettled: (reply: Reply) => Promise<void> = async () => undefined,
+): Promise<void> {
+  const definition = ctx.definitions.get(header.definition);
+  if (!definition)
+    throw new Error(`aggregate ${header.aggregateId} names unknown definition ${header.definition}`);
+  const accepted: Reply[] = [];
+  for (const reply of replies) {
+    const refusal = refusalOf(definition, header, reply);
+    if (refusal) {
+      await routeError(ctx, 'reply', reply.raw, refusal);
+      await onSettled(reply);
+    } else accepted.push(reply);
+  }
+  if (accepted.length === 0) return;
+  await recordAndEvaluate(ctx, definition, header, accepted);
+  for (const reply of accepted) await onSettled(reply);
+}
+
+function refusalOf(definition: Definition, header: AggregateHeader, reply: Reply): string | undefined {
+  if (reply.claimed && reply.claimed.name !== header.definition) {
+    return `reply names definition "${reply.claimed.name}" but aggregate "${header.aggregateId}" is of definition "${header.definition}"`;
+  }
+  const indexed = definition.fanOut?.type === 'splitter' || definition.fanOut?.type === 'recipient-list';
+  if (indexed && header.expected !== undefined && !isIndexBelow(reply.replyId, header.expected)) {
+    return `reply id "${reply.replyId}" is not one of aggregate "${header.aggregateId}"'s reply ids (0 to ${header.expected - 1}; responders echo ${WireAttribute.REPLY_ID})`;
+  }
+  return undefined;
+}
+
+function isIndexBelow(replyId: string, expected: number): boolean {
+  return /^(0|[1-9]\d{0,9})$/.test(replyId) && Number(replyId) < expected;
+}
+
+async function recordAndEvaluate(
+  ctx: FaninContext,
+  definition: Definition,
+  header: AggregateHeader,
+  replies: readonly Reply[],
+): Promise<void> {
+  if (header.status !== AggregateStatus.OPEN) {
+    await settle(ctx, definition, header, replies);
+    return;
+  }
+  const now = ctx.clock();
+  const records = await Promise.all(
+    replies.map((r) => recordable(ctx, definition, header.aggregateId, r, now)),
+  );
+  await Promise.all(records.map((record) => ctx.store.putReply(header.aggregateId, record)));
+  // Read back after the puts: if the header is still open now, every reply above is in the set
+  // any later seal fixes (the seal reads after it); if not, the member set says which are in.
+  const snapshot = await ctx.store.readAggregate(header.aggregateId);
+  const after = snapshot.header;
+  if (!after) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
+  if (after.status !== AggregateStatus.OPEN) {
+    await settle(ctx, definition, after, replies);
+    return;
+  }
+  const result = await evaluate(ctx, definition, snapshot);
+  if (result === 'lost') {
+    // Another invocation sealed it between our read and our seal: its member set decides.
+    const sealed = await ctx.store.getHeader(header.aggregateId);
+    if (sealed) await settle(ctx, definition, sealed, replies);
+  }
+}
+
+/**
+ * Replies to an aggregate that is no longer open: members of its sealed set are duplicates
+ * (nothing to do), the others are late. A completing aggregate whose owner's lease ran out is
+ * resumed on the way.
+ */
+async function settle(
+  ctx: FaninContext,
+  definition: Definition,
+  header: AggregateHeader,
+  replies: readonly Reply[],
+): Promise<void> {
+  const members = new Set(header.members ?? []);
+  for (const reply of replies) {
+    if (!members.has(reply.replyId)) {
+      await routeLate(ctx, definition, header, reply.replyId, {
+        messageId: reply.messageId,
+        body: reply.raw.body,
+        attributes: reply.raw.attributes,
+      });
+    }
+  }
+  if (header.status === AggregateStatus.COMPLETING) await resumeCompletion(ctx, header);
+}
+
+/** The completion state of an aggregate as read: its valid replies counted, its best score. */
+export function completionState(definition: Definition, snapshot: AggregateSnapshot) {
+  const header = snapshot.header as AggregateHeader;
+  const replies = validReplies(header, snapshot.replies);
+  let best: number | undefined;
+  if (definition.completion.strategy === Strategy.OVERRIDE) {
+    const { direction } = definition.completion;
+    for (const reply of replies) {
+      if (reply.score === undefined) continue;
+      if (best === undefined || meetsThreshold(direction, reply.score, best)) best = reply.score;
+    }
+  }
+  return {
+    state: {
+      received: replies.length,
+      params: header.params,
+      ...(header.expected !== undefined ? { expected: header.expected } : {}),
+    },
+    best,
+  };
+}
+
+/** The replies that count toward an aggregate: not found late, and not naming another definition. */
+export function validReplies(header: AggregateHeader, replies: readonly StoredReply[]): StoredReply[] {
+  return replies.filter((r) => !r.late && (r.definition === undefined || r.definition === header.definition));
+}
+
+/**
+ * Evaluates completion on an aggregate as read in one consistent query. The decision is taken on
+ * the whole set (a score threshold on the best score so far), so it never depends on which
+ * invocation read last.
  */
 export async function evaluate(
   ctx: FaninContext,
   definition: Definition,
-  header: AggregateHeader,
-  replies: readonly InboundMessage[],
-): Promise<boolean> {
+  snapshot: AggregateSnapshot,
+): Promise<'completed' | 'waiting' | 'lost'> {
+  const header = snapshot.header;
+  if (!header) return 'waiting';
   if (header.status === AggregateStatus.COMPLETING) {
     await resumeCompletion(ctx, header);
-    return false;
+    return 'waiting';
   }
-  if (header.status !== AggregateStatus.OPEN) return false;
-  const state = {
-    received: header.received,
-    params: header.params,
-    ...(header.expected !== undefined ? { expected: header.expected } : {}),
-  };
-  const events = replies.length > 0 ? replies : [undefined];
-  for (const inbound of events) {
-    const score = inbound ? await scoreOf(definition, inbound).catch(() => undefined) : undefined;
-    const decision = decide(definition, state, { type: 'reply', score });
-    if (decision.complete) return completeAggregate(ctx, header.aggregateId, decision.outcome);
-  }
-  return false;
+  if (header.status !== AggregateStatus.OPEN) return 'waiting';
+  const { state, best } = completionState(definition, snapshot);
+  const decision = decide(definition, state, { type: 'reply', score: best });
+  if (!decision.complete) return 'waiting';
+  return (await completeAggregate(ctx, header.aggregateId, decision.outcome, snapshot))
+    ? 'completed'
+    : 'lost';
 }
 
-async function handleLate(
+/**
+ * Routes a late reply: marked on its item once (so the late count on the header counts it once),
+ * published on every attempt (the output id is deterministic, so a retry after a crash between
+ * the two is not lost and deduplicates).
+ */
+export async function routeLate(
   ctx: FaninContext,
   definition: Definition,
   header: AggregateHeader,
-  reply: Reply,
+  replyId: string,
+  message: {
+    readonly messageId?: string;
+    readonly body: string;
+    readonly attributes?: Readonly<Record<string, string>>;
+    readonly retained?: boolean;
+  },
 ): Promise<void> {
-  if (definition.latePolicy === 'route') {
-    await ctx.outputs.publish(
-      QueueRole.LATE,
-      {
-        id: `${header.aggregateId}/late/${reply.replyId}`,
-        type: 'fanin.reply.late',
-        aggregateId: header.aggregateId,
-        definition: definition.name,
-        replyId: reply.replyId,
-        aggregateStatus: header.status,
-        aggregateOutcome: header.outcome ?? null,
-        at: ctx.clock(),
-        message: { messageId: reply.raw.messageId, body: reply.raw.body, attributes: reply.raw.attributes },
-      },
-      { eventBridge: definition.outputs.eventBridge },
-    );
-  }
-  await ctx.store.countLate(header.aggregateId);
+  await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition));
+  if (definition.latePolicy !== 'route') return;
+  await ctx.outputs.publish(
+    QueueRole.LATE,
+    {
+      id: `${header.aggregateId}/late/${replyId}`,
+      type: 'fanin.reply.late',
+      aggregateId: header.aggregateId,
+      definition: definition.name,
+      replyId,
+      reason: `aggregate is ${header.status}${header.outcome ? ` (${header.outcome})` : ''}: the reply came after its result was fixed`,
+      aggregateStatus: header.status,
+      aggregateOutcome: header.outcome ?? null,
+      at: ctx.clock(),
+      message,
+    },
+    { eventBridge: definition.outputs.eventBridge },
+  );
 }
 
 /**
@@ -280,18 +429,26 @@ async function handleLate(
  * own timeout expires.
  */
 async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<void> {
-  const timeout = reply.definition?.unknownTimeoutSeconds ?? 0;
+  const timeout = reply.claimed?.unknownTimeoutSeconds ?? 0;
   const now = ctx.clock();
   if (timeout === 0) {
-    await publishUnknown(ctx, reply.aggregateId, reply.replyId, reply.raw, reply.definition?.name);
+    await publishUnknown(
+      ctx,
+      reply.aggregateId,
+      reply.replyId,
+      { ...reply.raw, messageId: reply.messageId },
+      reply.claimed?.name,
+    );
     return;
   }
   const held: HeldReply = {
     aggregateId: reply.aggregateId,
     replyId: reply.replyId,
-    ...(reply.definition ? { definition: reply.definition.name } : {}),
-    body: reply.raw.body,
+    ...(reply.claimed ? { definition: reply.claimed.name } : {}),
+    // A body too large for an item is kept in S3, and the held item names it.
+    ...(await heldBody(ctx, reply)),
     attributes: reply.raw.attributes,
+    messageId: reply.messageId,
     receivedAt: now,
     dueAt: now + timeout * 1000,
   };
@@ -302,6 +459,16 @@ async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<void> {
   );
   // The aggregate may have been opened between our look and our hold: consolidate now if so.
   await consolidateHeld(ctx, reply.aggregateId);
+}
+
+async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply, 'body' | 'bodyRef'>> {
+  const stored = await storable(
+    ctx,
+    `held\u0000${reply.aggregateId}\u0000${reply.replyId}`,
+    reply.raw.body,
+    'held reply body',
+  );
+  return { body: stored.payload, ...(stored.payloadRef ? { bodyRef: stored.payloadRef } : {}) };
 }
 
 /** Sends a reply nobody claimed to the unknown output. */
@@ -320,14 +487,14 @@ export async function publishUnknown(
     replyId,
     reason: 'no such aggregate',
     at: ctx.clock(),
-    message: raw,
+    message: { messageId: raw.messageId, body: raw.body, attributes: raw.attributes },
   });
 }
 
 /**
- * Consolidates held replies into their aggregate once it exists: recorded like any reply (and
- * removed from the held set in the same transaction), then completion is evaluated. Held replies
- * of an aggregate that has closed are late.
+ * Consolidates held replies into their aggregate once it exists. Each held reply's fate is
+ * claimed first (`counted`), so one whose unknown timeout claimed it (`unknown`) is never also
+ * counted; then it is judged and recorded like any reply, and its held item removed.
  *
  * @returns true when the aggregate completed as a result.
  */
@@ -336,61 +503,34 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   if (held.length === 0) return false;
   const header = await ctx.store.getHeader(aggregateId);
   if (!header) return false;
-  const definition = ctx.definitions.get(header.definition);
-  if (!definition) return false;
-  const inbound = await Promise.all(held.map(async (h) => ({ held: h, inbound: await toInbound(ctx, h) })));
-  // Recorded like any reply; on a closed aggregate the transaction is refused, but it still tells
-  // which held replies were already recorded (duplicates: dropped) from the late ones.
-  const result = await ctx.store.recordReplies(
-    aggregateId,
-    await Promise.all(
-      inbound.map(({ held: h, inbound: m }) =>
-        recordable(ctx, definition, aggregateId, h.replyId, m.body, h.receivedAt),
-      ),
-    ),
-    { consume: held.map((h) => h.replyId) },
-  );
-  const after = result.header;
-  if (!after) return false;
-  if (after.status === AggregateStatus.OPEN) {
-    return evaluate(
-      ctx,
-      definition,
-      after,
-      inbound.map((i) => i.inbound),
-    );
-  }
-  const duplicates = new Set(result.duplicates);
-  for (const { held: h, inbound: m } of inbound) {
-    if (!duplicates.has(h.replyId)) await handleLate(ctx, definition, after, heldAsReply(h, m, definition));
-    await ctx.store.deleteHeld(aggregateId, h.replyId);
-  }
-  return false;
+  const claimed: HeldReply[] = [];
+  for (const h of held) if (await ctx.store.claimHeld(aggregateId, h.replyId, 'counted')) claimed.push(h);
+  if (claimed.length === 0) return false;
+  const replies = await Promise.all(claimed.map((h) => heldAsReply(ctx, h)));
+  await judgeAndRecord(ctx, header, replies, (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId));
+  const after = await ctx.store.getHeader(aggregateId);
+  return after?.status !== AggregateStatus.OPEN;
 }
 
-/** A held reply as a message again; a claim-check pointer is resolved now, as on first receipt. */
-async function toInbound(ctx: FaninContext, held: HeldReply): Promise<InboundMessage> {
-  const raw = await resolvePayload(ctx, heldAsRaw(held));
-  let body: unknown = null;
+/** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */
+async function heldAsReply(ctx: FaninContext, held: HeldReply): Promise<Reply> {
+  const body = held.bodyRef ? await loadStored(ctx, { payload: '', payloadRef: held.bodyRef }) : held.body;
+  const raw: RawMessage = { messageId: held.messageId, body, attributes: held.attributes, receiveCount: 1 };
+  const resolved = await resolvePayload(ctx, raw);
+  let parsed: unknown = null;
   try {
-    body = JSON.parse(raw.body);
+    parsed = JSON.parse(resolved.body);
   } catch {
     // Held replies were parsed once already; a body that no longer parses is kept as null.
   }
-  return { body, attributes: held.attributes };
-}
-
-function heldAsRaw(held: HeldReply): RawMessage {
-  return { messageId: `held/${held.replyId}`, body: held.body, attributes: held.attributes, receiveCount: 1 };
-}
-
-function heldAsReply(held: HeldReply, inbound: InboundMessage, definition: Definition): Reply {
+  const claimed = held.definition ? ctx.definitions.get(held.definition) : undefined;
   return {
-    raw: heldAsRaw(held),
-    inbound,
+    raw,
+    inbound: { body: parsed, attributes: held.attributes, messageId: held.messageId },
     aggregateId: held.aggregateId,
     replyId: held.replyId,
-    definition,
+    messageId: held.messageId,
+    ...(claimed ? { claimed } : {}),
   };
 }
 

@@ -1,9 +1,9 @@
-import { decide } from '../engine/completion.ts';
-import { AggregateStatus } from '../engine/constants.ts';
-import type { RawMessage, TimerMessage } from '../ports.ts';
+import { decide, openDueAt } from '../engine/completion.ts';
+import { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { Alarm, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, routeError } from './context.ts';
-import { consolidateHeld, publishUnknown } from './replies.ts';
+import { BadMessageError, type FaninContext, loadStored, parseJsonBody, routeError } from './context.ts';
+import { completionState, consolidateHeld, describeError, publishUnknown } from './replies.ts';
 
 /**
  * Handles a timer message. Timers are hints: every action re-reads state and is a no-op when the
@@ -37,8 +37,9 @@ function parseTimer(raw: RawMessage): TimerMessage {
 }
 
 /**
- * The deadline of an aggregate: held replies are consolidated first (IBM: replies that arrive
- * before the timeout count), then the strategy decides the outcome at the deadline.
+ * The deadline of an aggregate (or the end of its allowed life, `closeBy`): held replies are
+ * consolidated first (IBM: replies that arrive before the timeout count), then the strategy
+ * decides the outcome at the deadline on the aggregate as read.
  */
 export async function expireAggregate(ctx: FaninContext, aggregateId: string, rearm: boolean): Promise<void> {
   const header = await ctx.store.getHeader(aggregateId);
@@ -47,30 +48,29 @@ export async function expireAggregate(ctx: FaninContext, aggregateId: string, re
     await resumeCompletion(ctx, header);
     return;
   }
-  if (header.status !== AggregateStatus.OPEN || header.deadline === undefined) return;
+  const due = openDueAt(header);
+  if (header.status !== AggregateStatus.OPEN || due === undefined) return;
   const now = ctx.clock();
-  if (now < header.deadline) {
-    if (rearm) await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: header.deadline }, now);
+  if (now < due) {
+    if (rearm && header.deadline !== undefined)
+      await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: header.deadline }, now);
     return;
   }
   if (await consolidateHeld(ctx, aggregateId)) return;
-  const latest = await ctx.store.getHeader(aggregateId);
-  const definition = latest && ctx.definitions.get(latest.definition);
+  const snapshot = await ctx.store.readAggregate(aggregateId);
+  const latest = snapshot.header;
   if (!latest || latest.status !== AggregateStatus.OPEN) return;
-  const state = {
-    received: latest.received,
-    params: latest.params,
-    ...(latest.expected !== undefined ? { expected: latest.expected } : {}),
-  };
+  const definition = ctx.definitions.get(latest.definition);
   const decision = definition
-    ? decide(definition, state, { type: 'deadline' })
-    : ({ complete: true, outcome: 'failed' } as const);
-  if (decision.complete) await completeAggregate(ctx, aggregateId, decision.outcome);
+    ? decide(definition, completionState(definition, snapshot).state, { type: 'deadline' })
+    : ({ complete: true, outcome: Outcome.FAILED } as const);
+  if (decision.complete) await completeAggregate(ctx, aggregateId, decision.outcome, snapshot);
 }
 
 /**
- * The unknown-reply timeout of a held reply: consolidated when its aggregate has appeared, late
- * when it has closed, otherwise routed to the unknown output.
+ * The unknown-reply timeout of a held reply: consolidated when its aggregate has appeared (late
+ * when it has closed), otherwise claimed for the unknown output — claimed *before* it is
+ * published, so a consolidation racing it can never count it too.
  */
 export async function expireHeld(
   ctx: FaninContext,
@@ -85,16 +85,21 @@ export async function expireHeld(
     if (rearm) await ctx.timers.arm({ kind: 'held', aggregateId, replyId, dueAt: held.dueAt }, now);
     return;
   }
-  const header = await ctx.store.getHeader(aggregateId);
-  if (header) {
+  if (held.claimed !== 'unknown' && (await ctx.store.getHeader(aggregateId))) {
     await consolidateHeld(ctx, aggregateId);
     return;
   }
+  // `counted` already: a consolidation owns it and finishes it (the sweeper retries that).
+  if (!(await ctx.store.claimHeld(aggregateId, replyId, 'unknown'))) {
+    await consolidateHeld(ctx, aggregateId);
+    return;
+  }
+  const body = held.bodyRef ? await loadStored(ctx, { payload: '', payloadRef: held.bodyRef }) : held.body;
   await publishUnknown(
     ctx,
     aggregateId,
     replyId,
-    { messageId: `held/${replyId}`, body: held.body, attributes: held.attributes },
+    { messageId: held.messageId, body, attributes: held.attributes },
     held.definition,
   );
   await ctx.store.deleteHeld(aggregateId, replyId);
@@ -102,25 +107,38 @@ export async function expireHeld(
 
 /**
  * The safety net (an EventBridge schedule in AWS, a timer locally): everything due in the `due`
- * index — open aggregates past their deadline, completions whose lease ran out, held replies past
- * their unknown timeout — is acted on as its timer would have. Lost timers therefore cannot leave
- * an aggregate open forever.
+ * index — open aggregates past their deadline or allowed life, completions whose lease ran out,
+ * held replies past their unknown timeout — is acted on as its timer would have. Lost timers
+ * therefore cannot leave an aggregate open forever.
+ *
+ * An item that fails is logged with an alarm and moved later in the index, so items that always
+ * fail can never starve the others, in its shard or any other.
  *
  * @returns how many due items were examined.
  */
 export async function sweep(ctx: FaninContext, limit = 500): Promise<number> {
-  const due = await ctx.store.dueItems(ctx.clock(), limit);
+  const now = ctx.clock();
+  const due = await ctx.store.dueItems(now, limit);
   const errors: unknown[] = [];
   for (const item of due) {
-    // One item that fails (throttling, a poison state) must not stop the sweep of the others.
     try {
       if (item.kind === 'aggregate') await expireAggregate(ctx, item.aggregateId, false);
       else await expireHeld(ctx, item.aggregateId, item.replyId, false);
     } catch (error) {
       errors.push(error);
+      ctx.log.error('a due item failed; it is retried later', {
+        alarm: Alarm.DUE_ITEM_FAILED,
+        kind: item.kind,
+        aggregateId: item.aggregateId,
+        error: describeError(error),
+      });
+      await ctx.store.deferDue(item, now + DEFER_FAILED_MS).catch(() => undefined);
     }
   }
   if (errors.length > 0)
     throw new AggregateError(errors, `${errors.length} of ${due.length} due items failed`);
   return due.length;
 }
+
+/** How far a failed due item moves back in the index: the next sweeps look at the others first. */
+const DEFER_FAILED_MS = 5 * 60_000;

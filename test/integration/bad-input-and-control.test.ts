@@ -419,7 +419,7 @@ describe('poison messages', () => {
       store: new Proxy(store, {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver);
-          if (property !== 'recordReplies' || typeof value !== 'function') return value;
+          if (property !== 'putReply' || typeof value !== 'function') return value;
           return (id: string, ...rest: unknown[]) =>
             id === 'cursed'
               ? Promise.reject(new Error('poison'))

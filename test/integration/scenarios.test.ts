@@ -332,7 +332,9 @@ describe('data plane scenarios', () => {
     }
 
     // Assess
-    expect(await fanin.ctx.store.getHeader('dup-1')).toMatchObject({ status: 'open', received: 1 });
+    const { header, replies } = await fanin.ctx.store.readAggregate('dup-1');
+    expect(header).toMatchObject({ status: 'open' });
+    expect(replies.map((r) => r.replyId)).toEqual(['0']);
     await fanin.sendReply({ n: 9 }, { 'fanin-aggregate-id': 'dup-1', 'fanin-reply-id': '1' });
     await fanin.drain();
     const [result] = await fanin.outputs('completed');

@@ -91,7 +91,7 @@ describe('wire contract', () => {
       type: 'fanin.aggregate.completed',
       outcome: 'completed',
       definition: 'loan',
-      counts: { expected: 2, received: 2, late: 0 },
+      counts: { expected: 2, received: 2 },
       result: { replyId: '1', body: { rate: 3 } },
       missing: [],
     });

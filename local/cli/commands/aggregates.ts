@@ -204,9 +204,15 @@ export const show: Command = {
     if (!aggregateId) throw new UsageError('show needs an aggregate id');
     const target = await io.target();
     const store = storeOf(target);
-    const header = await store.getHeader(aggregateId);
-    if (!header) throw new CommandError(`no aggregate "${aggregateId}" in table ${target.tableName}`);
-    const [replies, held] = await Promise.all([store.listReplies(aggregateId), store.listHeld(aggregateId)]);
+    const [snapshot, held] = await Promise.all([
+      store.readAggregate(aggregateId),
+      store.listHeld(aggregateId),
+    ]);
+    const found = snapshot.header;
+    if (!found) throw new CommandError(`no aggregate "${aggregateId}" in table ${target.tableName}`);
+    const replies = snapshot.replies.filter((r) => !r.late);
+    // An open aggregate's header counts nothing (replies are never written to it): count here.
+    const header = found.status === 'open' ? { ...found, received: replies.length } : found;
     const parse = (text: string): unknown => {
       try {
         return JSON.parse(text);
@@ -258,7 +264,7 @@ export const show: Command = {
         io.out(line);
       }
     } else if (header.status === 'closed') {
-      io.out('(replies are deleted when an aggregate closes; its result went to an output queue)');
+      io.out('(no replies recorded; its result went to an output queue)');
     }
     if (held.length > 0) {
       io.out('held (unknown) replies:');

@@ -1,0 +1,38 @@
+/**
+ * The member set of a sealed aggregate — the reply ids its result is built from — in a compact
+ * text form for the header: runs of consecutive canonical integers (a splitter's or recipient
+ * list's reply ids `0..N-1`) become `[first, last]` pairs, anything else is listed as it is. A
+ * fan-out of 10,000 is then `[[0,9999]]`, a few bytes, so sealing and closing cost the same at any
+ * fan-out.
+ *
+ * @example
+ * encodeMembers(['0', '1', '2', 'bank-a']); // '[[0,2],"bank-a"]'
+ * decodeMembers('[[0,2],"bank-a"]');         // ['0', '1', '2', 'bank-a']
+ */
+export function encodeMembers(ids: Iterable<string>): string {
+  const numbers: number[] = [];
+  const others: string[] = [];
+  for (const id of new Set(ids)) {
+    if (/^(0|[1-9]\d{0,14})$/.test(id)) numbers.push(Number(id));
+    else others.push(id);
+  }
+  numbers.sort((a, b) => a - b);
+  const parts: (string | [number, number])[] = [];
+  for (const n of numbers) {
+    const last = parts[parts.length - 1];
+    if (Array.isArray(last) && last[1] === n - 1) last[1] = n;
+    else parts.push([n, n]);
+  }
+  return JSON.stringify([...parts, ...others.sort()]);
+}
+
+/** The ids of an encoded member set (see {@link encodeMembers}). */
+export function decodeMembers(text: string): string[] {
+  const parts = JSON.parse(text) as (string | [number, number])[];
+  const ids: string[] = [];
+  for (const part of parts) {
+    if (typeof part === 'string') ids.push(part);
+    else for (let n = part[0]; n <= part[1]; n += 1) ids.push(String(n));
+  }
+  return ids;
+}
