@@ -224,9 +224,12 @@ export class FaninUnderTest {
     return this.logs.filter((l) => l.level === 'error' && l.fields.alarm === alarm);
   }
 
-  /** Creates a responder queue (a fan-out target) under this run's prefix; returns its name. */
-  public async targetQueue(name: string): Promise<string> {
-    const queueName = `${this.topology.prefix}-${name}`;
+  /**
+   * Creates a responder queue (a fan-out target) under this run's prefix (or, when `exact`, with
+   * exactly that name, e.g. one a definition names); returns its name.
+   */
+  public async targetQueue(name: string, exact = false): Promise<string> {
+    const queueName = exact ? name : `${this.topology.prefix}-${name}`;
     const { QueueUrl } = await sqsClient().send(new CreateQueueCommand({ QueueName: queueName }));
     this.targets.set(queueName, QueueUrl ?? '');
     this.probe.setRole(QueueUrl ?? '', `target:${name}`);
@@ -250,11 +253,11 @@ export class FaninUnderTest {
     await send(this.testSqs, this.provisioned.queueUrls.control, body, {});
   }
 
-  /** Sends a reply to a reply partition (the first by default). */
-  public async sendReply(body: unknown, attributes: Record<string, string>, partition = 0): Promise<void> {
+  /** Sends a reply to a reply partition (the first by default); returns its SQS message id. */
+  public async sendReply(body: unknown, attributes: Record<string, string>, partition = 0): Promise<string> {
     const url = this.provisioned.replyQueueUrls[partition];
     if (!url) throw new Error(`no reply partition ${partition}`);
-    await send(this.testSqs, url, body, attributes);
+    return send(this.testSqs, url, body, attributes);
   }
 
   /** Takes every message waiting on a responder queue. */
@@ -508,9 +511,9 @@ async function send(
   queueUrl: string,
   body: unknown,
   attributes: Record<string, string>,
-): Promise<void> {
+): Promise<string> {
   const fifo = queueUrl.endsWith('.fifo');
-  await sqs.send(
+  const { MessageId } = await sqs.send(
     new SendMessageCommand({
       QueueUrl: queueUrl,
       MessageBody: typeof body === 'string' ? body : JSON.stringify(body),
@@ -520,6 +523,7 @@ async function send(
       ...(fifo ? { MessageGroupId: 'g', MessageDeduplicationId: randomBytes(8).toString('hex') } : {}),
     }),
   );
+  return MessageId ?? '';
 }
 
 /** Receives and deletes every message currently visible on a queue. */
