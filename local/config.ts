@@ -76,6 +76,7 @@ const ConfigSchema = z.strictObject({
   fifoReplies: z.boolean().optional(),
   maxReceiveCount: positiveInt.optional(),
   functionTimeoutSeconds: positiveInt.optional(),
+  replyBatchingWindowSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
   partitioning: z.record(z.string(), z.number()).optional(),
   definitions: z.union([z.array(z.unknown()), z.function()]),
   responderQueues: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,60}$/)).optional(),

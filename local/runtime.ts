@@ -445,7 +445,7 @@ function startConsumers(
         topology.replyPartitions[index]?.name ?? url,
         'reply',
         url,
-        consumers.reply,
+        topology.replyConsumers[index] ?? consumers.reply,
         makeReplyHandler(context),
       ),
     ),

@@ -1,4 +1,9 @@
-import { type Definition, type DefinitionInput, parseDefinitions, stateLifeSeconds } from '../engine/definition.ts';
+import {
+  type Definition,
+  type DefinitionInput,
+  parseDefinitions,
+  stateLifeSeconds,
+} from '../engine/definition.ts';
 
 /**
  * The one description of fanin's resources. The CDK stack and the local runtime both build from
@@ -98,6 +103,15 @@ export interface TopologyOptions {
    * @default 30
    */
   readonly functionTimeoutSeconds?: number;
+  /**
+   * How long the reply consumer of a partition waits to fill a batch, in seconds (Lambda's
+   * `MaximumBatchingWindowInSeconds`): one value for every partition, or one per partition. With
+   * replies that arrive apart (independent responders), a window delays completion by up to its
+   * length; without one, batches are smaller, so there are more invocations. Must be 0 for FIFO
+   * partitions (Lambda has no window for FIFO sources). See docs/hot-aggregates.md and the
+   * benchmark's arrival patterns for the trade-off. @default 0
+   */
+  readonly replyBatchingWindowSeconds?: number | readonly number[];
   /** Partition availability and the watermark distributor of the reply destination. */
   readonly partitioning?: PartitioningOptions;
   /** The aggregation definitions. */
@@ -132,10 +146,13 @@ export interface Topology {
   readonly replyPartitions: readonly QueueSpec[];
   readonly consumers: {
     readonly fanOut: ConsumerSpec;
+    /** The reply consumers' common settings (partition 0's window); see {@link Topology.replyConsumers}. */
     readonly reply: ConsumerSpec;
     readonly timer: ConsumerSpec;
     readonly control: ConsumerSpec;
   };
+  /** Each reply partition's consumer, in partition order (batching windows may differ per partition). */
+  readonly replyConsumers: readonly ConsumerSpec[];
   /** How often the sweeper runs, in seconds. */
   readonly sweepIntervalSeconds: number;
   readonly partitioning: Partitioning;
@@ -192,13 +209,17 @@ export function describeTopology(options: TopologyOptions): Topology {
   const leaseSeconds = completionLeaseSeconds(functionTimeoutSeconds);
   const definitions = parseDefinitions(options.definitions);
   const fifoReplies = options.fifoReplies ?? false;
+  const windows = replyWindows(options.replyBatchingWindowSeconds, partitions, fifoReplies);
   const consumers = {
     fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
-    // Lambda does not support a batching window on FIFO event sources.
-    reply: { batchSize: 10, maxBatchingWindowSeconds: fifoReplies ? 0 : 1, maxConcurrency: 5 },
+    reply: { batchSize: 10, maxBatchingWindowSeconds: windows[0] ?? 0, maxConcurrency: 5 },
     timer: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
     control: { batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
   } as const satisfies Topology['consumers'];
+  const replyConsumers = windows.map((maxBatchingWindowSeconds) => ({
+    ...consumers.reply,
+    maxBatchingWindowSeconds,
+  }));
   // A queue a handler consumes: long enough that a batch still running (with Lambda's own retries
   // of a throttled invocation) is not handed to a second invocation.
   const consumed = (consumer: ConsumerSpec): number =>
@@ -252,10 +273,11 @@ export function describeTopology(options: TopologyOptions): Topology {
     },
     bucketName: `${prefix}-payloads`,
     queues,
-    replyPartitions: Array.from({ length: partitions }, (_, i) =>
-      queue(`reply-${i}`, fifoReplies, consumed(consumers.reply)),
+    replyPartitions: replyConsumers.map((consumer, i) =>
+      queue(`reply-${i}`, fifoReplies, consumed(consumer)),
     ),
     consumers,
+    replyConsumers,
     sweepIntervalSeconds: 60,
     partitioning: resolvePartitioning(options.partitioning ?? {}),
     functionTimeoutSeconds,
@@ -278,6 +300,38 @@ export function completionLeaseSeconds(functionTimeoutSeconds: number): number {
 
 /** The margin a lease keeps beyond the function timeout, for clocks that differ by seconds. */
 export const LEASE_MARGIN_SECONDS = 90;
+
+/** Lambda's longest batching window. */
+const MAX_BATCHING_WINDOW_SECONDS = 300;
+
+/** The batching window of each reply partition, validated; messages name the value received. */
+function replyWindows(
+  option: number | readonly number[] | undefined,
+  partitions: number,
+  fifo: boolean,
+): number[] {
+  const windows = Array.isArray(option)
+    ? [...option]
+    : Array.from({ length: partitions }, () => (option as number | undefined) ?? 0);
+  if (windows.length !== partitions) {
+    throw new Error(
+      `replyBatchingWindowSeconds must have one value per reply partition (given ${windows.length} for ${partitions})`,
+    );
+  }
+  for (const window of windows) {
+    if (!Number.isInteger(window) || window < 0 || window > MAX_BATCHING_WINDOW_SECONDS) {
+      throw new Error(
+        `replyBatchingWindowSeconds must be integers between 0 and ${MAX_BATCHING_WINDOW_SECONDS} inclusive (given ${window})`,
+      );
+    }
+    if (fifo && window > 0) {
+      throw new Error(
+        `replyBatchingWindowSeconds must be 0 with fifoReplies: Lambda has no window for FIFO sources (given ${window})`,
+      );
+    }
+  }
+  return windows;
+}
 
 /** Applies the partitioning defaults and checks the values; messages name the value received. */
 export function resolvePartitioning(options: PartitioningOptions): Partitioning {

@@ -8,7 +8,7 @@ import {
 import { InvalidDefinitionError } from '../../../shared/engine/errors.ts';
 import { aDefinition, anOverrideDefinition, thrownBy } from './factories.ts';
 
-const SEVEN_DAYS = 7 * 24 * 3600;
+const DAY = 24 * 3600;
 
 /** The InvalidDefinitionError `input` is rejected with. */
 function rejectionOf(input: unknown): InvalidDefinitionError {
@@ -34,7 +34,10 @@ describe('parseDefinition: defaults', () => {
       aggregation: { algorithm: 'collect' },
       unknownTimeoutSeconds: 0,
       latePolicy: 'route',
-      tombstoneRetentionSeconds: SEVEN_DAYS,
+      // Seed 002's closed-aggregate list must outlive every redelivery SQS can make: 14 days in
+      // the queue, 14 in its DLQ, then a redrive (mutant killed: a 7-day default).
+      tombstoneRetentionSeconds: 30 * DAY,
+      maxOpenSeconds: 14 * DAY,
       outputs: { eventBridge: false },
     });
   });
@@ -94,7 +97,8 @@ describe('parseDefinition: defaults', () => {
       timeoutSeconds: 90,
       unknownTimeoutSeconds: 15,
       latePolicy: 'discard',
-      tombstoneRetentionSeconds: 3600,
+      tombstoneRetentionSeconds: 40 * DAY,
+      maxOpenSeconds: 3600,
       outputs: { eventBridge: true },
     };
 
@@ -107,7 +111,8 @@ describe('parseDefinition: defaults', () => {
       timeoutSeconds: 90,
       unknownTimeoutSeconds: 15,
       latePolicy: 'discard',
-      tombstoneRetentionSeconds: 3600,
+      tombstoneRetentionSeconds: 40 * DAY,
+      maxOpenSeconds: 3600,
       outputs: { eventBridge: true },
     });
   });
@@ -240,11 +245,14 @@ describe('parseDefinition: invalid definitions', () => {
     ['a name with a space', { ...base, name: 'my orders' }, 'name', '"my orders"'],
     ['an unknown late policy', { ...base, latePolicy: 'drop' }, 'latePolicy', '"drop"'],
     [
-      'a tombstone retention under a minute',
-      { ...base, tombstoneRetentionSeconds: 59 },
+      // An expired tombstone would let a redelivered request or bid open its aggregate again
+      // (mutant killed: the old 60-second minimum).
+      'a tombstone retention shorter than SQS can still redeliver (28 days and a day)',
+      { ...base, tombstoneRetentionSeconds: 29 * DAY - 1 },
       'tombstoneRetentionSeconds',
-      '59',
+      String(29 * DAY - 1),
     ],
+    ['an allowed life under a minute', { ...base, maxOpenSeconds: 59 }, 'maxOpenSeconds', '59'],
     [
       'a negative unknown-message timeout',
       { ...base, unknownTimeoutSeconds: -1 },

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { describeTopology } from '../../shared/topology/topology.ts';
+
+/**
+ * The reply consumers' batching window: with independent responders a window holds the last
+ * reply of an aggregate until it runs out, so completion waits for it (issue "Cost at the floor").
+ */
+describe('reply batching window', () => {
+  const definitions = [{ name: 'd', completion: { strategy: 'all' as const } }];
+
+  it('is 0 by default, so the last reply of an aggregate is handled as soon as it arrives', () => {
+    // Act
+    const topology = describeTopology({ definitions, replyPartitions: 3 });
+
+    // Assess (mutant killed: the former 1 s default)
+    expect(topology.replyConsumers.map((c) => c.maxBatchingWindowSeconds)).toEqual([0, 0, 0]);
+    expect(topology.consumers.reply.maxBatchingWindowSeconds).toBe(0);
+  });
+
+  it('is set per partition, and each partition visibility timeout follows its own window', () => {
+    // Act
+    const topology = describeTopology({
+      definitions,
+      replyPartitions: 2,
+      functionTimeoutSeconds: 20,
+      replyBatchingWindowSeconds: [0, 5],
+    });
+
+    // Assess
+    expect(topology.replyConsumers.map((c) => c.maxBatchingWindowSeconds)).toEqual([0, 5]);
+    expect(topology.replyPartitions.map((p) => p.visibilityTimeoutSeconds)).toEqual([120, 125]);
+  });
+
+  it('applies one value to every partition', () => {
+    const topology = describeTopology({ definitions, replyPartitions: 2, replyBatchingWindowSeconds: 2 });
+    expect(topology.replyConsumers.map((c) => c.maxBatchingWindowSeconds)).toEqual([2, 2]);
+  });
+
+  it.each([
+    [{ replyBatchingWindowSeconds: [1] }, 'must have one value per reply partition (given 1 for 2)'],
+    [{ replyBatchingWindowSeconds: 301 }, 'between 0 and 300 inclusive (given 301)'],
+    [{ replyBatchingWindowSeconds: 0.5 }, '(given 0.5)'],
+    [{ replyBatchingWindowSeconds: 1, fifoReplies: true }, 'must be 0 with fifoReplies'],
+  ])('fails for %j', (options, message) => {
+    expect(() => describeTopology({ definitions, replyPartitions: 2, ...options })).toThrow(message);
+  });
+});
