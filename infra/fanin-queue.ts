@@ -6,10 +6,8 @@ import type { QueueSpec } from '../shared/topology/topology.ts';
 
 /** Properties of a {@link FaninQueue}. */
 export interface FaninQueueProps {
-  /** Name, FIFO-ness, visibility timeout, redrive limit and DLQ name, from the topology. */
+  /** Name, FIFO-ness, visibility timeout, redrive limit, DLQ name and retention, from the topology. */
   readonly spec: QueueSpec;
-  /** How long the dead-letter queue keeps a message. */
-  readonly dlqRetention: Duration;
   /** SQS deduplicates FIFO messages by a hash of their body when the sender gives no id. @default false */
   readonly contentBasedDeduplication?: boolean;
   /** Alarm when the dead-letter queue holds any message. @default true */
@@ -20,10 +18,14 @@ export interface FaninQueueProps {
   readonly removalPolicy?: RemovalPolicy;
 }
 
+/** SQS's longest retention, the topology's default: 14 days. */
+export const MAX_RETENTION_SECONDS = 14 * 24 * 3600;
+
 /**
  * One queue of the topology and its dead-letter queue: SSE-SQS encryption at rest, a queue policy
- * that refuses requests without TLS, a redrive after `maxReceiveCount` receives, and an alarm as soon
- * as the dead-letter queue is not empty.
+ * that refuses requests without TLS, the topology's retention on both (14 days: a consumer's outage
+ * loses nothing, and the tombstones are kept longer than a message can live here and in the DLQ),
+ * a redrive after `maxReceiveCount` receives, and an alarm as soon as the dead-letter queue is not empty.
  */
 export class FaninQueue extends Construct {
   /** The queue. */
@@ -37,6 +39,7 @@ export class FaninQueue extends Construct {
     super(scope, id);
     const { spec } = props;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.DESTROY;
+    const retentionPeriod = Duration.seconds(spec.retentionSeconds ?? MAX_RETENTION_SECONDS);
     const fifo = spec.fifo
       ? { fifo: true, contentBasedDeduplication: props.contentBasedDeduplication ?? false }
       : {};
@@ -45,7 +48,7 @@ export class FaninQueue extends Construct {
       ...fifo,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: props.dlqRetention,
+      retentionPeriod,
       removalPolicy,
     });
     this.queue = new sqs.Queue(this, 'Queue', {
@@ -54,6 +57,7 @@ export class FaninQueue extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
+      retentionPeriod,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: spec.maxReceiveCount },
       removalPolicy,
     });

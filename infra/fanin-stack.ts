@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
 import { Fanin, type FaninProps } from './fanin.ts';
@@ -71,7 +71,6 @@ export class FaninStack extends Stack {
             visibilityTimeoutSeconds: 30,
             maxReceiveCount: 5,
           },
-          dlqRetention: Duration.days(14),
           // Example responders' queues: their owners alarm on them, not fanin.
           dlqAlarm: false,
         }),

@@ -12,6 +12,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Definition, DefinitionInput } from '../shared/engine/definition.ts';
+import { Alarm } from '../shared/ports.ts';
 import {
   type ConsumerSpec,
   describeTopology,
@@ -21,7 +22,7 @@ import {
   type Topology,
 } from '../shared/topology/topology.ts';
 import { FaninFunction, HandlerName } from './fanin-function.ts';
-import { FaninQueue } from './fanin-queue.ts';
+import { FaninQueue, MAX_RETENTION_SECONDS } from './fanin-queue.ts';
 import { environmentSizeBound, handlerEnvironment, LAMBDA_ENV_LIMIT_BYTES } from './handler-environment.ts';
 
 /**
@@ -31,6 +32,37 @@ import { environmentSizeBound, handlerEnvironment, LAMBDA_ENV_LIMIT_BYTES } from
  * test/unit/infra/iam.test.ts drives the registry and checks it uses no other key.
  */
 export const PARTITION_STATE_KEY = 'PD#replies';
+
+/**
+ * The partition keys of an aggregate's items in the state table (header, request, replies, held
+ * replies: `A#<aggregate>`, shared/adapters/dynamo-state-store.ts): what the data-plane roles may touch,
+ * as a `dynamodb:LeadingKeys` pattern.
+ */
+export const AGGREGATE_KEYS = 'A#*';
+/** The partition keys of the definitions' runtime parameters (`D#<definition>`). */
+export const PARAMETER_KEYS = 'D#*';
+
+/**
+ * Key prefixes of the payload bucket. Producers and responders write claim-check bodies only under
+ * `incoming/` (the runtime accepts pointers to nothing else); fanin stores the bodies its state
+ * references under `state/` and the large messages it sends (sub-requests, outputs) under `outputs/`.
+ */
+export const PayloadPrefix = {
+  INCOMING: 'incoming/',
+  STATE: 'state/',
+  OUTPUTS: 'outputs/',
+} as const;
+
+/**
+ * Who may send to a queue, for {@link FaninProps.ingressSenders} and its siblings:
+ * - a 12-digit account id: any principal of that account (`aws:PrincipalAccount`);
+ * - an IAM principal ARN, `*` and `?` allowed: `arn:aws:iam::111122223333:role/producer-*`
+ *   (`aws:PrincipalArn`; a role's sessions match its role ARN);
+ * - the ARN of an AWS resource that delivers through its service, such as an SNS topic or an
+ *   EventBridge rule (`aws:SourceArn`);
+ * - a role (`role.roleArn`, which may be a deploy-time value).
+ */
+export type FaninSender = string | iam.IRole;
 
 /** Properties of the {@link Fanin} construct. */
 export interface FaninProps {
@@ -81,10 +113,51 @@ export interface FaninProps {
   readonly functionMemorySize?: number;
   /** Retention of the handlers' log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
-  /** How long a claim-check object stays in the payload bucket (whole days). @default Duration.days(14) */
+  /**
+   * How long an object stays in the payload bucket (whole days), for every prefix (`incoming/`,
+   * `state/`, `outputs/`). Aggregate state may reference a stored body for as long as the state
+   * lives (`topology.stateLifeSeconds`: unknown-reply timeout, open time, completion lease and
+   * tombstone retention of the longest-lived definition), so a shorter value is refused at synth.
+   * @default - the shortest allowed: ceil(topology.stateLifeSeconds / 1 day) + 1 day (46 days with the definitions' defaults)
+   */
   readonly payloadExpiration?: Duration;
-  /** How long a dead-letter queue keeps a message (60 s to 14 days). @default Duration.days(14) */
+  /**
+   * How long a dead-letter queue keeps a message. Every queue, DLQs included, keeps messages the
+   * topology's retention (14 days, SQS's maximum) so that a redrive can happen within the window the
+   * tombstones cover; only that value is accepted.
+   * @deprecated every queue keeps messages 14 days; the prop is accepted only with that value.
+   * @default Duration.days(14)
+   */
   readonly dlqRetention?: Duration;
+  /**
+   * Who may send requests to the ingress queue, enforced by the queue's policy: a `Deny` of
+   * `sqs:SendMessage` to every principal not listed (see {@link FaninSender}). Principals of another
+   * account also need an `Allow` (`fanin.queues.ingress.queue.grantSendMessages(...)`).
+   * @default - no restriction in the queue policy: any principal of the account whose IAM policies allow it (as before)
+   */
+  readonly ingressSenders?: readonly FaninSender[];
+  /**
+   * Who may send replies: to every reply partition and to the backlog, enforced by their queue
+   * policies like {@link ingressSenders}. The distributor's role, which moves replies between them,
+   * is always allowed. List the responders, and whoever redrives a reply DLQ.
+   * @default - no restriction in the queue policies (any principal of the account whose IAM policies allow it)
+   */
+  readonly replySenders?: readonly FaninSender[];
+  /**
+   * Who may send control commands (purge, complete, set-parameters, list) to the control queue,
+   * enforced by its queue policy like {@link ingressSenders}. The construct's own external-event rules
+   * are always allowed (as `aws:SourceArn`). List the operators' roles (the `fanin` CLI's credentials).
+   * @default - no restriction in the queue policy (any principal of the account whose IAM policies allow it)
+   */
+  readonly controlSenders?: readonly FaninSender[];
+  /**
+   * Accounts whose queue URLs a request may name as recipients, besides fanin's own account
+   * (`FANIN_RECIPIENT_ACCOUNTS`; names always resolve in fanin's own account and region, and no
+   * other URL is ever sent to). 12-digit ids. The fan-out's IAM still needs the queues
+   * (`extraTargetQueueArns`), which must be in fanin's account or one of these, in fanin's region.
+   * @default [] - request-time recipients only in fanin's own account and region
+   */
+  readonly recipientAccounts?: readonly string[];
   /**
    * Alarm when a reply partition holds at least this many visible messages for 5 minutes.
    * @default 1000
@@ -156,6 +229,12 @@ const MAX_CLAIM_CHECK_THRESHOLD = 262_144;
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$|^[A-Za-z0-9_-]{1,75}\.fifo$/;
 const QUEUE_URL = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/(\d{12})\/([A-Za-z0-9_.-]{1,80})$/;
 const QUEUE_ARN = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.*?-]{1,80}$/;
+const ACCOUNT_ID = /^\d{12}$/;
+/** An IAM user or role ARN (or an account's root), as `aws:PrincipalArn` holds it; wildcards allowed. */
+const IAM_PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::(\d{12}|[*?]+):(root|(role|user)\/[\w+=,.@/*?-]+)$/;
+/** The ARN of a resource a service delivers for (`aws:SourceArn`): an SNS topic, an EventBridge rule... */
+const SOURCE_ARN = /^arn:aws[a-z-]*:(?!iam:|sts:)[a-z0-9-]+:[a-z0-9-]*:(\d{12})?:.+$/;
+const DAY_SECONDS = 24 * 3600;
 
 /**
  * fanin in one construct: the queues (ingress, control, timer, the reply partitions and their
@@ -194,8 +273,15 @@ export class Fanin extends Construct {
   public readonly distributeSchedule: events.Rule;
   /** One rule per definition with an `externalEventPattern`, by definition name. */
   public readonly externalEventRules: ReadonlyMap<string, events.Rule>;
-  /** Every alarm: one per dead-letter queue, one per reply partition's depth. */
+  /**
+   * Every alarm: one per dead-letter queue, one per reply partition's depth, and one per condition
+   * the use cases log with an `alarm` field ({@link Alarm}).
+   */
   public readonly alarms: readonly cloudwatch.Alarm[];
+  /** The use cases' alarms by {@link Alarm} value, each on a metric fed by every handler's log group. */
+  public readonly useCaseAlarms: Readonly<Record<Alarm, cloudwatch.Alarm>>;
+  /** How many days objects live in the payload bucket: at least the state's life plus a day. */
+  public readonly payloadExpirationDays: number;
 
   public constructor(scope: Construct, id: string, props: FaninProps) {
     super(scope, id);
@@ -213,13 +299,14 @@ export class Fanin extends Construct {
     const topology = this.topology;
     const definitions = [...topology.definitions.values()];
     validateDefinitionsAgainstProps(definitions, props);
+    validateTargetsAgainstAccounts(Stack.of(this), props);
+    this.payloadExpirationDays = payloadExpirationDays(topology, props);
     const wantsBus = definitions.some((d) => d.outputs.eventBridge);
     const createBus = !props.eventBus && (props.createEventBus ?? wantsBus);
     const busName = props.eventBus?.eventBusName ?? (createBus ? `${topology.prefix}-outputs` : undefined);
-    checkEnvironmentSize(topology, busName, props.claimCheckThreshold);
+    checkEnvironmentSize(topology, busName, props.claimCheckThreshold, props.recipientAccounts);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const alarmActions = props.alarmActions ?? [];
-    const dlqRetention = props.dlqRetention ?? Duration.days(14);
 
     // ---- Queues -------------------------------------------------------------------------------
     const queueScope = new Construct(this, 'Queues');
@@ -227,7 +314,6 @@ export class Fanin extends Construct {
     for (const role of Object.values(QueueRole)) {
       queues[role] = new FaninQueue(queueScope, queueId(role), {
         spec: topology.queues[role],
-        dlqRetention,
         alarmActions,
       });
     }
@@ -236,7 +322,6 @@ export class Fanin extends Construct {
     this.replyPartitions = topology.replyPartitions.map((spec, index) => {
       const partition = new FaninQueue(queueScope, `Reply${index}`, {
         spec,
-        dlqRetention,
         alarmActions,
       });
       const depth = partition.queue
@@ -303,8 +388,9 @@ export class Fanin extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [
         {
+          // No prefix: incoming/, state/ and outputs/ all live at least as long as the state.
           id: 'expire-claim-checks',
-          expiration: props.payloadExpiration ?? Duration.days(14),
+          expiration: Duration.days(this.payloadExpirationDays),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
       ],
@@ -342,6 +428,8 @@ export class Fanin extends Construct {
       ...(props.claimCheckThreshold !== undefined
         ? { claimCheckThresholdBytes: props.claimCheckThreshold }
         : {}),
+      completionLeaseSeconds: topology.completionLeaseSeconds,
+      ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
     });
     const common = {
       projectRoot: props.projectRoot ?? DEFAULT_PROJECT_ROOT,
@@ -415,14 +503,39 @@ export class Fanin extends Construct {
     // action). Consuming a queue is granted by its event source (CDK's consume grant).
     for (const [name, fn] of Object.entries(this.functions) as [keyof FaninFunctions, FaninFunction][]) {
       const access = HANDLER_ACCESS[name];
-      const state = this.table.grants.actions(fn, ...access.table);
-      if (access.leadingKeys) {
-        // Fine-grained access: every item the call reads or writes has one of these partition keys.
-        state.principalStatement?.addCondition('ForAllValues:StringEquals', {
-          'dynamodb:LeadingKeys': [...access.leadingKeys],
+      for (const items of access.items) {
+        // Fine-grained access: every item the call reads or writes (each item of a transaction)
+        // has a partition key of this form. On the table only: an index query is keyed by the
+        // index's own partition key, which these patterns do not describe.
+        iam.Grant.addToPrincipal({
+          grantee: fn,
+          actions: [...items.actions],
+          resourceArns: [this.table.tableArn],
+          conditions: {
+            [items.keys.some((k) => k.includes('*'))
+              ? 'ForAllValues:StringLike'
+              : 'ForAllValues:StringEquals']: {
+              'dynamodb:LeadingKeys': [...items.keys],
+            },
+          },
         });
       }
-      if (access.payloads) this.bucket.grants.actionsOnObjectKeys(fn, '*', ...PAYLOAD_ACTIONS);
+      if (access.indexes.length > 0) {
+        iam.Grant.addToPrincipal({
+          grantee: fn,
+          actions: ['dynamodb:Query'],
+          resourceArns: access.indexes.map((index) => `${this.table.tableArn}/index/${index}`),
+        });
+      }
+      if (access.payloads) {
+        for (const prefix of Object.values(PayloadPrefix)) {
+          this.bucket.grants.actionsOnObjectKeys(
+            fn,
+            `${prefix}*`,
+            ...(prefix === PayloadPrefix.INCOMING ? ['s3:GetObject'] : PAYLOAD_ACTIONS),
+          );
+        }
+      }
       if (access.outputs) {
         for (const role of OUTPUT_ROLES) queues[role].queue.grants.sendMessages(fn);
         this.eventBus?.grantPutEventsTo(fn);
@@ -454,6 +567,87 @@ export class Fanin extends Construct {
         resourceArns: [...new Set(targetArns)],
       });
     }
+    // A recipient named in a request must never be one of fanin's own inbound queues (a forged
+    // request, reply or control command sent with the fan-out's role), whatever a wildcard target
+    // ARN matches: the fan-out's role refuses them outright. The outputs and the timer queue, which
+    // it does send to, are the runtime's to refuse as recipients.
+    fanOut.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'NeverSendToOwnInboundQueues',
+        effect: iam.Effect.DENY,
+        actions: ['sqs:SendMessage'],
+        resources: [
+          queues[QueueRole.INGRESS].queue.queueArn,
+          queues[QueueRole.CONTROL].queue.queueArn,
+          queues[QueueRole.BACKLOG].queue.queueArn,
+          ...this.replyPartitions.map((p) => p.queue.queueArn),
+          ...[...Object.values(queues), ...this.replyPartitions].map((q) => q.deadLetterQueue.queueArn),
+        ],
+      }),
+    );
+
+    // ---- Who may send, who may write to the bucket --------------------------------------------
+    if (props.ingressSenders) {
+      restrictSenders(queues[QueueRole.INGRESS].queue, props.ingressSenders, []);
+    }
+    if (props.replySenders) {
+      for (const queue of [queues[QueueRole.BACKLOG].queue, ...this.replyPartitions.map((p) => p.queue)]) {
+        restrictSenders(queue, props.replySenders, [distributor.role!.roleArn]);
+      }
+    }
+    // (the control queue's restriction is added with the external-event rules below)
+    const payloadRoles = (Object.keys(HANDLER_ACCESS) as (keyof FaninFunctions)[])
+      .filter((name) => HANDLER_ACCESS[name].payloads)
+      .map((name) => this.functions[name].role!.roleArn);
+    // Producers write under incoming/ only; what fanin's state references (state/) and what it
+    // sends (outputs/) is written by fanin's roles alone, whatever other principals' IAM allows.
+    this.bucket.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyFaninWritesStateAndOutputs',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:PutObject'],
+        resources: [
+          this.bucket.arnForObjects(`${PayloadPrefix.STATE}*`),
+          this.bucket.arnForObjects(`${PayloadPrefix.OUTPUTS}*`),
+        ],
+        conditions: { StringNotLike: { 'aws:PrincipalArn': payloadRoles } },
+      }),
+    );
+
+    // ---- Alarms the use cases raise -----------------------------------------------------------
+    // The handlers log them at error level with the JSON field `alarm` (shared/ports.ts); every
+    // handler's log group feeds one metric per alarm value, and each metric has its alarm.
+    const alarmScope = new Construct(this, 'UseCaseAlarms');
+    const useCaseAlarms = {} as Record<Alarm, cloudwatch.Alarm>;
+    for (const value of Object.values(Alarm)) {
+      const metricName = `${topology.prefix}-${value}`;
+      for (const [name, fn] of Object.entries(this.functions) as [string, FaninFunction][]) {
+        new logs.MetricFilter(alarmScope, `${name}-${value}`, {
+          logGroup: fn.logGroup,
+          filterPattern: logs.FilterPattern.stringValue('$.alarm', '=', value),
+          metricNamespace: ALARM_NAMESPACE,
+          metricName,
+          metricValue: '1',
+        });
+      }
+      const alarm = new cloudwatch.Metric({
+        namespace: ALARM_NAMESPACE,
+        metricName,
+        statistic: cloudwatch.Stats.SUM,
+        period: Duration.minutes(5),
+      }).createAlarm(alarmScope, value, {
+        alarmName: metricName,
+        alarmDescription: `A fanin handler logged alarm "${value}" (${ALARM_DESCRIPTIONS[value]}): see its log group for the aggregate.`,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      for (const action of alarmActions) alarm.addAlarmAction(action);
+      useCaseAlarms[value] = alarm;
+    }
+    this.useCaseAlarms = useCaseAlarms;
     this.acknowledgeGrantWildcards(props.extraTargetQueueArns ?? []);
     const openLists = definitions
       .filter((d) => d.fanOut?.type === 'recipient-list' && !d.fanOut.recipients)
@@ -485,32 +679,40 @@ export class Fanin extends Construct {
       rules.set(definition.name, rule);
     }
     this.externalEventRules = rules;
+    if (props.controlSenders) {
+      restrictSenders(
+        queues[QueueRole.CONTROL].queue,
+        props.controlSenders,
+        [],
+        [...rules.values()].map((rule) => rule.ruleArn),
+      );
+    }
 
-    this.alarms = [...Object.values(queues), ...this.replyPartitions].flatMap((q) =>
-      q.node.children.filter((c): c is cloudwatch.Alarm => c instanceof cloudwatch.Alarm),
-    );
+    this.alarms = [
+      ...[...Object.values(queues), ...this.replyPartitions].flatMap((q) =>
+        q.node.children.filter((c): c is cloudwatch.Alarm => c instanceof cloudwatch.Alarm),
+      ),
+      ...Object.values(useCaseAlarms),
+    ];
   }
 
   /**
-   * The wildcards that cdk-nag reports and that are intended: a table grant covers the table's
-   * indexes (`<table>/index/*`), an object grant covers the bucket's objects (`<bucket>/*`), and an
-   * extra target ARN with `*` or `?` is the user's own choice.
+   * The wildcards that cdk-nag reports and that are intended: an object grant covers the objects
+   * under a prefix of the bucket (`<bucket>/state/*`), and an extra target ARN with `*` or `?` is the
+   * user's own choice.
    */
   private acknowledgeGrantWildcards(extraTargetQueueArns: readonly string[]): void {
     const stack = Stack.of(this);
-    const tableId = stack.resolve((this.table.node.defaultChild as dynamodb.CfnTable).logicalId) as string;
     const bucketId = stack.resolve((this.bucket.node.defaultChild as s3.CfnBucket).logicalId) as string;
     for (const [name, fn] of Object.entries(this.functions) as [keyof FaninFunctions, FaninFunction][]) {
-      Validations.of(fn.role!).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
-        reason:
-          "CDK's table grant always covers the table's indexes; only the sweeper (`due`) and the control handler (`open`) query one, and an index allows nothing but Query and Scan, of which no role has Scan.",
-      });
-      if (HANDLER_ACCESS[name].payloads) {
+      if (!HANDLER_ACCESS[name].payloads) continue;
+      for (const prefix of Object.values(PayloadPrefix)) {
         Validations.of(fn.role!).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
           reason:
-            'Claim-check object keys are generated per message (and pointers from producers name any key of the bucket); s3:GetObject and s3:PutObject only, on objects of the payload bucket.',
+            prefix === PayloadPrefix.INCOMING
+              ? 'Producers name the claim-check objects they write under incoming/; s3:GetObject only, on that prefix of the payload bucket.'
+              : `Object keys under ${prefix} are generated per message; s3:GetObject and s3:PutObject only, on that prefix of the payload bucket.`,
         });
       }
     }
@@ -525,29 +727,76 @@ export class Fanin extends Construct {
   }
 }
 
+/** The CloudWatch namespace of the use cases' alarm metrics (`<prefix>-<alarm>`). */
+export const ALARM_NAMESPACE = 'fanin';
+
+const ALARM_DESCRIPTIONS: Readonly<Record<Alarm, string>> = {
+  [Alarm.OUTPUT_CHANNEL_FAILED]: 'an output channel keeps failing; the other outputs were not re-sent',
+  [Alarm.DUE_ITEM_FAILED]: 'a due item failed in the sweeper and was set aside',
+  [Alarm.COMPLETION_STUCK]: 'a completion could not be finished',
+};
+
+/**
+ * Adds to a queue's policy a `Deny` of `sqs:SendMessage` to every principal that is not one of the
+ * senders (nor one of `alwaysRoles`, nor delivering for one of `alwaysSources`). The conditions of
+ * one block are ANDed: the request is refused only if its principal ARN, its account and its source
+ * ARN all fail to match; a key missing from the request (no source ARN for an IAM principal, no
+ * principal ARN for a service) counts as not matching.
+ */
+function restrictSenders(
+  queue: sqs.Queue,
+  senders: readonly FaninSender[],
+  alwaysRoles: readonly string[],
+  alwaysSources: readonly string[] = [],
+): void {
+  const principalArns = [...alwaysRoles];
+  const accounts: string[] = [];
+  const sources = [...alwaysSources];
+  for (const sender of senders) {
+    if (typeof sender !== 'string') principalArns.push(sender.roleArn);
+    else if (ACCOUNT_ID.test(sender)) accounts.push(sender);
+    else if (IAM_PRINCIPAL_ARN.test(sender)) principalArns.push(sender);
+    else sources.push(sender);
+  }
+  queue.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'OnlyListedSenders',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+      conditions: {
+        ...(principalArns.length > 0 ? { StringNotLike: { 'aws:PrincipalArn': principalArns } } : {}),
+        ...(accounts.length > 0 ? { StringNotEquals: { 'aws:PrincipalAccount': accounts } } : {}),
+        ...(sources.length > 0 ? { ArnNotLike: { 'aws:SourceArn': sources } } : {}),
+      },
+    }),
+  );
+}
+
 /**
  * What each handler does outside its own log group and the queue it consumes, from the use cases
  * it runs (docs/security.md lists the call sites):
- * - `table`: DynamoDB actions of the state store and the partition registry. Writes inside a
- *   TransactWriteItems are authorized as PutItem / UpdateItem / DeleteItem; BatchWriteItem deletes
- *   replies at close and held replies; Query reads replies, held replies, partition state and the
- *   `due` / `open` indexes. No handler scans, batch-gets or describes the table.
- * - `payloads`: reads and writes claim-check objects (large requests, replies and outputs).
+ * - `items`: DynamoDB actions on items of the state table, by the partition keys they may touch
+ *   (`dynamodb:LeadingKeys`). Writes inside a TransactWriteItems are authorized as PutItem /
+ *   UpdateItem / DeleteItem, each item under its own key. No handler scans, batch-gets,
+ *   batch-writes or describes the table.
+ * - `indexes`: the indexes it queries (Query only).
+ * - `payloads`: reads claim-check objects producers wrote (`incoming/`), reads and writes the
+ *   bodies fanin stores (`state/`) and the large messages it sends (`outputs/`).
  * - `outputs`: sends to the output queues and, with a bus, puts events on it.
  * - `armsTimers`: sends delayed messages to the timer queue.
- * - `leadingKeys`: the only partition keys its table calls may touch (`dynamodb:LeadingKeys`).
  */
 interface HandlerAccess {
-  readonly table: readonly string[];
-  readonly leadingKeys?: readonly string[];
+  readonly items: readonly { readonly keys: readonly string[]; readonly actions: readonly string[] }[];
+  readonly indexes: readonly string[];
   readonly payloads: boolean;
   readonly outputs: boolean;
   readonly armsTimers: boolean;
 }
 
-/** Aggregate state: read, create, count, complete and close (the fan-out, reply, timer and sweeper paths). */
-const STATE_ACTIONS = [
-  'dynamodb:BatchWriteItem',
+/** Aggregate items: open, record, hold, consolidate, count late, complete and close. */
+const AGGREGATE_ACTIONS = [
   'dynamodb:DeleteItem',
   'dynamodb:GetItem',
   'dynamodb:PutItem',
@@ -558,24 +807,47 @@ const STATE_ACTIONS = [
 /** s3:GetObject resolves a pointer or a stored payload; s3:PutObject stores one. */
 const PAYLOAD_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const;
 
+const AGGREGATES = { keys: [AGGREGATE_KEYS], actions: AGGREGATE_ACTIONS };
+/** The effective parameters of a definition, read when an aggregate opens. */
+const READ_PARAMETERS = { keys: [PARAMETER_KEYS], actions: ['dynamodb:GetItem'] };
+
 const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess>> = {
-  fanOut: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: true },
-  reply: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: true },
-  timer: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: true },
-  // The sweeper acts on due items without re-arming their timers (it is the timers' safety net).
-  sweeper: { table: STATE_ACTIONS, payloads: true, outputs: true, armsTimers: false },
-  // Control lists, sets parameters (PutItem) and completes; it never consolidates held replies,
-  // the only transaction with a Delete.
+  // The fan-out also reads the reply destination's partition state to choose a reply-to partition.
+  fanOut: {
+    items: [AGGREGATES, READ_PARAMETERS, { keys: [PARTITION_STATE_KEY], actions: ['dynamodb:Query'] }],
+    indexes: [],
+    payloads: true,
+    outputs: true,
+    armsTimers: true,
+  },
+  // Self-starting aggregates open on a reply, with their definition's parameters.
+  reply: {
+    items: [AGGREGATES, READ_PARAMETERS],
+    indexes: [],
+    payloads: true,
+    outputs: true,
+    armsTimers: true,
+  },
+  timer: { items: [AGGREGATES], indexes: [], payloads: true, outputs: true, armsTimers: true },
+  // The sweeper finds due items in `due` and acts on them without re-arming their timers (it is
+  // the timers' safety net).
+  sweeper: { items: [AGGREGATES], indexes: ['due'], payloads: true, outputs: true, armsTimers: false },
+  // Control lists (the `open` index, then headers), completes and purges, and sets parameters
+  // (PutItem of `D#<definition>`); it never consolidates held replies, the only delete.
   control: {
-    table: STATE_ACTIONS.filter((a) => a !== 'dynamodb:DeleteItem'),
+    items: [
+      { keys: [AGGREGATE_KEYS], actions: AGGREGATE_ACTIONS.filter((a) => a !== 'dynamodb:DeleteItem') },
+      { keys: [PARAMETER_KEYS], actions: ['dynamodb:PutItem'] },
+    ],
+    indexes: ['open'],
     payloads: true,
     outputs: true,
     armsTimers: false,
   },
   // Partition state only: Query (load) and UpdateItem (enabled flag, cycle bookkeeping).
   distributor: {
-    table: ['dynamodb:Query', 'dynamodb:UpdateItem'],
-    leadingKeys: [PARTITION_STATE_KEY],
+    items: [{ keys: [PARTITION_STATE_KEY], actions: ['dynamodb:Query', 'dynamodb:UpdateItem'] }],
+    indexes: [],
     payloads: false,
     outputs: false,
     armsTimers: false,
@@ -677,13 +949,9 @@ const RULES: readonly Rule[] = [
       `payloadExpiration must be a whole number of days, at least 1 (given ${p.payloadExpiration?.toHumanString()})`,
   },
   {
-    ok: (p) => {
-      if (p.dlqRetention === undefined) return true;
-      const s = whole(p.dlqRetention, 'seconds');
-      return Number.isInteger(s) && s >= 60 && s <= 14 * 24 * 3600;
-    },
+    ok: (p) => p.dlqRetention === undefined || whole(p.dlqRetention, 'seconds') === MAX_RETENTION_SECONDS,
     message: (p) =>
-      `dlqRetention must be a whole number of seconds between 60 s and 14 days (given ${p.dlqRetention?.toHumanString()})`,
+      `dlqRetention must be 14 days, the retention of every fanin queue and DLQ, so that a failed message can be redriven within the window its aggregate's tombstone covers; leave it unset (given ${p.dlqRetention?.toHumanString()})`,
   },
   {
     ok: (p) =>
@@ -726,6 +994,22 @@ const RULES: readonly Rule[] = [
     message: () =>
       'eventBus and createEventBus cannot both be given (given an eventBus and createEventBus: true)',
   },
+  ...(['ingressSenders', 'replySenders', 'controlSenders'] as const).map(
+    (key): Rule => ({
+      ok: (p) => (p[key] ?? []).every((sender) => typeof sender !== 'string' || validSender(sender)),
+      message: (p) =>
+        `${key} must be 12-digit account ids, IAM role or user ARNs (wildcards allowed), source ARNs (an SNS topic, an EventBridge rule) or roles; a deploy-time string cannot be classified, pass the role itself (given ${JSON.stringify(
+          (p[key] ?? []).filter((sender) => typeof sender === 'string' && !validSender(sender)),
+        )})`,
+    }),
+  ),
+  {
+    ok: (p) => (p.recipientAccounts ?? []).every((a) => typeof a === 'string' && ACCOUNT_ID.test(a)),
+    message: (p) =>
+      `recipientAccounts must be 12-digit AWS account ids, known at synth (given ${JSON.stringify(
+        (p.recipientAccounts ?? []).filter((a) => typeof a !== 'string' || !ACCOUNT_ID.test(a)),
+      )})`,
+  },
   {
     ok: (p) => (p.extraTargetQueueArns ?? []).every((arn) => Token.isUnresolved(arn) || QUEUE_ARN.test(arn)),
     message: (p) =>
@@ -764,6 +1048,57 @@ function validateProps(props: FaninProps): void {
   }
 }
 
+function validSender(sender: string): boolean {
+  return (
+    !Token.isUnresolved(sender) &&
+    (ACCOUNT_ID.test(sender) || IAM_PRINCIPAL_ARN.test(sender) || SOURCE_ARN.test(sender))
+  );
+}
+
+/**
+ * The payload bucket's expiration in days: the prop, or the shortest allowed. Aggregate state may
+ * reference a stored body for `topology.stateLifeSeconds`; a day more covers the lifecycle's own
+ * granularity (S3 rounds an expiration to the next midnight UTC) and clocks.
+ */
+function payloadExpirationDays(topology: Topology, props: FaninProps): number {
+  const minimum = Math.ceil(topology.stateLifeSeconds / DAY_SECONDS) + 1;
+  if (props.payloadExpiration === undefined) return minimum;
+  const days = whole(props.payloadExpiration, 'days');
+  if (days < minimum) {
+    throw new Error(
+      `payloadExpiration must be at least ${minimum} days: aggregate state may reference a stored body for ${topology.stateLifeSeconds} s (unknown-reply timeout, open time, completion lease and tombstone retention of the longest-lived definition), plus a day (given ${props.payloadExpiration.toHumanString()})`,
+    );
+  }
+  return days;
+}
+
+/**
+ * Request-time recipients go only to queues of fanin's own account and region, or of
+ * `recipientAccounts` (in fanin's region): an extra target ARN elsewhere would grant what the
+ * runtime refuses. Checked where the stack's account and region are known at synth.
+ */
+function validateTargetsAgainstAccounts(stack: Stack, props: FaninProps): void {
+  const allowed = new Set(props.recipientAccounts ?? []);
+  const ownAccount = Token.isUnresolved(stack.account) ? undefined : stack.account;
+  const ownRegion = Token.isUnresolved(stack.region) ? undefined : stack.region;
+  for (const arn of props.extraTargetQueueArns ?? []) {
+    if (Token.isUnresolved(arn)) continue;
+    const [, , , region, account] = arn.split(':');
+    const accountOk = allowed.has(account ?? '') || ownAccount === undefined || account === ownAccount;
+    const regionOk = ownRegion === undefined || region === ownRegion;
+    if (!accountOk || !regionOk) {
+      throw new Error(
+        `extraTargetQueueArns must name queues of fanin's own account${ownAccount ? ` (${ownAccount})` : ''} or of recipientAccounts, in fanin's region${ownRegion ? ` (${ownRegion})` : ''} (given ${arn})`,
+      );
+    }
+    if (ownAccount === undefined && !allowed.has(account ?? '')) {
+      Annotations.of(stack).addInfo(
+        `fanin: extraTargetQueueArns entry ${arn} is usable for request-time recipients only if ${account} is the deployment account or is listed in recipientAccounts`,
+      );
+    }
+  }
+}
+
 function validateDefinitionsAgainstProps(definitions: readonly Definition[], props: FaninProps): void {
   const needBus = definitions.filter((d) => d.outputs.eventBridge).map((d) => d.name);
   if (needBus.length > 0 && props.createEventBus === false && !props.eventBus) {
@@ -794,11 +1129,16 @@ function checkEnvironmentSize(
   topology: Topology,
   eventBusName: string | undefined,
   claimCheckThresholdBytes: number | undefined,
+  recipientAccounts: readonly string[] | undefined,
 ): void {
-  const size = environmentSizeBound(topology, { eventBusName, claimCheckThresholdBytes });
+  const size = environmentSizeBound(topology, {
+    ...(eventBusName !== undefined ? { eventBusName } : {}),
+    ...(claimCheckThresholdBytes !== undefined ? { claimCheckThresholdBytes } : {}),
+    ...(recipientAccounts !== undefined ? { recipientAccounts } : {}),
+  });
   if (size > LAMBDA_ENV_LIMIT_BYTES) {
     throw new Error(
-      `replyPartitions ${topology.replyPartitions.length} with prefix "${topology.prefix}" makes the handlers' environment up to ${size} bytes, over Lambda's ${LAMBDA_ENV_LIMIT_BYTES}-byte limit: use fewer partitions or a shorter prefix`,
+      `replyPartitions ${topology.replyPartitions.length} with prefix "${topology.prefix}" makes the handlers' environment up to ${size} bytes, over Lambda's ${LAMBDA_ENV_LIMIT_BYTES}-byte limit: use fewer partitions, a shorter prefix or fewer recipientAccounts (given ${recipientAccounts?.length ?? 0} recipient accounts)`,
     );
   }
 }

@@ -27,6 +27,18 @@ export interface HandlerEnvironmentValues {
   readonly eventBusName?: string;
   readonly partitioning: Partitioning;
   readonly claimCheckThresholdBytes?: number;
+  /** How long a completing invocation owns an aggregate (`topology.completionLeaseSeconds`). */
+  readonly completionLeaseSeconds: number;
+  /** Accounts whose queue URLs a request may name as recipients. */
+  readonly recipientAccounts?: readonly string[];
+}
+
+/** What the size bound needs besides the topology: the values the stack knows at synth. */
+export interface EnvironmentOptions {
+  /** The output bus name when there is a bus (a token counts as EventBridge's longest name). */
+  readonly eventBusName?: string;
+  readonly claimCheckThresholdBytes?: number;
+  readonly recipientAccounts?: readonly string[];
 }
 
 /**
@@ -49,6 +61,8 @@ export function handlerEnvironment(values: HandlerEnvironmentValues): Record<str
     ...(values.claimCheckThresholdBytes !== undefined
       ? { claimCheckThresholdBytes: values.claimCheckThresholdBytes }
       : {}),
+    completionLeaseSeconds: values.completionLeaseSeconds,
+    ...(values.recipientAccounts !== undefined ? { recipientAccounts: values.recipientAccounts } : {}),
   });
   return environment;
 }
@@ -56,13 +70,12 @@ export function handlerEnvironment(values: HandlerEnvironmentValues): Record<str
 /**
  * The handlers' environment with the longest value each deploy-time name can take (queue URLs in
  * the longest region, a 63-character bucket name, a 256-character bus name when the bus's name is
- * a token), plus {@link FUNCTION_ENVIRONMENT}: no environment the stack deploys is larger.
- *
- * @param options.eventBusName the output bus name when there is a bus
+ * a token), and the values known at synth (the lease, the recipient accounts), plus
+ * {@link FUNCTION_ENVIRONMENT}: no environment the stack deploys is larger.
  */
 export function worstCaseEnvironment(
   topology: Topology,
-  options: { readonly eventBusName?: string; readonly claimCheckThresholdBytes?: number } = {},
+  options: EnvironmentOptions = {},
 ): Record<string, string> {
   const url = (name: string): string => `${LONGEST_QUEUE_URL_PREFIX}${name}`;
   const queueUrls = Object.fromEntries(
@@ -82,6 +95,8 @@ export function worstCaseEnvironment(
       ...(options.claimCheckThresholdBytes !== undefined
         ? { claimCheckThresholdBytes: options.claimCheckThresholdBytes }
         : {}),
+      completionLeaseSeconds: topology.completionLeaseSeconds,
+      ...(options.recipientAccounts !== undefined ? { recipientAccounts: options.recipientAccounts } : {}),
     }),
     ...FUNCTION_ENVIRONMENT,
   };
@@ -92,9 +107,6 @@ export function worstCaseEnvironment(
  * {@link worstCaseEnvironment}. Lambda does not document how it counts; the JSON text (names,
  * values, quotes and separators) is at least as large as any count of names and values.
  */
-export function environmentSizeBound(
-  topology: Topology,
-  options: { readonly eventBusName?: string; readonly claimCheckThresholdBytes?: number } = {},
-): number {
+export function environmentSizeBound(topology: Topology, options: EnvironmentOptions = {}): number {
   return Buffer.byteLength(JSON.stringify(worstCaseEnvironment(topology, options)));
 }

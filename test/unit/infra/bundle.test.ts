@@ -7,7 +7,7 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleBanner } from '../../../infra/fanin-function.ts';
 import { handlerEnvironment } from '../../../infra/handler-environment.ts';
-import { QueueRole, resolvePartitioning } from '../../../shared/topology/topology.ts';
+import { completionLeaseSeconds, QueueRole, resolvePartitioning } from '../../../shared/topology/topology.ts';
 
 /**
  * The bundle the stack deploys carries the definitions itself (Lambda's environment is limited to
@@ -34,6 +34,8 @@ const ENV = {
     replyQueueUrls: [url('fanin-reply-0')],
     bucketName: 'fanin-payloads-1a2b3c',
     partitioning: resolvePartitioning({ highWatermark: 50 }),
+    completionLeaseSeconds: completionLeaseSeconds(30),
+    recipientAccounts: ['444455556666'],
   }),
 };
 

@@ -1,4 +1,4 @@
-import { Fn, Stack } from 'aws-cdk-lib';
+import { Duration, Fn, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import { describe, expect, it } from 'vitest';
@@ -67,7 +67,14 @@ describe("the handlers' 4 KB environment check", () => {
     ['the defaults', {}],
     ['an output bus and a claim-check threshold', { createEventBus: true, claimCheckThreshold: 1000 }],
     ['FIFO replies and a long prefix', { fifoReplies: true, prefix: 'a-rather-long-prefix-for-fanin' }],
-    ['the most partitions the default prefix allows', { replyPartitions: 37, createEventBus: true }],
+    [
+      'the most partitions the default prefix allows with a bus',
+      { replyPartitions: 36, createEventBus: true },
+    ],
+    [
+      'recipient accounts and the longest lease',
+      { recipientAccounts: ['111122223333', '444455556666'], functionTimeout: Duration.seconds(900) },
+    ],
   ])('bounds every variable of the deployed environment with %s', (_, props) => {
     const { fanin, stack } = deployed(props);
     const template = Template.fromStack(stack);
@@ -76,6 +83,7 @@ describe("the handlers' 4 KB environment check", () => {
       ...(props.claimCheckThreshold !== undefined
         ? { claimCheckThresholdBytes: props.claimCheckThreshold }
         : {}),
+      ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
     });
     for (const environment of deployedEnvironments(template)) {
       // THEN the check counts the same variables, each at least as long as deployed
@@ -91,6 +99,14 @@ describe("the handlers' 4 KB environment check", () => {
     const { fanin, template } = deployed({});
     const url = deployedEnvironments(template)[0]?.FANIN_REPLY_QUEUES ?? '';
     expect(JSON.parse(url)[0]).toBe(`${LONGEST_QUEUE_URL_PREFIX}${fanin.topology.replyPartitions[0]?.name}`);
+  });
+
+  it('fails when recipient accounts leave no room, naming them', () => {
+    // GIVEN 37 partitions, which fit, WHEN a recipient account is added THEN the bound counts it
+    expect(construct({ replyPartitions: 37 })).not.toThrow();
+    expect(construct({ replyPartitions: 37, recipientAccounts: ['111122223333'] })).toThrow(
+      /over Lambda's 4096-byte limit: .*fewer recipientAccounts \(given 1 recipient accounts\)/,
+    );
   });
 
   it('accepts 37 partitions with the default prefix and fails at 38, naming the size', () => {

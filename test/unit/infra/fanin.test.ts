@@ -127,11 +127,9 @@ describe('Fanin with its defaults', () => {
       expect(fanin.alarms).toContain(backlog.dlqAlarm);
     });
 
-    it('keeps messages 14 days in every DLQ', () => {
+    it('keeps messages 14 days in every queue, DLQs included (adversity.test.ts pins it per queue)', () => {
       for (const queue of Object.values(queuesOf(template))) {
-        if (String(queue.Properties.QueueName).match(/-dlq(\.fifo)?$/)) {
-          expect(queue.Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
-        }
+        expect(queue.Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
       }
     });
 
@@ -363,7 +361,7 @@ describe('Fanin with its defaults', () => {
       template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     });
 
-    it('creates an encrypted, private, TLS 1.2+ only claim-check bucket whose objects expire after 14 days', () => {
+    it('creates an encrypted, private, TLS 1.2+ only claim-check bucket whose objects expire after the state life plus a day (46 days)', () => {
       const { stack, fanin } = synth;
       template.hasResourceProperties('AWS::S3::Bucket', {
         BucketEncryption: {
@@ -377,7 +375,7 @@ describe('Fanin with its defaults', () => {
           RestrictPublicBuckets: true,
         },
         LifecycleConfiguration: {
-          Rules: [Match.objectLike({ ExpirationInDays: 14, Status: 'Enabled' })],
+          Rules: [Match.objectLike({ ExpirationInDays: 46, Status: 'Enabled' })],
         },
       });
       template.hasResourceProperties('AWS::S3::BucketPolicy', {
@@ -424,6 +422,7 @@ describe('Fanin with its defaults', () => {
         expect(Object.keys(variables.Variables).sort()).toEqual(
           [
             'FANIN_BUCKET',
+            'FANIN_LEASE_SECONDS',
             'FANIN_PARTITIONING',
             'FANIN_QUEUES',
             'FANIN_REPLY_QUEUES',
@@ -433,6 +432,7 @@ describe('Fanin with its defaults', () => {
         );
         expect(variables.Variables.FANIN_TABLE).toEqual({ Ref: logicalId(stack, fanin.table) });
         expect(variables.Variables.FANIN_BUCKET).toEqual({ Ref: logicalId(stack, fanin.bucket) });
+        expect(variables.Variables.FANIN_LEASE_SECONDS).toBe(String(fanin.topology.completionLeaseSeconds));
         expect(JSON.parse(String(variables.Variables.FANIN_PARTITIONING))).toEqual(
           fanin.topology.partitioning,
         );
@@ -505,7 +505,8 @@ describe('Fanin with its defaults', () => {
           EvaluationPeriods: 5,
         });
       }
-      const count = Object.keys(fanin.queues).length + 2 * fanin.replyPartitions.length;
+      // one per DLQ, one per partition's depth, one per use-case alarm (adversity.test.ts)
+      const count = Object.keys(fanin.queues).length + 2 * fanin.replyPartitions.length + 3;
       template.resourceCountIs('AWS::CloudWatch::Alarm', count);
       expect(fanin.alarms).toHaveLength(count);
     });
@@ -528,8 +529,7 @@ describe('Fanin with its props set', () => {
       maxReceiveCount: 3,
       functionTimeout: Duration.seconds(20),
       functionMemorySize: 1024,
-      payloadExpiration: Duration.days(3),
-      dlqRetention: Duration.days(7),
+      payloadExpiration: Duration.days(60),
       replyDepthAlarmThreshold: 50,
       deletionProtection: true,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -618,12 +618,12 @@ describe('Fanin with its props set', () => {
     });
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
     template.hasResourceProperties('AWS::S3::Bucket', {
-      LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 3 })] },
+      LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 60 })] },
     });
     template.resourceCountIs('Custom::S3AutoDeleteObjects', 1);
     template.hasResourceProperties('AWS::SQS::Queue', {
       QueueName: 'shop-ingress-dlq',
-      MessageRetentionPeriod: 7 * 24 * 3600,
+      MessageRetentionPeriod: 14 * 24 * 3600,
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'shop-reply-3-depth',

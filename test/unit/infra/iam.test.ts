@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PARTITION_STATE_KEY } from '../../../infra/fanin.ts';
+import { AGGREGATE_KEYS, PARAMETER_KEYS, PARTITION_STATE_KEY } from '../../../infra/fanin.ts';
 import type { FaninFunction } from '../../../infra/fanin-function.ts';
 import { DynamoPartitionRegistry } from '../../../shared/adapters/dynamo-partition-registry.ts';
 import { REPLY_DESTINATION } from '../../../shared/app.ts';
@@ -24,17 +24,26 @@ const CONSUME = [
 ];
 /** CDK's send grant. */
 const SEND = ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
-/** The state store's calls: items, TransactWriteItems' Put/Update/Delete, batch deletes, queries. */
+/**
+ * The state store's calls on an aggregate's items: items, TransactWriteItems' Put/Update/Delete,
+ * queries. No BatchWriteItem (mutant killed: "BatchWriteItem kept in STATE_ACTIONS", as at 329f56a).
+ */
 const STATE = [
-  'dynamodb:BatchWriteItem',
   'dynamodb:DeleteItem',
   'dynamodb:GetItem',
   'dynamodb:PutItem',
   'dynamodb:Query',
   'dynamodb:UpdateItem',
 ];
-const PAYLOADS = ['s3:GetObject', 's3:PutObject'];
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+
+/** `<resource> if <condition>` as allowedActions renders a conditional grant. */
+function leadingKeys(resource: string, keys: readonly string[]): string {
+  const operator = keys.some((k) => k.includes('*'))
+    ? 'ForAllValues:StringLike'
+    : 'ForAllValues:StringEquals';
+  return `${resource} if ${JSON.stringify({ [operator]: { 'dynamodb:LeadingKeys': keys } })}`;
+}
 
 function arn(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
   return `<${logicalId(stack, construct)}.Arn>`;
@@ -54,17 +63,24 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     });
   });
 
-  /** Log group, table (with its indexes: CDK's table grant), claim checks and outputs. */
+  /**
+   * Log group, the aggregate items of the table (`A#*` only, no index), claim checks (read
+   * `incoming/`, read and write `state/` and `outputs/`) and outputs.
+   */
   function stateHandler(s: Synth, fn: FaninFunction, tableActions: readonly string[] = STATE): Expected {
     const { stack, fanin } = s;
     const table = arn(stack, fanin.table);
+    const bucket = arn(stack, fanin.bucket);
     const outputs = OUTPUT_ROLES.map((role) => arn(stack, fanin.queues[role].queue));
     return new Expected()
       .allow(LOGS, [arn(stack, fn.logGroup)])
-      .allow(tableActions, [table, `${table}/index/*`])
-      .allow(PAYLOADS, [`${arn(stack, fanin.bucket)}/*`])
+      .allow(tableActions, [leadingKeys(table, [AGGREGATE_KEYS])])
+      .allow(['s3:GetObject'], [`${bucket}/incoming/*`, `${bucket}/state/*`, `${bucket}/outputs/*`])
+      .allow(['s3:PutObject'], [`${bucket}/state/*`, `${bucket}/outputs/*`])
       .allow(SEND, outputs);
   }
+
+  const table = (s: Synth): string => arn(s.stack, s.fanin.table);
 
   function actual(s: Synth, fn: FaninFunction): Record<string, string[]> {
     return sorted(allowedActions(s.template, logicalId(s.stack, fn.role as never)));
@@ -76,10 +92,12 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     'arn:<AWS::Partition>:sqs:eu-west-1:111122223333:warehouse',
   ];
 
-  it('fan-out: consumes ingress, state, claim checks, reads partition depths, sends to the targets, the timer queue and the outputs', () => {
+  it('fan-out: consumes ingress, aggregates, reads parameters and partition state and depths, sends to the targets, the timer queue and the outputs', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.fanOut;
     const expected = stateHandler(synth, fn)
+      .allow(['dynamodb:GetItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
+      .allow(['dynamodb:Query'], [leadingKeys(table(synth), [PARTITION_STATE_KEY])])
       .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.INGRESS].queue)])
       .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)])
       // Picking the reply-to partition: each partition's depth (the partition state is a Query).
@@ -91,10 +109,11 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('reply: consumes every partition, state, claim checks, sends to the timer queue and outputs; no routing', () => {
+  it('reply: consumes every partition, aggregates, reads parameters, claim checks, sends to the timer queue and outputs; no routing', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.reply;
     const expected = stateHandler(synth, fn)
+      .allow(['dynamodb:GetItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
       .allow(
         CONSUME,
         fanin.replyPartitions.map((p) => arn(stack, p.queue)),
@@ -111,44 +130,41 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('sweeper: state, claim checks and outputs; no queue to consume and no timer to arm', () => {
+  it('sweeper: aggregates, queries the due index only, claim checks and outputs; no queue to consume and no timer to arm', () => {
     const fn = synth.fanin.functions.sweeper;
-    expect(actual(synth, fn)).toEqual(stateHandler(synth, fn).toObject());
+    const expected = stateHandler(synth, fn).allow(['dynamodb:Query'], [`${table(synth)}/index/due`]);
+    expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('control: consumes the control queue, state without DeleteItem, claim checks, outputs; no timer queue', () => {
+  it('control: consumes the control queue, aggregates without DeleteItem, writes parameters, queries the open index only, claim checks, outputs; no timer queue', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.control;
     const expected = stateHandler(
       synth,
       fn,
       STATE.filter((a) => a !== 'dynamodb:DeleteItem'),
-    ).allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
+    )
+      .allow(['dynamodb:PutItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
+      .allow(['dynamodb:Query'], [`${table(synth)}/index/open`])
+      .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
   it('distributor: moves between the backlog and the partitions, touches only partition state; no bucket, no outputs', () => {
     const { stack, fanin } = synth;
     const fn = fanin.functions.distributor;
-    const table = arn(stack, fanin.table);
-    const onlyPartitionState = ` if ${JSON.stringify({
-      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [PARTITION_STATE_KEY] },
-    })}`;
     const queues = [fanin.queues[QueueRole.BACKLOG], ...fanin.replyPartitions].map((q) =>
       arn(stack, q.queue),
     );
     const expected = new Expected()
       .allow(LOGS, [arn(stack, fn.logGroup)])
-      .allow(
-        ['dynamodb:Query', 'dynamodb:UpdateItem'],
-        [`${table}${onlyPartitionState}`, `${table}/index/*${onlyPartitionState}`],
-      )
+      .allow(['dynamodb:Query', 'dynamodb:UpdateItem'], [leadingKeys(table(synth), [PARTITION_STATE_KEY])])
       .allow(CONSUME, queues)
       .allow(SEND, queues);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('limits the distributor to the partition key the registry really uses (PD#<REPLY_DESTINATION>)', async () => {
+  it("limits the distributor and the fan-out's partition-state reads to the partition key the registry really uses (PD#<REPLY_DESTINATION>)", async () => {
     // GIVEN the DynamoDB partition registry over a client that records each request
     const requests: Record<string, unknown>[] = [];
     const client = {
@@ -172,15 +188,86 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     expect(new Set(keys)).toEqual(new Set([PARTITION_STATE_KEY]));
   });
 
-  it('grants no action a handler does not call: no Scan, BatchGetItem, DescribeTable, stream or wildcard S3 action', () => {
+  it('grants no action a handler does not call: no Scan, BatchGetItem, BatchWriteItem, DescribeTable, stream or wildcard S3 action', () => {
+    // Mutant killed: "BatchWriteItem kept in STATE_ACTIONS" (329f56a granted it to five roles).
     for (const fn of Object.values(synth.fanin.functions)) {
       const actions = Object.keys(actual(synth, fn));
       for (const action of actions) {
         expect(action, fn.node.path).not.toMatch(
-          /^dynamodb:(Scan|BatchGetItem|DescribeTable|GetRecords|GetShardIterator|ConditionCheckItem)$|^s3:.*\*|\*$/,
+          /^dynamodb:(Scan|BatchGetItem|BatchWriteItem|DescribeTable|GetRecords|GetShardIterator|ConditionCheckItem)$|^s3:.*\*|\*$/,
         );
       }
     }
+  });
+
+  it('GIVEN any role WHEN it may touch the table THEN every item grant carries a LeadingKeys condition, and only Query reaches an index, by name', () => {
+    // Mutant killed: "table grant without dynamodb:LeadingKeys" (329f56a: five roles unconditioned on
+    // the table and on <table>/index/*).
+    const tableArn = table(synth);
+    for (const fn of Object.values(synth.fanin.functions)) {
+      for (const [action, resources] of Object.entries(actual(synth, fn))) {
+        if (!action.startsWith('dynamodb:')) continue;
+        for (const resource of resources) {
+          if (resource.startsWith(`${tableArn}/index/`)) {
+            expect(action, fn.node.path).toBe('dynamodb:Query');
+            expect(resource, fn.node.path).toMatch(/\/index\/(due|open)$/);
+          } else {
+            expect(resource, `${fn.node.path} ${action}`).toMatch(
+              new RegExp(`^${tableArn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} if .*dynamodb:LeadingKeys`),
+            );
+          }
+        }
+      }
+    }
+  });
+
+  it('GIVEN any role WHEN it may write to the bucket THEN only under state/ or outputs/, and it reads nothing outside incoming/, state/, outputs/', () => {
+    // Mutant killed: "object grant on <bucket>/*" (329f56a): a role could write where producers write.
+    const bucket = arn(synth.stack, synth.fanin.bucket);
+    for (const fn of Object.values(synth.fanin.functions)) {
+      const granted = actual(synth, fn);
+      for (const resource of granted['s3:PutObject'] ?? []) {
+        expect(resource, fn.node.path).toMatch(/\/(state|outputs)\/\*$/);
+      }
+      for (const resource of granted['s3:GetObject'] ?? []) {
+        expect([`${bucket}/incoming/*`, `${bucket}/state/*`, `${bucket}/outputs/*`], fn.node.path).toContain(
+          resource,
+        );
+      }
+    }
+  });
+
+  it("GIVEN wildcard extra targets WHEN a request names one of fanin's own inbound queues THEN the fan-out role denies sending there", () => {
+    // Mutant killed: "no Deny on own inbound queues": a recipient `fanin-control` would let a request
+    // forge control commands with the fan-out's role.
+    const { stack, fanin, template } = withBus;
+    const role = logicalId(stack, fanin.functions.fanOut.role as never);
+    const denied = new Set<string>();
+    for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+      const props = policy.Properties as {
+        Roles: unknown[];
+        PolicyDocument: { Statement: { Effect: string; Action: unknown; Resource: unknown[] }[] };
+      };
+      if (!props.Roles.some((r) => JSON.stringify(r).includes(role))) continue;
+      for (const statement of props.PolicyDocument.Statement) {
+        if (statement.Effect !== 'Deny') continue;
+        expect(statement.Action).toBe('sqs:SendMessage');
+        for (const resource of statement.Resource) denied.add(JSON.stringify(resource));
+      }
+    }
+    const inbound = [
+      fanin.queues[QueueRole.INGRESS],
+      fanin.queues[QueueRole.CONTROL],
+      fanin.queues[QueueRole.BACKLOG],
+      ...fanin.replyPartitions,
+    ];
+    for (const queue of inbound) {
+      expect(denied).toContain(JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, queue.queue), 'Arn'] }));
+    }
+    // and never the queues it must send to
+    expect(denied).not.toContain(
+      JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, fanin.queues[QueueRole.TIMER].queue), 'Arn'] }),
+    );
   });
 
   it('with an output bus every handler but the distributor may put events on that bus only', () => {

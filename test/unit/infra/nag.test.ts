@@ -67,7 +67,15 @@ describe('cdk-nag AwsSolutions', () => {
         'arn:aws:sqs:us-east-1:111122223333:partner',
         'arn:aws:sqs:us-east-1:111122223333:supplier-*',
       ],
-      dlqRetention: Duration.days(4),
+      dlqRetention: Duration.days(14),
+      payloadExpiration: Duration.days(90),
+      recipientAccounts: ['111122223333'],
+      ingressSenders: [
+        'arn:aws:iam::111122223333:role/producer-*',
+        'arn:aws:sns:us-east-1:111122223333:orders',
+      ],
+      replySenders: ['111122223333'],
+      controlSenders: ['arn:aws:iam::111122223333:role/operator'],
       partitioning: { highWatermark: 500, lowWatermark: 100, distributorIntervalSeconds: 120 },
       claimCheckThreshold: 100_000,
     });
@@ -93,14 +101,15 @@ describe('cdk-nag AwsSolutions', () => {
     }
   });
 
-  it('acknowledges only the wildcards CDK grants produce and the bucket access logs', () => {
+  it('acknowledges only the wildcards of the object grants (one per bucket prefix) and the bucket access logs', () => {
     // CDK records an id without a known prefix as `Annotation::<id>`; cdk-nag strips that prefix.
     const ids = new Set(
       acknowledgments(example).map((a) => a.id.replace(/^Annotation::/i, '').replace(/<[^>]+>/g, '<id>')),
     );
     expect([...ids].sort()).toEqual([
-      'AwsSolutions-IAM5[Resource::<id>/*]',
-      'AwsSolutions-IAM5[Resource::<id>/index/*]',
+      'AwsSolutions-IAM5[Resource::<id>/incoming/*]',
+      'AwsSolutions-IAM5[Resource::<id>/outputs/*]',
+      'AwsSolutions-IAM5[Resource::<id>/state/*]',
       'AwsSolutions-S1',
     ]);
   });
