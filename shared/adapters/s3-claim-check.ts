@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { BadMessageError } from '../use-cases/context.ts';
 
 /** The pointer class of AWS's SQS Extended Client libraries (Java, Python, .NET). */
 export const POINTER_CLASS = 'software.amazon.payloadoffloading.PayloadS3Pointer';
@@ -10,6 +11,35 @@ export const PAYLOAD_SIZE_ATTRIBUTE = 'ExtendedPayloadSize';
 const LEGACY_SIZE_ATTRIBUTES = ['SQSLargePayloadSize', 'AWSOffloadedPayloadSize'] as const;
 /** The Extended Client's default threshold: 256 KiB of body and attributes. */
 export const DEFAULT_THRESHOLD_BYTES = 262_144;
+
+/**
+ * Where producers put large payloads: the only keys a pointer in a message fanin consumes
+ * (request, reply, control) may name, and the only prefix producers are granted.
+ */
+export const PRODUCER_PREFIX = 'incoming/';
+/** Where fanin puts large sub-requests, for responders to read. */
+export const SUB_REQUEST_PREFIX = 'requests/';
+/** Where fanin puts large outputs, for consumers of the output queues to read. */
+export const OUTPUT_PREFIX = 'outputs/';
+/** Where fanin keeps large stored bodies (state that only fanin reads; never readable through a pointer). */
+export const STATE_PREFIX = 'state/';
+/**
+ * What a reader of fanin's messages (a responder, a consumer of the outputs, the CLI) may follow
+ * pointers to: what fanin writes for others and what producers write. Never {@link STATE_PREFIX}.
+ */
+export const READER_PREFIXES: readonly string[] = [PRODUCER_PREFIX, SUB_REQUEST_PREFIX, OUTPUT_PREFIX];
+
+/**
+ * A pointer that names an object the reader may not follow: another bucket, or a key outside
+ * the accepted prefixes (e.g. another aggregate's stored body under `state/`, or an output).
+ * Bad input: it goes to the error output with the reason and is never retried.
+ */
+export class ClaimCheckRefusedError extends BadMessageError {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'ClaimCheckRefusedError';
+  }
+}
 
 /** The claim-check path failed (S3 unreachable, object missing): large messages only (seed 003). */
 export class ClaimCheckError extends Error {
@@ -39,19 +69,27 @@ export class S3ClaimCheck {
   private readonly bucket: string;
   private readonly threshold: number;
   private readonly keyPrefix: string;
+  private readonly readablePrefixes: readonly string[];
 
   public constructor(options: {
     readonly s3: S3Client;
     readonly bucket: string;
     /** @default 262,144 (the Extended Client's) */
     readonly thresholdBytes?: number;
-    /** @default '' */
+    /** Prefix of the keys {@link encode} generates. @default PRODUCER_PREFIX ('incoming/') */
     readonly keyPrefix?: string;
+    /**
+     * The key prefixes {@link decode} follows pointers to, in this bucket only. fanin's use
+     * cases keep the default; readers of fanin's own messages pass {@link READER_PREFIXES}.
+     * @default [PRODUCER_PREFIX]
+     */
+    readonly readablePrefixes?: readonly string[];
   }) {
     this.s3 = options.s3;
     this.bucket = options.bucket;
     this.threshold = options.thresholdBytes ?? DEFAULT_THRESHOLD_BYTES;
-    this.keyPrefix = options.keyPrefix ?? '';
+    this.keyPrefix = options.keyPrefix ?? PRODUCER_PREFIX;
+    this.readablePrefixes = options.readablePrefixes ?? [PRODUCER_PREFIX];
   }
 
   /** Size of a message as SQS counts it: body plus attribute names, types and values. */
@@ -96,10 +134,39 @@ export class S3ClaimCheck {
     };
   }
 
-  /** The real body of a received message: fetched from S3 when it is a pointer. */
-  public async decode(body: string, attributes: Readonly<Record<string, string>> = {}): Promise<string> {
+  /**
+   * The real body of a received message: fetched from S3 when it is a pointer. A message is
+   * untrusted, so its pointer is followed only into this bucket and under `prefixes`.
+   *
+   * @param prefixes the key prefixes a pointer may name (default: the constructor's `readablePrefixes`)
+   * @throws ClaimCheckRefusedError for a pointer elsewhere (bad input), ClaimCheckError when S3 fails
+   */
+  public async decode(
+    body: string,
+    attributes: Readonly<Record<string, string>> = {},
+    prefixes: readonly string[] = this.readablePrefixes,
+  ): Promise<string> {
     const pointer = S3ClaimCheck.pointerOf(body, attributes);
-    return pointer ? this.get(pointer) : body;
+    if (!pointer) return body;
+    this.check(pointer, prefixes);
+    return this.get(pointer);
+  }
+
+  /** Throws {@link ClaimCheckRefusedError} unless the pointer names this bucket and a key under one of `prefixes`. */
+  public check(pointer: PayloadPointer, prefixes: readonly string[] = this.readablePrefixes): void {
+    const where = `s3://${pointer.s3BucketName}/${pointer.s3Key}`;
+    if (pointer.s3BucketName !== this.bucket) {
+      throw new ClaimCheckRefusedError(
+        `claim-check pointer to ${where} refused: only objects of fanin's payload bucket ${this.bucket} are read`,
+      );
+    }
+    const key = pointer.s3Key;
+    const clean = !key.split('/').some((segment) => segment === '..' || segment === '.');
+    if (!clean || !prefixes.some((prefix) => key.startsWith(prefix) && key.length > prefix.length)) {
+      throw new ClaimCheckRefusedError(
+        `claim-check pointer to ${where} refused: a pointer may only name a key under ${prefixes.join(' or ')}`,
+      );
+    }
   }
 
   /** The pointer a body carries, if it is one (with a size attribute, as the Extended Client writes). */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   GetQueueUrlCommand,
   SendMessageBatchCommand,
@@ -6,7 +7,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { RequestSender, SubRequest } from '../ports.ts';
-import { S3ClaimCheck } from './s3-claim-check.ts';
+import { parseQueueUrl } from '../use-cases/recipients.ts';
+import { S3ClaimCheck, SUB_REQUEST_PREFIX } from './s3-claim-check.ts';
 
 /** A send that SQS refused, naming the queue and the reason (seed 003: each path fails clearly). */
 export class SendFailedError extends Error {
@@ -19,8 +21,12 @@ export class SendFailedError extends Error {
 }
 
 /**
- * Sends sub-requests in batches of ten per target. A target is a queue URL or a queue name in
- * this account and region (resolved once per process with GetQueueUrl).
+ * Sends sub-requests in batches of ten per target. A target is a queue name in this account and
+ * region, or a queue URL `…/<account>/<name>`; either is resolved once per process with
+ * `GetQueueUrl` (for a URL with `QueueOwnerAWSAccountId`) on the configured endpoint, so a URL's
+ * host is never handed to the SDK: a target that came from a message cannot choose where the
+ * payload and the request's credentials go, whatever the client's `useQueueUrlAsEndpoint`.
+ * Large sub-requests are stored under {@link SUB_REQUEST_PREFIX}.
  */
 export class SqsRequestSender implements RequestSender {
   /** SQS refuses a batch whose entries add up to more than 256 KiB. */
@@ -54,7 +60,7 @@ export class SqsRequestSender implements RequestSender {
         );
         // A large sub-request takes the claim-check path; without a bucket SQS refuses it and says why.
         const message = this.claimCheck
-          ? await this.claimCheck.encode(request.body, attributes)
+          ? await this.claimCheck.encode(request.body, attributes, `${SUB_REQUEST_PREFIX}${randomUUID()}`)
           : { body: request.body, attributes };
         entries.push({
           Id: String(entries.length),
@@ -84,23 +90,33 @@ export class SqsRequestSender implements RequestSender {
     }
   }
 
+  /** The queue URL the configured endpoint gives for a target (never the target's own host). */
   private resolve(target: string): Promise<string> {
-    if (/^https?:\/\//.test(target)) return Promise.resolve(target);
-    let url = this.urls.get(target);
+    let input: { QueueName: string; QueueOwnerAWSAccountId?: string };
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
+      const parts = parseQueueUrl(target);
+      if (typeof parts === 'string')
+        return Promise.reject(new SendFailedError(target, `the target ${parts}`));
+      input = { QueueName: parts.name, QueueOwnerAWSAccountId: parts.account };
+    } else {
+      input = { QueueName: target };
+    }
+    const key = `${input.QueueOwnerAWSAccountId ?? ''}/${input.QueueName}`;
+    let url = this.urls.get(key);
     if (!url) {
       url = this.sqs
-        .send(new GetQueueUrlCommand({ QueueName: target }))
+        .send(new GetQueueUrlCommand(input))
         .then((r) => {
           if (!r.QueueUrl) throw new SendFailedError(target, 'queue not found');
           return r.QueueUrl;
         })
         .catch((error: unknown) => {
-          this.urls.delete(target);
+          this.urls.delete(key);
           throw error instanceof SendFailedError
             ? error
             : new SendFailedError(target, (error as Error).message, { cause: error });
         });
-      this.urls.set(target, url);
+      this.urls.set(key, url);
     }
     return url;
   }

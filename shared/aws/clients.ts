@@ -44,15 +44,15 @@ export function endpointOverridden(service: string): boolean {
 /**
  * A new, unshared SQS client. Prefer {@link sqsClient} unless the client must not be shared.
  *
- * With an endpoint override the client keeps sending to that endpoint even when a `QueueUrl`
- * names another host: emulators return queue URLs such as `http://sqs.us-east-1.localhost:4566/…`
- * whose host may not resolve, and the SDK would otherwise send to the queue URL's host.
+ * Its endpoint comes only from the standard configuration (`AWS_ENDPOINT_URL[_SQS]`, else the
+ * region's): `useQueueUrlAsEndpoint` is always off, whatever `options` say. By default SDK v3
+ * sends each request to the host of its `QueueUrl`, so a queue URL taken from a message would
+ * choose where the payload, the attributes and the signed credentials (access key id, session
+ * token) go. With it off, a `QueueUrl` only names the queue. It also keeps emulators working,
+ * whose queue URLs (`http://sqs.us-east-1.localhost:4566/…`) name hosts that may not resolve.
  */
 export function createSqsClient(options: ClientOptions<SQSClientConfig> = {}): SQSClient {
-  return new SQSClient({
-    ...(endpointOverridden('SQS') ? { useQueueUrlAsEndpoint: false } : {}),
-    ...options,
-  });
+  return new SQSClient({ ...options, useQueueUrlAsEndpoint: false });
 }
 
 /**

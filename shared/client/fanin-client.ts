@@ -7,7 +7,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { S3ClaimCheck } from '../adapters/s3-claim-check.ts';
+import { PRODUCER_PREFIX, READER_PREFIXES, type S3ClaimCheck } from '../adapters/s3-claim-check.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import type { PartitionedDestination } from '../partitions/destination.ts';
 import type { RoutingPolicy } from '../partitions/routing.ts';
@@ -33,7 +33,11 @@ export interface FaninClientOptions {
   readonly ingressQueueUrl?: string;
   /** The reply destination: replies follow its routing when their reply-to partition is unavailable. */
   readonly replies?: PartitionedDestination;
-  /** The claim-check path for large payloads (both directions). */
+  /**
+   * The claim-check path for large payloads (both directions): what this client sends is stored
+   * under `incoming/` (the producer prefix, the only one fanin reads pointers to); what it
+   * receives may point under `incoming/`, `requests/` or `outputs/` of the same bucket.
+   */
   readonly claimCheck?: S3ClaimCheck;
 }
 
@@ -182,7 +186,9 @@ export class FaninClient {
     body: string,
     attributes: Record<string, MessageAttributeValue>,
   ): Promise<{ body: string; attributes: Record<string, MessageAttributeValue> }> {
-    return this.options.claimCheck ? this.options.claimCheck.encode(body, attributes) : { body, attributes };
+    return this.options.claimCheck
+      ? this.options.claimCheck.encode(body, attributes, `${PRODUCER_PREFIX}${randomUUID()}`)
+      : { body, attributes };
   }
 
   private async toSubRequest(queueUrl: string, message: Message): Promise<ReceivedSubRequest> {
@@ -191,7 +197,9 @@ export class FaninClient {
       if (value.StringValue !== undefined) strings[name] = value.StringValue;
     }
     const raw = message.Body ?? '';
-    const resolved = this.options.claimCheck ? await this.options.claimCheck.decode(raw, strings) : raw;
+    const resolved = this.options.claimCheck
+      ? await this.options.claimCheck.decode(raw, strings, READER_PREFIXES)
+      : raw;
     let body: unknown = resolved;
     try {
       body = JSON.parse(resolved);

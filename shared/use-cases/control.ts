@@ -36,7 +36,7 @@ export type ControlCommand = z.infer<typeof ControlCommandSchema>;
 export async function handleControl(ctx: FaninContext, raw: RawMessage): Promise<void> {
   let command: ControlCommand;
   try {
-    command = toCommand(ctx, parseJsonBody(await resolvePayload(ctx, raw)));
+    command = await toCommand(ctx, parseJsonBody(await resolvePayload(ctx, raw)));
   } catch (error) {
     if (!(error instanceof BadMessageError)) throw error;
     await routeError(ctx, 'control', raw, error.message);
@@ -91,9 +91,9 @@ export async function handleControl(ctx: FaninContext, raw: RawMessage): Promise
   });
 }
 
-function toCommand(ctx: FaninContext, body: unknown): ControlCommand {
+async function toCommand(ctx: FaninContext, body: unknown): Promise<ControlCommand> {
   if (body !== null && typeof body === 'object' && 'detail-type' in body && 'source' in body) {
-    return fromEvent(ctx, body as Record<string, unknown>);
+    return await fromEvent(ctx, body as Record<string, unknown>);
   }
   const parsed = ControlCommandSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) {
@@ -122,10 +122,35 @@ function toCommand(ctx: FaninContext, body: unknown): ControlCommand {
   return command;
 }
 
-function fromEvent(ctx: FaninContext, event: Record<string, unknown>): ControlCommand {
+/**
+ * The command an external event stands for. An event naming `detail.aggregateId` completes that
+ * aggregate only when the aggregate's own definition has an `externalEventPattern` and the event
+ * matches it: the event is untrusted input and must not close aggregates of other definitions.
+ * An event without one completes every open aggregate of the one definition whose pattern matches.
+ */
+async function fromEvent(ctx: FaninContext, event: Record<string, unknown>): Promise<ControlCommand> {
   const detail = event.detail as Record<string, unknown> | undefined;
-  if (typeof detail?.aggregateId === 'string')
-    return { command: 'complete', aggregateId: detail.aggregateId };
+  if (detail !== null && typeof detail === 'object' && 'aggregateId' in detail) {
+    const aggregateId = detail.aggregateId;
+    if (typeof aggregateId !== 'string' || aggregateId === '') {
+      throw new BadMessageError('event detail.aggregateId must be a non-empty string');
+    }
+    const header = await ctx.store.getHeader(aggregateId);
+    // Nothing to complete (never opened, or closed and gone): the result says so, affecting nothing.
+    if (!header) return { command: 'complete', aggregateId };
+    const definition = ctx.definitions.get(header.definition);
+    if (!definition?.externalEventPattern) {
+      throw new BadMessageError(
+        `event ${String(event.id ?? '')} names aggregate "${aggregateId}" of definition "${header.definition}", which is not completed by external events (no externalEventPattern)`,
+      );
+    }
+    if (!matchesPattern(definition.externalEventPattern, event)) {
+      throw new BadMessageError(
+        `event ${String(event.id ?? '')} names aggregate "${aggregateId}" but does not match the externalEventPattern of its definition "${header.definition}"`,
+      );
+    }
+    return { command: 'complete', aggregateId };
+  }
   const matching = [...ctx.definitions.values()].filter(
     (d) => d.externalEventPattern && matchesPattern(d.externalEventPattern, event),
   );

@@ -1,10 +1,17 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClaimCheckError, POINTER_CLASS, S3ClaimCheck } from '../../shared/adapters/s3-claim-check.ts';
+import {
+  ClaimCheckError,
+  ClaimCheckRefusedError,
+  POINTER_CLASS,
+  PRODUCER_PREFIX,
+  S3ClaimCheck,
+} from '../../shared/adapters/s3-claim-check.ts';
 import { s3Client, sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
+import { BadMessageError } from '../../shared/use-cases/context.ts';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
 const MIB = 1024 * 1024;
@@ -83,16 +90,23 @@ describe('claim check', () => {
       (output?.body as { result: { body: { length: number; echo: string } }[] } | undefined)?.result ?? [];
     expect(result.map((r) => r.body.length)).toEqual([5 * MIB, 5]);
     expect(result[0]?.body.echo).toBe(big);
+    // The producer's and the responder's objects under incoming/ (the only prefix fanin follows
+    // pointers to), the sub-request under requests/, the result under outputs/.
+    const keys = (
+      (await s3Client().send(new ListObjectsV2Command({ Bucket: fanin.provisioned.bucketName }))).Contents ??
+      []
+    ).map((o) => (o.Key ?? '').replace(/[^/]*$/, ''));
+    expect(new Set(keys)).toEqual(new Set(['incoming/', 'requests/', 'outputs/', 'state/']));
   });
 
-  it('reads a message an Extended Client library wrote (pointer body + ExtendedPayloadSize)', async () => {
+  it('reads a message an Extended Client library wrote under the producer prefix (pointer body + ExtendedPayloadSize)', async () => {
     // Prepare: what the Java/Python Extended Client puts on the queue for a large reply
     await fanin.sendRequest({ definition: 'render', aggregateId: 'r-2', pages: [{ page: 1 }] });
     await fanin.drain();
     const [sub] = await takeAll(fanin.targetUrl(worker));
     const payload = JSON.stringify({ from: 'java', data: 'y'.repeat(300_000) });
     await s3Client().send(
-      new PutObjectCommand({ Bucket: fanin.provisioned.bucketName, Key: 'ext-1', Body: payload }),
+      new PutObjectCommand({ Bucket: fanin.provisioned.bucketName, Key: 'incoming/ext-1', Body: payload }),
     );
     const attrs = sub?.MessageAttributes ?? {};
 
@@ -102,7 +116,7 @@ describe('claim check', () => {
         QueueUrl: attrs['fanin-reply-to']?.StringValue,
         MessageBody: JSON.stringify([
           POINTER_CLASS,
-          { s3BucketName: fanin.provisioned.bucketName, s3Key: 'ext-1' },
+          { s3BucketName: fanin.provisioned.bucketName, s3Key: 'incoming/ext-1' },
         ]),
         MessageAttributes: {
           'fanin-aggregate-id': { DataType: 'String', StringValue: 'r-2' },
@@ -145,5 +159,34 @@ describe('claim check', () => {
     await fanin.drain();
     expect((await fanin.ctx.store.getHeader('r-3'))?.expected).toBe(1);
     await takeAll(fanin.targetUrl(worker));
+  });
+
+  it('decode follows a pointer only into its own bucket and under the accepted prefixes, refusing the rest as bad input', async () => {
+    // Prepare
+    const bucket = fanin.provisioned.bucketName ?? '';
+    await s3Client().send(new PutObjectCommand({ Bucket: bucket, Key: 'incoming/ok', Body: '{"ok":true}' }));
+    const size = { ExtendedPayloadSize: '11' };
+    const at = (s3BucketName: string, s3Key: string) =>
+      JSON.stringify([POINTER_CLASS, { s3BucketName, s3Key }]);
+
+    // Act
+    const refused = await Promise.all(
+      [
+        at('another-bucket', 'incoming/ok'),
+        at(bucket, 'state/0123'),
+        at(bucket, 'outputs/0123'),
+        at(bucket, 'incoming/'),
+      ].map((body) => claimCheck.decode(body, size).catch((e: unknown) => e)),
+    );
+
+    // Assess
+    expect(PRODUCER_PREFIX).toBe('incoming/');
+    expect(await claimCheck.decode(at(bucket, 'incoming/ok'), size)).toBe('{"ok":true}');
+    for (const error of refused) {
+      expect(error).toBeInstanceOf(ClaimCheckRefusedError);
+      expect(error).toBeInstanceOf(BadMessageError);
+    }
+    expect((refused[0] as Error).message).toContain('s3://another-bucket/incoming/ok refused');
+    expect((refused[1] as Error).message).toContain('only name a key under incoming/');
   });
 });
