@@ -43,15 +43,22 @@ export const AGGREGATE_KEYS = 'A#*';
 export const PARAMETER_KEYS = 'D#*';
 
 /**
- * Key prefixes of the payload bucket. Producers and responders write claim-check bodies only under
- * `incoming/` (the runtime accepts pointers to nothing else); fanin stores the bodies its state
- * references under `state/` and the large messages it sends (sub-requests, outputs) under `outputs/`.
+ * Key prefixes of the payload bucket (the same as shared/adapters/s3-claim-check.ts's; the IAM
+ * test checks they agree). Producers and responders write claim-check bodies only under
+ * `incoming/` (the runtime follows a pointer in a message it consumes to nothing else); fanin
+ * stores the bodies its state references under `state/`, large sub-requests for responders under
+ * `requests/` and large outputs under `outputs/`.
  */
 export const PayloadPrefix = {
   INCOMING: 'incoming/',
   STATE: 'state/',
+  REQUESTS: 'requests/',
   OUTPUTS: 'outputs/',
 } as const;
+/** The prefixes only fanin's roles may write: everything fanin reads back or sends out. */
+const FANIN_WRITTEN_PREFIXES = [PayloadPrefix.STATE, PayloadPrefix.REQUESTS, PayloadPrefix.OUTPUTS] as const;
+/** What a reader of fanin's messages (responder, output consumer) may follow a pointer to; never `state/`. */
+const READER_PREFIXES = [PayloadPrefix.INCOMING, PayloadPrefix.REQUESTS, PayloadPrefix.OUTPUTS] as const;
 
 /**
  * Who may send to a queue, for {@link FaninProps.ingressSenders} and its siblings:
@@ -528,13 +535,14 @@ export class Fanin extends Construct {
         });
       }
       if (access.payloads) {
-        for (const prefix of Object.values(PayloadPrefix)) {
-          this.bucket.grants.actionsOnObjectKeys(
-            fn,
-            `${prefix}*`,
-            ...(prefix === PayloadPrefix.INCOMING ? ['s3:GetObject'] : PAYLOAD_ACTIONS),
-          );
-        }
+        // Read what producers wrote; read and write stored bodies and large outputs.
+        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.INCOMING}*`, 's3:GetObject');
+        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.STATE}*`, ...PAYLOAD_ACTIONS);
+        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.OUTPUTS}*`, ...PAYLOAD_ACTIONS);
+      }
+      // Large sub-requests, for the responders to read.
+      if (access.sendsRequests) {
+        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.REQUESTS}*`, 's3:PutObject');
       }
       if (access.outputs) {
         for (const role of OUTPUT_ROLES) queues[role].queue.grants.sendMessages(fn);
@@ -600,17 +608,15 @@ export class Fanin extends Construct {
       .filter((name) => HANDLER_ACCESS[name].payloads)
       .map((name) => this.functions[name].role!.roleArn);
     // Producers write under incoming/ only; what fanin's state references (state/) and what it
-    // sends (outputs/) is written by fanin's roles alone, whatever other principals' IAM allows.
+    // sends (requests/, outputs/) is written by fanin's roles alone, whatever other principals'
+    // IAM allows.
     this.bucket.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'OnlyFaninWritesStateAndOutputs',
         effect: iam.Effect.DENY,
         principals: [new iam.AnyPrincipal()],
         actions: ['s3:PutObject'],
-        resources: [
-          this.bucket.arnForObjects(`${PayloadPrefix.STATE}*`),
-          this.bucket.arnForObjects(`${PayloadPrefix.OUTPUTS}*`),
-        ],
+        resources: FANIN_WRITTEN_PREFIXES.map((prefix) => this.bucket.arnForObjects(`${prefix}*`)),
         conditions: { StringNotLike: { 'aws:PrincipalArn': payloadRoles } },
       }),
     );
@@ -697,6 +703,26 @@ export class Fanin extends Construct {
   }
 
   /**
+   * Lets a producer or responder send large messages: `s3:PutObject` under `incoming/` of the
+   * payload bucket, the only prefix fanin follows a pointer to in a message it consumes. (Sending
+   * to the queues is granted separately, e.g. `fanin.queues.ingress.queue.grantSendMessages`.)
+   */
+  public grantLargeMessageWrites(grantee: iam.IGrantable): iam.Grant {
+    return this.bucket.grants.actionsOnObjectKeys(grantee, `${PayloadPrefix.INCOMING}*`, 's3:PutObject');
+  }
+
+  /**
+   * Lets a responder or a consumer of the outputs read the large messages fanin sends:
+   * `s3:GetObject` under `requests/`, `outputs/` and `incoming/` (a forwarded body), never `state/`.
+   */
+  public grantLargeMessageReads(grantee: iam.IGrantable): iam.Grant {
+    const grants = READER_PREFIXES.map((prefix) =>
+      this.bucket.grants.actionsOnObjectKeys(grantee, `${prefix}*`, 's3:GetObject'),
+    );
+    return grants.reduce((all, grant) => all.combine(grant));
+  }
+
+  /**
    * The wildcards that cdk-nag reports and that are intended: an object grant covers the objects
    * under a prefix of the bucket (`<bucket>/state/*`), and an extra target ARN with `*` or `?` is the
    * user's own choice.
@@ -705,14 +731,18 @@ export class Fanin extends Construct {
     const stack = Stack.of(this);
     const bucketId = stack.resolve((this.bucket.node.defaultChild as s3.CfnBucket).logicalId) as string;
     for (const [name, fn] of Object.entries(this.functions) as [keyof FaninFunctions, FaninFunction][]) {
-      if (!HANDLER_ACCESS[name].payloads) continue;
-      for (const prefix of Object.values(PayloadPrefix)) {
+      const access = HANDLER_ACCESS[name];
+      const prefixes = [
+        ...(access.payloads ? [PayloadPrefix.INCOMING, PayloadPrefix.STATE, PayloadPrefix.OUTPUTS] : []),
+        ...(access.sendsRequests ? [PayloadPrefix.REQUESTS] : []),
+      ];
+      for (const prefix of prefixes) {
         Validations.of(fn.role!).acknowledge({
           id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
           reason:
             prefix === PayloadPrefix.INCOMING
               ? 'Producers name the claim-check objects they write under incoming/; s3:GetObject only, on that prefix of the payload bucket.'
-              : `Object keys under ${prefix} are generated per message; s3:GetObject and s3:PutObject only, on that prefix of the payload bucket.`,
+              : `Object keys under ${prefix} are generated per message; s3:GetObject and/or s3:PutObject only, on that prefix of the payload bucket.`,
         });
       }
     }
@@ -783,7 +813,8 @@ function restrictSenders(
  *   batch-writes or describes the table.
  * - `indexes`: the indexes it queries (Query only).
  * - `payloads`: reads claim-check objects producers wrote (`incoming/`), reads and writes the
- *   bodies fanin stores (`state/`) and the large messages it sends (`outputs/`).
+ *   bodies fanin stores (`state/`) and its large outputs (`outputs/`).
+ * - `sendsRequests`: writes large sub-requests (`requests/`).
  * - `outputs`: sends to the output queues and, with a bus, puts events on it.
  * - `armsTimers`: sends delayed messages to the timer queue.
  */
@@ -791,6 +822,8 @@ interface HandlerAccess {
   readonly items: readonly { readonly keys: readonly string[]; readonly actions: readonly string[] }[];
   readonly indexes: readonly string[];
   readonly payloads: boolean;
+  /** Stores large sub-requests under `requests/` (the fan-out's sender). */
+  readonly sendsRequests?: boolean;
   readonly outputs: boolean;
   readonly armsTimers: boolean;
 }
@@ -817,6 +850,7 @@ const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess>> = {
     items: [AGGREGATES, READ_PARAMETERS, { keys: [PARTITION_STATE_KEY], actions: ['dynamodb:Query'] }],
     indexes: [],
     payloads: true,
+    sendsRequests: true,
     outputs: true,
     armsTimers: true,
   },

@@ -254,7 +254,7 @@ describe('issue 11, trust model: who may send', () => {
 });
 
 describe('issue 11, claim-check pointers: producers write only under incoming/', () => {
-  it('GIVEN the defaults WHEN synthesized THEN the bucket policy denies s3:PutObject under state/ and outputs/ to every principal but the fanin roles that store payloads', () => {
+  it('GIVEN the defaults WHEN synthesized THEN the bucket policy denies s3:PutObject under state/, requests/ and outputs/ to every principal but the fanin roles that store payloads', () => {
     // Mutant killed: "no bucket fence" (329f56a): any principal of the account allowed by its IAM
     // could overwrite a stored body that an aggregate's state references.
     const { stack, fanin, template } = synthFanin();
@@ -265,6 +265,7 @@ describe('issue 11, claim-check pointers: producers write only under incoming/',
     const bucket = `<${logicalId(stack, fanin.bucket)}.Arn>`;
     expect(((fence?.Resource ?? []) as unknown[]).map(render).sort()).toEqual([
       `${bucket}/outputs/*`,
+      `${bucket}/requests/*`,
       `${bucket}/state/*`,
     ]);
     const { distributor, ...payloadHandlers } = fanin.functions;

@@ -164,7 +164,8 @@ describe('Fanin with its defaults', () => {
             FunctionName: { Ref: logicalId(stack, fanin.functions.reply) },
             FunctionResponseTypes: ['ReportBatchItemFailures'],
             BatchSize: reply.batchSize,
-            MaximumBatchingWindowInSeconds: reply.maxBatchingWindowSeconds,
+            MaximumBatchingWindowInSeconds:
+              reply.maxBatchingWindowSeconds > 0 ? reply.maxBatchingWindowSeconds : Match.absent(),
             ScalingConfig: { MaximumConcurrency: reply.maxConcurrency },
           },
           1,

@@ -1,12 +1,35 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AGGREGATE_KEYS, PARAMETER_KEYS, PARTITION_STATE_KEY } from '../../../infra/fanin.ts';
+import {
+  AGGREGATE_KEYS,
+  Fanin,
+  PARAMETER_KEYS,
+  PARTITION_STATE_KEY,
+  PayloadPrefix,
+} from '../../../infra/fanin.ts';
 import type { FaninFunction } from '../../../infra/fanin-function.ts';
 import { DynamoPartitionRegistry } from '../../../shared/adapters/dynamo-partition-registry.ts';
+import {
+  OUTPUT_PREFIX,
+  PRODUCER_PREFIX,
+  STATE_PREFIX,
+  SUB_REQUEST_PREFIX,
+} from '../../../shared/adapters/s3-claim-check.ts';
 import { REPLY_DESTINATION } from '../../../shared/app.ts';
 import { OUTPUT_ROLES, QueueRole } from '../../../shared/topology/topology.ts';
-import { allowedActions, Expected, logicalId, type Synth, sorted, synthFanin } from './synth.ts';
+import {
+  allowedActions,
+  DEFINITIONS,
+  Expected,
+  logicalId,
+  type Synth,
+  sorted,
+  synthFanin,
+  testApp,
+} from './synth.ts';
 
 /**
  * Least privilege: each handler's role allows exactly what the handler does, compared action by
@@ -98,6 +121,7 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     const expected = stateHandler(synth, fn)
       .allow(['dynamodb:GetItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
       .allow(['dynamodb:Query'], [leadingKeys(table(synth), [PARTITION_STATE_KEY])])
+      .allow(['s3:PutObject'], [`${arn(stack, fanin.bucket)}/requests/*`])
       .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.INGRESS].queue)])
       .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)])
       // Picking the reply-to partition: each partition's depth (the partition state is a Query).
@@ -221,13 +245,13 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     }
   });
 
-  it('GIVEN any role WHEN it may write to the bucket THEN only under state/ or outputs/, and it reads nothing outside incoming/, state/, outputs/', () => {
+  it('GIVEN any role WHEN it may write to the bucket THEN only under state/, requests/ or outputs/, and it reads nothing outside incoming/, state/, outputs/', () => {
     // Mutant killed: "object grant on <bucket>/*" (329f56a): a role could write where producers write.
     const bucket = arn(synth.stack, synth.fanin.bucket);
     for (const fn of Object.values(synth.fanin.functions)) {
       const granted = actual(synth, fn);
       for (const resource of granted['s3:PutObject'] ?? []) {
-        expect(resource, fn.node.path).toMatch(/\/(state|outputs)\/\*$/);
+        expect(resource, fn.node.path).toMatch(/\/(state|requests|outputs)\/\*$/);
       }
       for (const resource of granted['s3:GetObject'] ?? []) {
         expect([`${bucket}/incoming/*`, `${bucket}/state/*`, `${bucket}/outputs/*`], fn.node.path).toContain(
@@ -288,6 +312,33 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     for (const fn of Object.values(others)) {
       expect(actual(withBus, fn)['sqs:SendMessage'] ?? [], fn.node.path).not.toContain(partner);
     }
+  });
+
+  it("uses the runtime's own claim-check prefixes (shared/adapters/s3-claim-check.ts)", () => {
+    expect(PayloadPrefix).toEqual({
+      INCOMING: PRODUCER_PREFIX,
+      STATE: STATE_PREFIX,
+      REQUESTS: SUB_REQUEST_PREFIX,
+      OUTPUTS: OUTPUT_PREFIX,
+    });
+  });
+
+  it('GIVEN a producer and a responder role WHEN granted through the construct THEN the producer may write only under incoming/ and the reader may read requests/, outputs/, incoming/, never state/', () => {
+    // Mutant killed: "grantLargeMessageWrites on <bucket>/*": a producer could replace a stored body.
+    const stack = new Stack(testApp(), 'Test');
+    const fanin = new Fanin(stack, 'Fanin', { definitions: DEFINITIONS });
+    const producer = new iam.Role(stack, 'Producer', { assumedBy: new iam.AccountRootPrincipal() });
+    const responder = new iam.Role(stack, 'Responder', { assumedBy: new iam.AccountRootPrincipal() });
+    fanin.grantLargeMessageWrites(producer);
+    fanin.grantLargeMessageReads(responder);
+    const template = Template.fromStack(stack);
+    const bucket = arn(stack, fanin.bucket);
+    expect(sorted(allowedActions(template, logicalId(stack, producer)))).toEqual({
+      's3:PutObject': [`${bucket}/incoming/*`],
+    });
+    expect(sorted(allowedActions(template, logicalId(stack, responder)))).toEqual({
+      's3:GetObject': [`${bucket}/incoming/*`, `${bucket}/outputs/*`, `${bucket}/requests/*`],
+    });
   });
 
   it('roles carry no AWS managed policy', () => {

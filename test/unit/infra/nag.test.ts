@@ -109,6 +109,7 @@ describe('cdk-nag AwsSolutions', () => {
     expect([...ids].sort()).toEqual([
       'AwsSolutions-IAM5[Resource::<id>/incoming/*]',
       'AwsSolutions-IAM5[Resource::<id>/outputs/*]',
+      'AwsSolutions-IAM5[Resource::<id>/requests/*]',
       'AwsSolutions-IAM5[Resource::<id>/state/*]',
       'AwsSolutions-S1',
     ]);
