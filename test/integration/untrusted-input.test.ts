@@ -194,6 +194,20 @@ describe('untrusted input', () => {
       expect(subs.map((m) => JSON.parse(m.Body ?? '{}'))).toEqual([{ amount: 1 }]);
       expect(trap.hits).toEqual([]);
     });
+    it('a request naming a queue of a foreign account is refused to the error output, naming the recipient (kills: fan-out sends body.recipients unchecked)', async () => {
+      // Act: the emulator's GetQueueUrl ignores the owner account, so only the check stops this
+      const target = `http://127.0.0.1:${trap.port}/999999999999/${bank}`;
+      await fanin.sendRequest({ definition: 'recipients', aggregateId: 'rcpt-2', recipients: [target] });
+      await fanin.drain();
+
+      // Assess
+      const [error] = await fanin.outputs('error');
+      expect(error).toMatchObject({ type: 'fanin.error', source: 'ingress' });
+      expect(String(error?.reason)).toContain(`recipient "${target}"`);
+      expect(await takeAll(fanin.targetUrl(bank))).toEqual([]);
+      expect(await fanin.ctx.store.getHeader('rcpt-2')).toBeUndefined();
+      expect(trap.hits).toEqual([]);
+    });
   });
 
   describe("an external event completes only aggregates whose definition's pattern it matches", () => {
