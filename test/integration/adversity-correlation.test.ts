@@ -26,7 +26,12 @@ describe('correlation under untrusted attributes', () => {
         completion: { strategy: 'all' },
         timeoutSeconds: 60,
       },
-      { name: 'fzcount', fanOut: { type: 'none' }, completion: { strategy: 'count', count: 2 }, timeoutSeconds: 60 },
+      {
+        name: 'fzcount',
+        fanOut: { type: 'splitter', itemsPath: '$.items', target: splitTarget },
+        completion: { strategy: 'count', count: 2 },
+        timeoutSeconds: 60,
+      },
     ]);
     await fanin.targetQueue(splitTarget, true);
   });
@@ -62,13 +67,20 @@ describe('correlation under untrusted attributes', () => {
 
     // Act: the three real replies
     for (const r of ['0', '1', '2'])
-      await fanin.sendReply({ r }, { 'fanin-aggregate-id': id, 'fanin-reply-id': r, 'fanin-definition': 'defA' });
+      await fanin.sendReply(
+        { r },
+        { 'fanin-aggregate-id': id, 'fanin-reply-id': r, 'fanin-definition': 'defA' },
+      );
     await fanin.drain();
 
     // Assess: one completed result with the three real replies
     const output = await expectInvariants(fanin, id, { expectError: true });
     expect(output).toMatchObject({ type: 'fanin.aggregate.completed', counts: { expected: 3, received: 3 } });
-    expect((output.result as { body: unknown }[]).map((r) => r.body)).toEqual([{ r: '0' }, { r: '1' }, { r: '2' }]);
+    expect((output.result as { body: unknown }[]).map((r) => r.body)).toEqual([
+      { r: '0' },
+      { r: '1' },
+      { r: '2' },
+    ]);
   });
 
   it('replies without a reply id, or with one outside the expected ids, never count: received never exceeds expected and missing lists what never came', async () => {
@@ -82,7 +94,10 @@ describe('correlation under untrusted attributes', () => {
     // Act: a reply id outside 0..2, a reply with no reply id (twice, as a redistributed copy
     // would come), and two of the three real replies
     const outside = await fanin.sendReply({ bad: 'seven' }, { ...base, 'fanin-reply-id': '7' });
-    const anonymous = [await fanin.sendReply({ bad: 'none' }, base), await fanin.sendReply({ bad: 'none' }, base)];
+    const anonymous = [
+      await fanin.sendReply({ bad: 'none' }, base),
+      await fanin.sendReply({ bad: 'none' }, base),
+    ];
     await fanin.sendReply({ ok: 0 }, { ...base, 'fanin-reply-id': '0' });
     await fanin.sendReply({ ok: 1 }, { ...base, 'fanin-reply-id': '1' });
     await fanin.drain();
@@ -131,12 +146,15 @@ describe('correlation under untrusted attributes', () => {
       const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
       // Prepare: a few open aggregates of two definitions
       const aggregates = [
-        { id: nextId(`fz${seed}`), definition: 'defA', expected: 3 },
-        { id: nextId(`fz${seed}`), definition: 'defA', expected: 2 },
+        { id: nextId(`fz${seed}`), definition: 'split', expected: 3 },
+        { id: nextId(`fz${seed}`), definition: 'split', expected: 2 },
         { id: nextId(`fz${seed}`), definition: 'fzcount', expected: 3 },
       ];
+      // Splitter aggregates: their reply ids are 0..N-1 by contract (a `none` fan-out's are the
+      // requester's choice, so "outside the expected ids" would mean nothing there).
       for (const a of aggregates) {
-        await fanin.sendRequest({ definition: a.definition, aggregateId: a.id, expected: a.expected });
+        const items = Array.from({ length: a.expected }, (_, i) => i);
+        await fanin.sendRequest({ definition: a.definition, aggregateId: a.id, items });
       }
       await fanin.drain();
       const long = 'x'.repeat(3000);
@@ -189,9 +207,10 @@ describe('correlation under untrusted attributes', () => {
           if (entry.body?.fuzz === undefined) continue;
           const origin = fuzzed.find((f) => f.i === entry.body.fuzz);
           const named = origin?.attributes['fanin-definition'];
-          expect(named === undefined || named === a.definition, `fuzz ${entry.body.fuzz} counted under ${a.definition}`).toBe(
-            true,
-          );
+          expect(
+            named === undefined || named === a.definition,
+            `fuzz ${entry.body.fuzz} counted under ${a.definition}`,
+          ).toBe(true);
           expect(origin?.attributes['fanin-aggregate-id']).toBe(a.id);
         }
       }
@@ -205,7 +224,9 @@ describe('correlation under untrusted attributes', () => {
         const duplicate =
           target !== undefined &&
           (named === undefined || named === target.definition) &&
-          membersOf(results.get(target.id) as OutputBody).includes(f.attributes['fanin-reply-id'] ?? '\u0000');
+          membersOf(results.get(target.id) as OutputBody).includes(
+            f.attributes['fanin-reply-id'] ?? '\u0000',
+          );
         expect(
           counted || duplicate || routed(f.messageId).length > 0,
           `fuzzed message ${f.i} ${JSON.stringify(f.attributes).slice(0, 200)} was lost`,
