@@ -1,11 +1,14 @@
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
+  type Message,
   type MessageAttributeValue,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { WireAttribute } from '../engine/correlation.ts';
 
 /** How many messages a queue holds: visible, in flight, and both (SQS's approximate counts). */
 export async function queueDepth(
@@ -23,6 +26,17 @@ export async function queueDepth(
   return { visible, inFlight, depth: visible + inFlight };
 }
 
+/**
+ * The message attribute that carries a moved message's identity: the SQS message id it had when it
+ * was first moved. A move re-sends a message, and SQS gives the copy a new message id; with this
+ * attribute the copy still says which message it is, so a reply without a `fanin-reply-id` keeps
+ * one reply id however often it is moved, and the duplicate a crashed move leaves is recognised.
+ */
+export const ORIGIN_ATTRIBUTE = WireAttribute.ORIGIN_MESSAGE_ID;
+
+/** SQS's limit of message attributes on one message. */
+const MAX_MESSAGE_ATTRIBUTES = 10;
+
 /** Options of {@link moveMessages}. */
 export interface MoveOptions {
   readonly from: string;
@@ -31,6 +45,19 @@ export interface MoveOptions {
   readonly max: number;
   /** How long a message being moved stays invisible at its source (it reappears if the move dies). */
   readonly visibilitySeconds: number;
+  /**
+   * Each receive long-polls this long (1–20 s). A long poll asks every SQS server that may hold
+   * a message of the queue; a short poll (0) asks a sample of them and may return nothing while
+   * messages wait. @default 1
+   */
+  readonly waitSeconds?: number;
+  /**
+   * The source counts as drained only after this many consecutive receives found nothing: one
+   * empty receive is never taken as "empty". At least 2. @default 2
+   */
+  readonly emptyReceives?: number;
+  /** How often a delete SQS reports as failed is tried, in all, before it is reported. @default 3 */
+  readonly deleteAttempts?: number;
   /** FIFO targets: the deduplication id is this prefix + the source message id. @default '' */
   readonly deduplicationPrefix?: string;
   /** FIFO targets: the group of a message that had none. @default 'default' */
@@ -39,64 +66,203 @@ export interface MoveOptions {
   readonly onBatch?: (moved: number) => void;
   /** Checked before each batch; true stops the move. */
   readonly stop?: () => boolean;
+  /** Aborting it cancels the call in progress and stops the move (see {@link MoveResult.aborted}). */
+  readonly signal?: AbortSignal;
+}
+
+/** A message sent to the target whose delete from the source failed (it is now at both). */
+export interface UndeletedMessage {
+  /** Its SQS message id at the source. */
+  readonly messageId: string;
+  /** Its identity, as the copy carries it in {@link ORIGIN_ATTRIBUTE} (when it has room for it). */
+  readonly originMessageId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** What {@link moveMessages} did. */
+export interface MoveResult {
+  /** Messages sent to the target (deleted from the source, or listed in `undeleted`). */
+  readonly moved: number;
+  /**
+   * True when the move ended because `emptyReceives` consecutive long polls found nothing: the
+   * only way it concludes that the source is empty.
+   */
+  readonly drained: boolean;
+  /** The target refused a send: the move stopped there (the refused message stays at the source). */
+  readonly failure?: { code: string; message: string };
+  /**
+   * Sent, but SQS kept failing to delete them from the source: each is now at both queues and,
+   * after `visibilitySeconds`, will be moved again. Its copies carry one identity, so the reply
+   * path counts it once; it is reported so a persistent failure is seen.
+   */
+  readonly undeleted: readonly UndeletedMessage[];
+  /**
+   * Messages moved without {@link ORIGIN_ATTRIBUTE} because they already carry SQS's maximum of
+   * 10 message attributes (their copy has a new message id and nothing else to say who it is).
+   */
+  readonly withoutOrigin: number;
+  /** The move stopped because `signal` was aborted (a call in flight may have been cancelled). */
+  readonly aborted: boolean;
 }
 
 /**
- * Moves messages between queues at least once: receive a batch, send it to the target, delete
- * what was sent from the source. A crash between the send and the delete duplicates a message
- * (the reply path's deduplication makes that harmless). Stops when the source is empty, `max`
- * is reached, or a send is partly refused (reported as `failure`).
+ * Moves messages between queues at least once: receive a batch (long poll), send it to the
+ * target, delete what was sent from the source.
+ *
+ * Identity survives the move: each copy carries {@link ORIGIN_ATTRIBUTE} (kept from the source
+ * when the message was moved before, else the source's message id), its body as is (a claim-check
+ * pointer stays a pointer), its message attributes, and on a FIFO target its group and a
+ * deduplication id of the source message id (a retried move of the same message is deduplicated
+ * by SQS). A crash between the send and the delete leaves a duplicate with the same identity,
+ * which the reply path recognises.
+ *
+ * Stops when `max` is reached, `emptyReceives` consecutive receives found nothing (`drained`),
+ * a send is partly refused (`failure`), `stop()` says so or `signal` is aborted. Deletes SQS
+ * reports as failed are retried, and those still failing are returned in `undeleted`.
  */
-export async function moveMessages(
-  sqs: SQSClient,
-  options: MoveOptions,
-): Promise<{ moved: number; failure?: { code: string; message: string } }> {
+export async function moveMessages(sqs: SQSClient, options: MoveOptions): Promise<MoveResult> {
   const fifo = options.to.endsWith('.fifo');
+  const waitSeconds = Math.min(20, Math.max(1, Math.floor(options.waitSeconds ?? 1)));
+  const emptyReceives = Math.max(2, Math.floor(options.emptyReceives ?? 2));
+  const deleteAttempts = Math.max(1, Math.floor(options.deleteAttempts ?? 3));
+  const signal = options.signal;
+  const call = { ...(signal ? { abortSignal: signal } : {}) };
+  const undeleted: UndeletedMessage[] = [];
   let moved = 0;
-  while (moved < options.max && !options.stop?.()) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: options.from,
-        MaxNumberOfMessages: Math.min(10, options.max - moved),
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: options.visibilitySeconds,
-        MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['MessageGroupId'],
-      }),
-    );
-    if (Messages.length === 0) break;
-    const result = await sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: options.to,
-        Entries: Messages.map((m, i) => ({
-          Id: String(i),
-          MessageBody: m.Body ?? '',
-          ...(m.MessageAttributes
-            ? { MessageAttributes: m.MessageAttributes as Record<string, MessageAttributeValue> }
-            : {}),
-          ...(fifo
-            ? {
-                MessageGroupId: m.Attributes?.MessageGroupId ?? options.defaultGroup ?? 'default',
-                MessageDeduplicationId: `${options.deduplicationPrefix ?? ''}${m.MessageId}`,
-              }
-            : {}),
-        })),
-      }),
-    );
-    const sent = new Set((result.Successful ?? []).map((s) => Number(s.Id)));
-    const done = Messages.filter((_, i) => sent.has(i));
-    if (done.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
+  let withoutOrigin = 0;
+  let empty = 0;
+  const result = (extra: Partial<MoveResult> = {}): MoveResult => ({
+    moved,
+    drained: false,
+    undeleted,
+    withoutOrigin,
+    aborted: signal?.aborted ?? false,
+    ...extra,
+  });
+  try {
+    while (moved < options.max && !options.stop?.() && !signal?.aborted) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
           QueueUrl: options.from,
-          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+          MaxNumberOfMessages: Math.min(10, options.max - moved),
+          WaitTimeSeconds: waitSeconds,
+          VisibilityTimeout: options.visibilitySeconds,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['MessageGroupId'],
         }),
+        call,
       );
+      if (Messages.length === 0) {
+        empty += 1;
+        if (empty >= emptyReceives) return result({ drained: true });
+        continue;
+      }
+      empty = 0;
+      const copies = Messages.map((m, i) => {
+        const copy = copyOf(m, i, fifo, options);
+        if (!copy.origin) withoutOrigin += 1;
+        return copy;
+      });
+      const sent = await sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: options.to, Entries: copies.map((c) => c.entry) }),
+        call,
+      );
+      const ok = new Set((sent.Successful ?? []).map((s) => Number(s.Id)));
+      const done = Messages.map((m, i) => ({ m, i })).filter(({ i }) => ok.has(i));
+      moved += done.length;
+      if (done.length > 0) {
+        const failures = await deleteAll(
+          sqs,
+          options.from,
+          done.map(({ m, i }) => ({ id: String(i), receiptHandle: m.ReceiptHandle ?? '' })),
+          deleteAttempts,
+          call,
+        );
+        for (const [id, failure] of failures) {
+          const index = Number(id);
+          undeleted.push({
+            messageId: Messages[index]?.MessageId ?? '',
+            originMessageId: copies[index]?.origin ?? Messages[index]?.MessageId ?? '',
+            ...failure,
+          });
+        }
+      }
+      options.onBatch?.(moved);
+      const failed = sent.Failed?.[0];
+      if (failed) {
+        return result({ failure: { code: failed.Code ?? 'Failed', message: failed.Message ?? '' } });
+      }
     }
-    moved += done.length;
-    options.onBatch?.(moved);
-    const failed = result.Failed?.[0];
-    if (failed) return { moved, failure: { code: failed.Code ?? 'Failed', message: failed.Message ?? '' } };
+  } catch (error) {
+    // Aborted: the call in flight was cancelled; what it did not finish reappears at the source.
+    if (signal?.aborted) return result({ aborted: true });
+    throw error;
   }
-  return { moved };
+  return result();
+}
+
+/** The send entry that re-creates a received message at another queue, and the identity it carries. */
+function copyOf(
+  m: Message,
+  index: number,
+  fifo: boolean,
+  options: MoveOptions,
+): { entry: SendMessageBatchRequestEntry; origin: string | undefined } {
+  const attributes = { ...(m.MessageAttributes ?? {}) } as Record<string, MessageAttributeValue>;
+  const kept = attributes[ORIGIN_ATTRIBUTE]?.StringValue;
+  let origin: string | undefined = kept || m.MessageId;
+  if (!kept && origin) {
+    if (Object.keys(attributes).length < MAX_MESSAGE_ATTRIBUTES) {
+      attributes[ORIGIN_ATTRIBUTE] = { DataType: 'String', StringValue: origin };
+    } else {
+      origin = undefined;
+    }
+  }
+  return {
+    origin,
+    entry: {
+      Id: String(index),
+      MessageBody: m.Body ?? '',
+      ...(Object.keys(attributes).length > 0 ? { MessageAttributes: attributes } : {}),
+      ...(fifo
+        ? {
+            MessageGroupId: m.Attributes?.MessageGroupId ?? options.defaultGroup ?? 'default',
+            // Per hop, not per origin: a message that comes back to a queue it left within the
+            // five-minute deduplication window must not be dropped as a duplicate of itself.
+            MessageDeduplicationId: `${options.deduplicationPrefix ?? ''}${m.MessageId}`,
+          }
+        : {}),
+    },
+  };
+}
+
+/**
+ * Deletes a batch, retrying the entries SQS reports as failed (`attempts` tries in all).
+ * @returns the entries still failing, by id, with SQS's reason
+ */
+async function deleteAll(
+  sqs: SQSClient,
+  queueUrl: string,
+  entries: readonly { id: string; receiptHandle: string }[],
+  attempts: number,
+  call: { abortSignal?: AbortSignal },
+): Promise<Map<string, { code: string; message: string }>> {
+  let pending = entries;
+  const failures = new Map<string, { code: string; message: string }>();
+  for (let attempt = 1; attempt <= attempts && pending.length > 0; attempt += 1) {
+    const { Failed = [] } = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: pending.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
+      }),
+      call,
+    );
+    failures.clear();
+    for (const f of Failed) {
+      if (f.Id !== undefined) failures.set(f.Id, { code: f.Code ?? 'Failed', message: f.Message ?? '' });
+    }
+    pending = pending.filter((e) => failures.has(e.id));
+  }
+  return failures;
 }

@@ -18,6 +18,12 @@ export const WireAttribute = {
   DEFINITION: 'fanin-definition',
   REPLY_TO: 'fanin-reply-to',
   REQUEST_ID: 'fanin-request-id',
+  /**
+   * Set by fanin when it moves a message between queues (the distributor, evacuation, redrive):
+   * the SQS message id the message had before its first move. A copy gets a new message id; this
+   * keeps the message's identity across moves.
+   */
+  ORIGIN_MESSAGE_ID: 'fanin-origin-message-id',
 } as const;
 
 /**
@@ -63,8 +69,10 @@ export async function correlationKey(definition: Definition, message: InboundMes
 
 /**
  * The reply id used to recognise duplicates: the definition's source, else the `fanin-reply-id`
- * attribute, else the transport's message id (which catches redeliveries but not a responder
- * that publishes the same reply twice).
+ * attribute, else the message's transport identity: the `fanin-origin-message-id` a move gave it
+ * (the message id it had before it was first moved), else its message id. That identity catches
+ * redeliveries and copies left by a move that died between its send and its delete, but not a
+ * responder that publishes the same reply twice.
  */
 export async function replyIdOf(
   definition: Definition | undefined,
@@ -76,8 +84,11 @@ export async function replyIdOf(
       `reply id (${describeSource(definition.replyId)})`,
     );
   }
-  // An empty attribute is as good as none: fall back to the transport's id.
-  const value = message.attributes[WireAttribute.REPLY_ID] || message.messageId;
+  // An empty attribute is as good as none: fall back to the transport's identity.
+  const value =
+    message.attributes[WireAttribute.REPLY_ID] ||
+    message.attributes[WireAttribute.ORIGIN_MESSAGE_ID] ||
+    message.messageId;
   return asKey(value, `reply id (attribute ${WireAttribute.REPLY_ID})`);
 }
 

@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { NoPartitionAvailableError } from '../../shared/partitions/destination.ts';
@@ -7,14 +7,15 @@ import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
 
 /**
  * Seed 001's partitioned destination: one name over N queues, routed by policy, with partitions
- * unavailable when send-disabled or at their high message threshold.
+ * unavailable when send-disabled or at their high message threshold. Each test has a topology of
+ * its own: the depths one test asserts cannot include what another left behind.
  */
 describe('partitioned reply destination', () => {
   let fanin: FaninUnderTest;
   let client: FaninClient;
   let bank: string;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     fanin = await FaninUnderTest.start(
       [
         {
@@ -29,7 +30,7 @@ describe('partitioned reply destination', () => {
     bank = await fanin.targetQueue('bank');
     client = new FaninClient({ sqs: sqsClient(), replies: fanin.destination() });
   });
-  afterAll(() => fanin.stop());
+  afterEach(() => fanin.stop());
 
   it('affinity: every reply of an aggregate lands in its partition; with it disabled they go elsewhere and it still completes', async () => {
     // Prepare

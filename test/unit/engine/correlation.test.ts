@@ -219,6 +219,48 @@ describe('replyIdOf', () => {
     expect(replyId).toBe('sqs-id');
   });
 
+  it('falls back to the fanin-origin-message-id a move gave the message, over its new message id', async () => {
+    // Prepare: the distributor re-sent the reply (new SQS id), carrying its first id along
+    const definition = aDefinition();
+    const original = aMessage({}, {}, 'sqs-id-1');
+    const moved = aMessage({}, { [WireAttribute.ORIGIN_MESSAGE_ID]: 'sqs-id-1' }, 'sqs-id-2');
+
+    // Act
+    const ids = [await replyIdOf(definition, original), await replyIdOf(definition, moved)];
+
+    // Assess: both copies are one reply
+    expect(WireAttribute.ORIGIN_MESSAGE_ID).toBe('fanin-origin-message-id');
+    expect(ids).toEqual(['sqs-id-1', 'sqs-id-1']);
+  });
+
+  it('takes the fanin-reply-id attribute and the definition source over the origin id', async () => {
+    // Prepare
+    const message = aMessage(
+      { bank: 'bank-3' },
+      { ...attributes, [WireAttribute.ORIGIN_MESSAGE_ID]: 'sqs-id-1' },
+      'sqs-id-2',
+    );
+
+    // Act
+    const byAttribute = await replyIdOf(aDefinition(), message);
+    const bySource = await replyIdOf(aDefinition({ replyId: { source: 'path', path: '$.bank' } }), message);
+
+    // Assess
+    expect(byAttribute).toBe('attr-id');
+    expect(bySource).toBe('bank-3');
+  });
+
+  it('treats an empty fanin-origin-message-id as absent', async () => {
+    // Prepare
+    const message = aMessage({}, { [WireAttribute.ORIGIN_MESSAGE_ID]: '' }, 'sqs-id');
+
+    // Act
+    const replyId = await replyIdOf(undefined, message);
+
+    // Assess
+    expect(replyId).toBe('sqs-id');
+  });
+
   it('works without a definition (a message no definition claims)', async () => {
     // Prepare
     const message = aMessage({}, attributes, 'sqs-id');
