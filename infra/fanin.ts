@@ -307,6 +307,7 @@ export class Fanin extends Construct {
     const definitions = [...topology.definitions.values()];
     validateDefinitionsAgainstProps(definitions, props);
     validateTargetsAgainstAccounts(Stack.of(this), props);
+    validateTargetsAgainstOwnQueues(topology, props);
     this.payloadExpirationDays = payloadExpirationDays(topology, props);
     const wantsBus = definitions.some((d) => d.outputs.eventBridge);
     const createBus = !props.eventBus && (props.createEventBus ?? wantsBus);
@@ -1128,6 +1129,36 @@ function validateTargetsAgainstAccounts(stack: Stack, props: FaninProps): void {
     if (ownAccount === undefined && !allowed.has(account ?? '')) {
       Annotations.of(stack).addInfo(
         `fanin: extraTargetQueueArns entry ${arn} is usable for request-time recipients only if ${account} is the deployment account or is listed in recipientAccounts`,
+      );
+    }
+  }
+}
+
+/**
+ * An extra target pattern must not match one of fanin's own queues (in fanin's account): the
+ * fan-out may send to its timer and output queues, so a request naming one as a recipient would
+ * forge a timer or an output with fanin's own role. (The inbound queues are denied in the role.)
+ */
+function validateTargetsAgainstOwnQueues(topology: Topology, props: FaninProps): void {
+  const own = [...Object.values(topology.queues), ...topology.replyPartitions].flatMap((q) => [
+    q.name,
+    q.dlqName,
+  ]);
+  const foreign = new Set(props.recipientAccounts ?? []);
+  for (const arn of props.extraTargetQueueArns ?? []) {
+    if (Token.isUnresolved(arn)) continue;
+    const [, , , , account, name = ''] = arn.split(':');
+    if (foreign.has(account ?? '')) continue;
+    const pattern = new RegExp(
+      `^${name
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
+    const hit = own.filter((queue) => pattern.test(queue));
+    if (hit.length > 0) {
+      throw new Error(
+        `extraTargetQueueArns must not match fanin's own queues (${hit.join(', ')}): a request naming one as a recipient would forge a message with the fan-out's role (given ${arn})`,
       );
     }
   }

@@ -295,6 +295,27 @@ describe('issue 11, request-time recipients: recipientAccounts', () => {
     }
   });
 
+  it("GIVEN an extra target pattern that matches one of fanin's own queues WHEN the construct is created THEN it throws naming them", () => {
+    // Mutant killed: "no check of extra targets against the topology's queue names": a request naming
+    // `fanin-out-completed.fifo` as a recipient would forge a result with the fan-out's own role.
+    expect(construct({ extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:fanin-*'] })).toThrow(
+      /extraTargetQueueArns must not match fanin's own queues \(fanin-ingress, .*fanin-out-completed\.fifo.*\(given arn:aws:sqs:us-east-1:111122223333:fanin-\*\)/,
+    );
+    expect(construct({ extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:fanin-timer'] })).toThrow(
+      /\(fanin-timer\)/,
+    );
+    expect(
+      construct({ extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:fanin-bank-?'] }),
+    ).not.toThrow();
+    // the same names in a recipient account are another account's queues
+    expect(
+      construct({
+        extraTargetQueueArns: ['arn:aws:sqs:us-east-1:444455556666:fanin-*'],
+        recipientAccounts: ['444455556666'],
+      }),
+    ).not.toThrow();
+  });
+
   it('GIVEN a recipient account that is not 12 digits WHEN the construct is created THEN it throws naming it', () => {
     expect(construct({ recipientAccounts: ['444455556666', '4444-5555-6666'] })).toThrow(
       /recipientAccounts must be 12-digit AWS account ids, known at synth \(given \["4444-5555-6666"\]\)/,
