@@ -147,6 +147,12 @@ export interface StateStore {
   getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
   /** Records one reply, once: a conditional put by reply id (`duplicate` when it was already there). */
   putReply(aggregateId: string, reply: ReplyToRecord): Promise<'recorded' | 'duplicate'>;
+  /** Replies recorded (not late) with index ids `first … last`: one range read (large fan-outs). */
+  countRange(aggregateId: string, first: number, last: number): Promise<number>;
+  /** Records that a block of index reply ids is all in (large fan-outs; idempotent). */
+  markBlockComplete(aggregateId: string, block: number, expiresAt: number): Promise<void>;
+  /** How many blocks of a large fan-out are all in. */
+  countCompleteBlocks(aggregateId: string): Promise<number>;
   /** The header and every reply, in one consistent read. */
   readAggregate(aggregateId: string): Promise<AggregateSnapshot>;
   /** open → completing with the member set and outcome; undefined when it was not open. */

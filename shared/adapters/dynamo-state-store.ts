@@ -37,8 +37,10 @@ import { decodePayload, encodePayload } from './payload-codec.ts';
  * | request         | `A#<aggregate>` | `B`         | the opening request, written once with a TTL            |
  * | header/tombstone| `A#<aggregate>` | `H`         | small; written at open, seal and close — never per reply|
  * | reply           | `A#<aggregate>` | `R#<reply>` | one conditional put per reply, with a TTL; its payload  |
+ * |                 |                 |             | (index ids zero-padded, see {@link replyKey})           |
  * |                 |                 |             | compressed when smaller (payload-codec.ts)              |
  * | held reply      | `A#<aggregate>` | `U#<reply>` | an unknown reply waiting for its aggregate              |
+ * | block complete  | `A#<aggregate>` | `K#<block>` | large fan-outs: a block of reply ids all in (tiny)      |
  * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                      |
  *
  * The header sorts between the request and the replies, so one consistent query over
@@ -174,7 +176,7 @@ export class DynamoStateStore implements StateStore {
           TableName: this.tableName,
           Item: {
             pk: aggregateKey(aggregateId),
-            sk: `R#${reply.replyId}`,
+            sk: replyKey(reply.replyId),
             replyId: reply.replyId,
             ...encodePayload(reply.payload),
             receivedAt: reply.receivedAt,
@@ -192,6 +194,42 @@ export class DynamoStateStore implements StateStore {
       if (error instanceof ConditionalCheckFailedException) return 'duplicate';
       throw error;
     }
+  }
+
+  /** Replies recorded (not late) with index ids from `first` to `last` inclusive: one range query. */
+  public async countRange(aggregateId: string, first: number, last: number): Promise<number> {
+    const items = await this.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': aggregateKey(aggregateId),
+        ':from': replyKey(String(first)),
+        ':to': replyKey(String(last)),
+      },
+      ProjectionExpression: 'late, receivedAt',
+      ConsistentRead: true,
+    });
+    return items.filter((item) => item.late !== true && item.receivedAt !== undefined).length;
+  }
+
+  public async markBlockComplete(aggregateId: string, block: number, expiresAt: number): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: aggregateKey(aggregateId), sk: `K#${block}`, expiresAt },
+      }),
+    );
+  }
+
+  public async countCompleteBlocks(aggregateId: string): Promise<number> {
+    const items = await this.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :k)',
+      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':k': 'K#' },
+      ProjectionExpression: 'sk',
+      ConsistentRead: true,
+    });
+    return items.length;
   }
 
   public async readAggregate(aggregateId: string): Promise<AggregateSnapshot> {
@@ -342,7 +380,7 @@ export class DynamoStateStore implements StateStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: `R#${replyId}` },
+          Key: { pk, sk: replyKey(replyId) },
           UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
           ConditionExpression: 'attribute_not_exists(late)',
           ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
@@ -560,6 +598,16 @@ export class DynamoStateStore implements StateStore {
 /** The partition key of an aggregate's items. */
 export function aggregateKey(aggregateId: string): string {
   return `A#${aggregateId}`;
+}
+
+/**
+ * The sort key of a reply. Index reply ids (a splitter's or recipient list's `0 … N-1`) are
+ * zero-padded, so a range of them is one contiguous range query; any other id keeps its text,
+ * behind a `~` when it starts with a digit or `~`, so no two ids share a key.
+ */
+export function replyKey(replyId: string): string {
+  if (/^(0|[1-9]\d{0,9})$/.test(replyId) && replyId.length <= 10) return `R#${replyId.padStart(10, '0')}`;
+  return /^[0-9~]/.test(replyId) ? `R#~${replyId}` : `R#${replyId}`;
 }
 
 /** A stable hash of a key onto 0 … shards − 1, so an item always lands in the same shard. */

@@ -293,6 +293,19 @@ async function recordAndEvaluate(
     replies.map((r) => recordable(ctx, definition, header.aggregateId, r, now)),
   );
   await Promise.all(records.map((record) => ctx.store.putReply(header.aggregateId, record)));
+  const trigger = completionTrigger(definition, header);
+  if (trigger !== 'read-all') {
+    // The header read after the puts keeps the argument of the seal (docs/data-plane.md); the
+    // reply set is read only when these replies could complete the aggregate.
+    const current = await ctx.store.getHeader(header.aggregateId);
+    if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
+    if (current.status !== AggregateStatus.OPEN) {
+      await settle(ctx, definition, current, replies);
+      return;
+    }
+    if (trigger === 'never') return;
+    if (!(await blocksComplete(ctx, definition, current, records))) return;
+  }
   // Read back after the puts: if the header is still open now, every reply above is in the set
   // any later seal fixes (the seal reads after it); if not, the member set says which are in.
   const snapshot = await ctx.store.readAggregate(header.aggregateId);
@@ -308,6 +321,59 @@ async function recordAndEvaluate(
     const sealed = await ctx.store.getHeader(header.aggregateId);
     if (sealed) await settle(ctx, definition, sealed, replies);
   }
+}
+
+/** Fan-outs above this many index replies detect "all arrived" by blocks instead of reading every reply. */
+export const LARGE_FAN_OUT = 128;
+/** Index reply ids per block of a large fan-out. */
+export const BLOCK_SIZE = 32;
+
+/**
+ * When a batch of replies needs the whole reply set read:
+ * - `never`: no reply can complete the aggregate (strategy `external`, or `timeout` that waits
+ *   for its deadline whatever arrives) — only the header is read;
+ * - `blocks`: a large splitter or recipient-list fan-out waiting for all its replies — the set is
+ *   read only once every block of reply ids is in (see {@link blocksComplete}), so reads stay
+ *   proportional to the fan-out instead of growing with its square;
+ * - `read-all`: anything else.
+ */
+function completionTrigger(definition: Definition, header: AggregateHeader): 'never' | 'blocks' | 'read-all' {
+  const completion = definition.completion;
+  if (completion.strategy === Strategy.EXTERNAL) return 'never';
+  if (completion.strategy === Strategy.TIMEOUT && !completion.completeWhenAllArrived) return 'never';
+  const indexed = definition.fanOut?.type === 'splitter' || definition.fanOut?.type === 'recipient-list';
+  const waitsForAll =
+    completion.strategy === Strategy.ALL ||
+    (completion.strategy === Strategy.TIMEOUT && completion.completeWhenAllArrived);
+  if (indexed && waitsForAll && header.expected !== undefined && header.expected > LARGE_FAN_OUT)
+    return 'blocks';
+  return 'read-all';
+}
+
+/**
+ * Whether every block of a large fan-out's reply ids is in. Each batch reads only the blocks its
+ * replies belong to (one range query each); a block found complete is marked with a tiny item,
+ * and only then are the marks counted. Every reply's put comes before its own block read, so the
+ * last reply of the last block always finds every block marked (or a racing handler does).
+ */
+async function blocksComplete(
+  ctx: FaninContext,
+  definition: Definition,
+  header: AggregateHeader,
+  records: readonly ReplyToRecord[],
+): Promise<boolean> {
+  const expected = header.expected as number;
+  const blocks = new Set(records.map((r) => Math.floor(Number(r.replyId) / BLOCK_SIZE)));
+  let marked = false;
+  for (const block of blocks) {
+    const first = block * BLOCK_SIZE;
+    const last = Math.min(expected, first + BLOCK_SIZE) - 1;
+    if ((await ctx.store.countRange(header.aggregateId, first, last)) < last - first + 1) continue;
+    await ctx.store.markBlockComplete(header.aggregateId, block, replyExpiry(ctx, definition));
+    marked = true;
+  }
+  if (!marked) return false;
+  return (await ctx.store.countCompleteBlocks(header.aggregateId)) >= Math.ceil(expected / BLOCK_SIZE);
 }
 
 /**

@@ -140,5 +140,8 @@ export async function sweep(ctx: FaninContext, limit = 500): Promise<number> {
   return due.length;
 }
 
-/** How far a failed due item moves back in the index: the next sweeps look at the others first. */
-const DEFER_FAILED_MS = 5 * 60_000;
+/**
+ * How far a failed due item moves back in the index: behind everything due before the next
+ * sweep, so items that keep failing rotate to the back instead of filling every sweep's share.
+ */
+const DEFER_FAILED_MS = 60_000;

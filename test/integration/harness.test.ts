@@ -72,7 +72,8 @@ describe('shared clients', () => {
     // Assess
     expect(overridden.sqs.config.useQueueUrlAsEndpoint).toBe(false);
     expect(overridden.s3.config.forcePathStyle).toBe(true);
-    expect(plain.sqs.config.useQueueUrlAsEndpoint).toBe(true);
+    // On AWS too: a queue URL from a message must never become the endpoint (issue 11).
+    expect(plain.sqs.config.useQueueUrlAsEndpoint).toBe(false);
     expect(plain.s3.config.forcePathStyle).toBeFalsy();
   });
 });

@@ -5,7 +5,7 @@ import {
   type Message,
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
+import { READER_PREFIXES, S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
 import { moveMessages } from '../../../shared/adapters/sqs-queues.ts';
 import { s3Client, sqsClient } from '../../../shared/aws/clients.ts';
 import { OUTPUT_ROLES, type OutputRole } from '../../../shared/topology/topology.ts';
@@ -107,7 +107,10 @@ export const tail: Command = {
 };
 
 function claimCheckOf(target: Target): S3ClaimCheck | undefined {
-  return target.bucketName ? new S3ClaimCheck({ s3: s3Client(), bucket: target.bucketName }) : undefined;
+  // Outputs are fanin's own objects (under outputs/), which a producer's pointer may never name.
+  return target.bucketName
+    ? new S3ClaimCheck({ s3: s3Client(), bucket: target.bucketName, readablePrefixes: READER_PREFIXES })
+    : undefined;
 }
 
 /** `fanin redrive`: move a DLQ's messages back to their queue. */
