@@ -1,4 +1,5 @@
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   CreateTableCommand,
   DeleteTableCommand,
@@ -8,13 +9,21 @@ import {
   UpdateItemCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import { encodePayload } from '../shared/adapters/payload-codec.ts';
 import type { TableShape } from './capacity.ts';
+
+/** A reply body as fanin stores it (`encodePayload`): Brotli-compressed when that is smaller. */
+function stored(body: string): AttributeValue {
+  const encoded = encodePayload(body);
+  return 'payloadBr' in encoded ? { B: encoded.payloadBr } : { S: encoded.payload };
+}
 
 /**
  * The naive baseline: the seed's in-memory aggregator mapped directly onto DynamoDB. An aggregate
  * is ONE item holding a map of every reply received so far; each reply is added to that item.
  *
  * It is implemented as well as that design allows, so the comparison is fair to it:
+ * - reply bodies are stored as fanin stores them (`encodePayload`: Brotli when that is smaller);
  * - a reply is an `UpdateItem` that sets `replies.<id>` and adds one to `received`, on condition
  *   that the reply is not there yet and the aggregate is open — exactly once, no read first,
  *   no optimistic-locking retry loop;
@@ -25,6 +34,13 @@ import type { TableShape } from './capacity.ts';
  * for all the replies before it: the cost per reply grows with the fan-out, and an item stops at
  * 400 KB. Its table has no secondary index (fanin's `open` index costs fanin extra; the baseline is
  * not charged for one).
+ *
+ * What it does NOT survive, and fanin does (so it is a floor on cost, not a design to ship): a
+ * consumer stopped during completion. Only the invocation whose update made `received` reach
+ * `expected` completes; stopped before its close, nobody else ever will (the result is lost, the
+ * aggregate stays open); stopped after emitting but before the close is acknowledged, its retry
+ * emits again (a duplicate), and a retry after the close finds the replies dropped (nothing to
+ * rebuild the result from). It has no deadline timer, no late-reply routing and no tombstone either.
  */
 export class NaiveAggregateStore {
   private readonly client: DynamoDBClient;
@@ -99,7 +115,7 @@ export class NaiveAggregateStore {
           ConditionExpression: 'attribute_not_exists(replies.#reply) AND #status = :open',
           ExpressionAttributeNames: { '#reply': replyId, '#status': 'status' },
           ExpressionAttributeValues: {
-            ':payload': { S: payload },
+            ':payload': stored(payload),
             ':one': { N: '1' },
             ':open': { S: 'open' },
           },
@@ -134,7 +150,7 @@ export class NaiveAggregateStore {
           status: { S: 'open' },
           expected: { N: String(expected) },
           received: { N: String(bodies.length) },
-          replies: { M: Object.fromEntries(bodies.map((body, i) => [String(i), { S: body }])) },
+          replies: { M: Object.fromEntries(bodies.map((body, i) => [String(i), stored(body)])) },
         },
       }),
     );

@@ -20,7 +20,22 @@ export interface Prices {
     readonly arm64_per_gb_second: number;
     readonly x86_64_per_gb_second: number;
   };
-  readonly step_functions: { readonly standard_per_thousand_state_transitions: number };
+  readonly step_functions: {
+    readonly standard_per_thousand_state_transitions: number;
+    readonly express_per_million_requests: number;
+    readonly express_per_gb_hour_first_1000: number;
+    readonly express_billed_memory_mb: number;
+    readonly express_duration_increment_ms: number;
+  };
+  readonly cloudwatch: { readonly standard_alarm_per_month: number; readonly logs_ingested_per_gb: number };
+  readonly at_rest: {
+    readonly pollers_per_queue: number;
+    readonly long_poll_seconds: number;
+    readonly sweeper_ms: number;
+    readonly sweeper_due_shards: number;
+    readonly distributor_ms: number;
+    readonly log_kb_per_invocation: number;
+  };
   readonly eventbridge: Readonly<Record<string, number | string>>;
   readonly assumptions: {
     readonly lambda_memory_mb: number;
@@ -174,4 +189,127 @@ export function stepFunctionsUsage(
     },
     clients: { ...clients, sqsStandard: Math.max(0, clients.sqsStandard - notNeeded / aggregates) },
   };
+}
+
+/**
+ * Step Functions Express for the same scatter-gather with synchronous responders (Express has no
+ * callback tokens): one execution whose Map calls the branches in parallel and waits for them,
+ * then sends the result to a FIFO queue. Per million aggregates, for an execution lasting
+ * `seconds` (the slowest responder's answer time).
+ */
+export function stepFunctionsExpressPerMillion(seconds: number, prices: Prices): number {
+  const sf = prices.step_functions;
+  const billedSeconds =
+    (Math.ceil((seconds * 1000) / sf.express_duration_increment_ms) * sf.express_duration_increment_ms) /
+    1000;
+  const gbSeconds = billedSeconds * (sf.express_billed_memory_mb / 1024);
+  const duration = (gbSeconds * sf.express_per_gb_hour_first_1000) / 3600;
+  return sf.express_per_million_requests + duration * 1_000_000 + prices.sqs.fifo_per_million_requests;
+}
+
+/**
+ * The longest answer time (in seconds, at most Express's five minutes) for which Step Functions
+ * Express costs less than `faninPerMillion`, or 0 if it never does.
+ */
+export function expressBreakEvenSeconds(faninPerMillion: number, prices: Prices): number {
+  let best = 0;
+  for (let ms = 100; ms <= 300_000; ms += 100) {
+    if (stepFunctionsExpressPerMillion(ms / 1000, prices) < faninPerMillion) best = ms / 1000;
+    else break;
+  }
+  return best;
+}
+
+/** One line of the monthly bill of an idle deployment. */
+export interface FixedItem {
+  readonly item: string;
+  readonly how: string;
+  readonly usd: number;
+}
+
+/**
+ * What an idle deployment costs a month (README, "What it costs at rest"), priced from
+ * `prices.json`: alarms, the event sources' long polls of each consumed queue, the sweeper and the
+ * distributor on their schedules. None of it depends on the number of aggregates.
+ */
+export function fixedMonthly(
+  prices: Prices,
+  topology: {
+    readonly replyPartitions: number;
+    readonly sweepIntervalSeconds: number;
+    readonly distributorIntervalSeconds: number;
+  },
+): { readonly items: readonly FixedItem[]; readonly total: number } {
+  const n = topology.replyPartitions;
+  const r = prices.at_rest;
+  const minutes = 30 * 24 * 60;
+  const gbSecond =
+    prices.assumptions.lambda_architecture === 'arm64'
+      ? prices.lambda.arm64_per_gb_second
+      : prices.lambda.x86_64_per_gb_second;
+  const gb = prices.assumptions.lambda_memory_mb / 1024;
+  const perM = (count: number, price: number) => (count / 1_000_000) * price;
+  const logs = (invocations: number) =>
+    ((invocations * r.log_kb_per_invocation) / 1024 / 1024) * prices.cloudwatch.logs_ingested_per_gb;
+  const sweeps = (minutes * 60) / topology.sweepIntervalSeconds;
+  const cycles = (minutes * 60) / topology.distributorIntervalSeconds;
+  const alarms = 10 + 2 * n;
+  const polled = 3 + n;
+  const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * minutes;
+  const invocation = (count: number, ms: number) =>
+    perM(count, prices.lambda.per_million_requests) + count * (ms / 1000) * gb * gbSecond;
+  const items: FixedItem[] = [
+    {
+      item: 'CloudWatch alarms',
+      how: `10 + 2N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
+      usd: alarms * prices.cloudwatch.standard_alarm_per_month,
+    },
+    {
+      item: 'SQS empty receives (idle polling)',
+      how: `${polled} consumed queues × ${r.pollers_per_queue} pollers × ${60 / r.long_poll_seconds} long polls/min = ${(polls / 1e6).toFixed(2)} M requests, ${((polls / polled / 1e6) * prices.sqs.standard_per_million_requests).toFixed(2)} $ per queue`,
+      usd: perM(polls, prices.sqs.standard_per_million_requests),
+    },
+    {
+      item: 'Sweeper invocations',
+      how: `${sweeps.toLocaleString('en-US')} × ~${r.sweeper_ms} ms`,
+      usd: invocation(sweeps, r.sweeper_ms),
+    },
+    {
+      item: 'Sweeper reads',
+      how: `${r.sweeper_due_shards} empty \`due\` queries per sweep × 0.5 RRU`,
+      usd: perM(sweeps * r.sweeper_due_shards * 0.5, prices.dynamodb.read_request_unit_per_million),
+    },
+    { item: 'Sweeper logs', how: `${r.log_kb_per_invocation} KB per invocation`, usd: logs(sweeps) },
+    {
+      item: 'Distributor SQS requests',
+      how: `N depth reads + 1 empty backlog receive per cycle`,
+      usd: perM(cycles * (n + 1), prices.sqs.standard_per_million_requests),
+    },
+    {
+      item: 'Distributor table',
+      how: '2 consistent queries (1 RRU each) + N updates (1 WRU each) per cycle',
+      usd:
+        perM(cycles * 2, prices.dynamodb.read_request_unit_per_million) +
+        perM(cycles * n, prices.dynamodb.write_request_unit_per_million),
+    },
+    {
+      item: 'Distributor invocations',
+      how: `${cycles.toLocaleString('en-US')} × ~${r.distributor_ms} ms`,
+      usd: invocation(cycles, r.distributor_ms),
+    },
+    { item: 'Distributor logs', how: `${r.log_kb_per_invocation} KB per invocation`, usd: logs(cycles) },
+  ];
+  return { items, total: items.reduce((sum, i) => sum + i.usd, 0) };
+}
+
+/** The total README states for an idle deployment ("What it costs at rest"), if it can be found. */
+export async function readmeAtRestTotal(): Promise<number | undefined> {
+  try {
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.split('### What it costs at rest')[1]?.split('\n## ')[0] ?? '';
+    const match = /\*\*total\*\*[^\n]*?\$([0-9.]+)/.exec(section);
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -74,7 +74,8 @@ export async function runHotAggregate(
     expected: options.replies,
   });
   const opened = Date.now() + 30_000;
-  while (!(await rig.ctx.store.getHeader(id))?.dispatched) {
+  // Fan-out `none`: the aggregate is open, with nothing to dispatch, once its header is written.
+  while (!(await rig.ctx.store.getHeader(id))) {
     if (Date.now() > opened) throw new Error(`hot aggregate ${id} was not opened`);
     await sleep(50);
   }
@@ -495,6 +496,11 @@ export function simulateHot(design: HotDesign, limits: AwsLimits, replies: numbe
   };
   /** Takes units from every key, or from none when one of them lacks them (the write is throttled). */
   const take = (charges: readonly (readonly [string, number])[], now: number): boolean => {
+    // A bucket holds at most a second of capacity: a larger write would be retried forever.
+    if (charges.some(([, units]) => units > limits.keyUnitsPerSecond))
+      throw new Error(
+        `${design.name}: one write needs more than a key's ${limits.keyUnitsPerSecond} units/s`,
+      );
     if (charges.some(([key, units]) => bucketAt(key, now).tokens < units)) return false;
     for (const [key, units] of charges) bucketAt(key, now).tokens -= units;
     return true;

@@ -2,7 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { encodePayload } from '../shared/adapters/payload-codec.ts';
 import { type Counters, diff } from './meter.ts';
 import { seededBy } from './random.ts';
-import { type Rig, sleep } from './rig.ts';
+import { type ArrivalPattern, type ReleasePlan, type Rig, sleep } from './rig.ts';
 
 /** Reply bodies of the benchmark. */
 export const Bodies = {
@@ -182,6 +182,88 @@ export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<Fanin
   };
 }
 
+/** A batch of aggregates whose replies the responders hold, then send in an arrival pattern. */
+export interface ArrivalWorkload extends Omit<FaninWorkload, 'requestsPerSecond'> {
+  readonly release: Omit<ReleasePlan, 'ids' | 'pattern'>;
+  readonly pattern: ArrivalPattern;
+}
+
+/** What one arrival phase measured. */
+export interface ArrivalPhaseResult extends FaninPhaseResult {
+  readonly pattern: ArrivalPattern;
+  /** The reply consumers' batching window during the phase. */
+  readonly batchingWindowSeconds: number;
+  /** Replies per second offered by the responders (`Infinity`: as fast as they could send). */
+  readonly offeredRepliesPerSecond: number;
+  /** From the first reply released to the last result visible. */
+  readonly releaseToLastResultMs: number;
+}
+
+/**
+ * Runs aggregates end to end with the replies in an arrival pattern: every request is sent at
+ * once, the fan-out handler sends the sub-requests, the responders hold every answer until all are
+ * in, then release them as `workload.release` says (see `Responders.release`). The counters cover
+ * the whole life of the aggregates (fan-out included) until every handler is idle; the deadline
+ * timers are not due within the phase.
+ */
+export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<ArrivalPhaseResult> {
+  const ids = aggregateIds(workload);
+  for (const id of ids) rig.responders.expected.set(id, workload.fanOut);
+  rig.responders.body = workload.body;
+  const requests = ids.map((id) => ({
+    definition: workload.definition,
+    aggregateId: id,
+    requestId: id,
+    items: Array.from({ length: workload.fanOut }, (_, i) => i),
+  }));
+  await rig.idle();
+  const before = rig.meter.snapshot();
+  const started = performance.now();
+  rig.responders.holding = true;
+  let released: number;
+  try {
+    await rig.sendRequests(requests);
+    await rig.responders.waitHeld(ids.length * workload.fanOut, workload.timeoutMs);
+    released = performance.now();
+    await rig.responders.release({ ...workload.release, ids, pattern: workload.pattern });
+  } finally {
+    rig.responders.holding = false;
+  }
+  await rig.collector.waitFor(ids, workload.timeoutMs);
+  const finished = Math.max(...ids.map((id) => rig.collector.results.get(id)?.at ?? 0));
+  await rig.idle();
+  const counters = diff(rig.meter.snapshot(), before);
+  const latenciesMs: number[] = [];
+  const outcomes: Record<string, number> = {};
+  for (const id of ids) {
+    const result = rig.collector.results.get(id);
+    const sent = rig.responders.lastSentAt.get(id);
+    if (result) outcomes[result.type] = (outcomes[result.type] ?? 0) + 1;
+    if (result && sent !== undefined) latenciesMs.push(result.at - sent);
+  }
+  return {
+    pattern: workload.pattern,
+    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    offeredRepliesPerSecond: workload.release.repliesPerSecond,
+    aggregates: ids.length,
+    replies: ids.length * workload.fanOut,
+    elapsedMs: finished - started,
+    releaseToLastResultMs: finished - released,
+    latenciesMs,
+    outcomes,
+    counters,
+  };
+}
+
+/** The raw store capacity over one window: its mean and the rate in each second of it. */
+export interface CapacitySample {
+  readonly writes: number;
+  readonly elapsedMs: number;
+  readonly writesPerSecond: number;
+  /** Writes per second in each whole second of the window. */
+  readonly perSecond: readonly number[];
+}
+
 /**
  * The raw write capacity of the emulated store: plain `PutItem`s of reply-shaped items (same keys,
  * same body) by `concurrency` writers for `durationMs`, with an unmetered client.
@@ -190,9 +272,16 @@ export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<Fanin
  */
 export async function storeCapacity(
   rig: Rig,
-  options: { readonly concurrency: number; readonly durationMs: number; readonly body: string },
-): Promise<{ writes: number; elapsedMs: number; writesPerSecond: number }> {
+  options: {
+    readonly concurrency: number;
+    readonly durationMs: number;
+    readonly body: string;
+    /** Distinguishes the items of one measurement from another's, so each writes new items. */
+    readonly label: string;
+  },
+): Promise<CapacitySample> {
   const { dynamo } = rig.setupClients;
+  const slices: number[] = [];
   const table = rig.provisioned.tableName;
   let writes = 0;
   let sequence = 0;
@@ -205,7 +294,7 @@ export async function storeCapacity(
         new PutItemCommand({
           TableName: table,
           Item: {
-            pk: { S: `A#capacity-${Math.floor(n / 10)}` },
+            pk: { S: `A#capacity-${options.label}-${Math.floor(n / 10)}` },
             sk: { S: `R#${n % 10}` },
             replyId: { S: String(n % 10) },
             payload: { S: options.body },
@@ -214,11 +303,16 @@ export async function storeCapacity(
         }),
       );
       writes += 1;
+      const second = Math.floor((performance.now() - started) / 1000);
+      slices[second] = (slices[second] ?? 0) + 1;
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, writer));
   const elapsedMs = performance.now() - started;
-  return { writes, elapsedMs, writesPerSecond: (writes * 1000) / elapsedMs };
+  // The last second is partial: left out of the per-second rates.
+  const whole = Math.floor(options.durationMs / 1000);
+  const perSecond = Array.from({ length: whole }, (_, i) => slices[i] ?? 0);
+  return { writes, elapsedMs, writesPerSecond: (writes * 1000) / elapsedMs, perSecond };
 }
 
 /** The p-th percentile (0–100) of a list, nearest rank. */

@@ -35,9 +35,61 @@ export interface ScalePoint {
   readonly ratio: number;
 }
 
-/** `bench/results/*.json`. The first block is the contract of issue 7; the rest explains it. */
+/** One arrival phase's figures, per reply unless named otherwise; all-in (the deadline timer's firing included). */
+export interface ArrivalFigures {
+  readonly fan_out: number;
+  readonly batching_window_seconds: number;
+  /** Null: as fast as the responders could send. */
+  readonly offered_replies_per_second: number | null;
+  readonly aggregates: number;
+  readonly replies: number;
+  readonly write_units: number;
+  readonly index_write_units: number;
+  readonly read_units: number;
+  /** fanin's handlers and its event source mappings, empty receives left out. */
+  readonly sqs_calls: number;
+  /** Producer, responders and result consumer. */
+  readonly client_sqs_calls: number;
+  readonly reply_invocations: number;
+  readonly replies_per_batch: number;
+  /** Mean replies of one aggregate in one reply batch: what a state protocol can share a write across. */
+  readonly replies_per_aggregate_per_batch: number;
+  readonly cost_per_million_aggregates_usd: number;
+  readonly fanin_only_per_million_usd: number;
+  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly outcomes: Readonly<Record<string, number>>;
+}
+
+/** One arrival pattern (issue 12): the contract fields first, then every phase measured. */
+export interface ArrivalPatternResult {
+  /** By fan-out. */
+  readonly write_units_per_reply: Readonly<Record<string, number>>;
+  readonly read_units_per_reply: Readonly<Record<string, number>>;
+  readonly sqs_calls_per_reply: Readonly<Record<string, number>>;
+  /** Fan-out 10, end to end (fanin plus its clients' SQS calls). */
+  readonly cost_per_million_aggregates_usd: number;
+  /** Fan-out 10, from the last reply's send to the result read off the output queue. */
+  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly batching_window_seconds: number;
+  /** At the topology's batching window, every fan-out. */
+  readonly measured: readonly ArrivalFigures[];
+  /** Fan-out 10 at other batching windows. */
+  readonly other_batching_windows: readonly ArrivalFigures[];
+}
+
+/** The arrival patterns, as `bench/rig.ts` names them. */
+export type ArrivalPatternName = 'together' | 'independent' | 'spread';
+
+/** The raw store capacity over one window. */
+export interface CapacityFigures {
+  readonly puts_per_second: number;
+  readonly per_second: readonly number[];
+  readonly duration_ms: number;
+}
+
+/** `bench/results/*.json`. The first block is the contract of issues 7 and 12; the rest explains it. */
 export interface Results {
-  readonly schema: 1;
+  readonly schema: 2;
   readonly date: string;
   readonly commit: string;
   readonly quick: boolean;
@@ -52,13 +104,24 @@ export interface Results {
     readonly load_average_end: readonly number[];
     readonly emulators: readonly string[];
   };
+  /** The pattern of the headline figures (replies arriving independently). */
+  readonly headline_pattern: ArrivalPatternName;
+  readonly arrival: Readonly<Record<ArrivalPatternName, ArrivalPatternResult>>;
+  readonly arrival_setup: {
+    readonly offered_replies_per_second: number;
+    readonly rotation: number;
+    readonly spread: { readonly medianMs: number; readonly sigma: number; readonly maxMs: number };
+    readonly default_batching_window_seconds: number;
+  };
+  /** Saturated, replies independent: from the first reply released to the last result. */
   readonly replies_per_second: number;
   readonly aggregates_per_second: number;
   readonly completion_latency_ms: {
     readonly p50: number;
     readonly p99: number;
     readonly samples: number;
-    readonly offered_aggregates_per_second: number;
+    readonly pattern: ArrivalPatternName;
+    readonly offered_replies_per_second: number;
     readonly saturated: { readonly p50: number; readonly p99: number };
   };
   /** fanin's write units per reply (all-in) by fan-out. */
@@ -68,9 +131,11 @@ export interface Results {
   /** The scale curve as a line: write units per reply plus write units per aggregate. */
   readonly write_units_fit: { readonly per_reply: number; readonly per_aggregate: number };
   readonly sqs_calls_per_reply: number;
-  readonly fraction_of_store_capacity: number;
+  /** Null when the capacity windows before and after the run disagree by more than the limit. */
+  readonly fraction_of_store_capacity: number | null;
   readonly cost_per_million_aggregates_usd: number;
   readonly headline: {
+    readonly pattern: ArrivalPatternName;
     readonly aggregates: number;
     readonly replies: number;
     readonly fan_out: number;
@@ -88,17 +153,35 @@ export interface Results {
       readonly dynamodb_calls_by_operation: Readonly<Record<string, number>>;
       readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
       readonly sqs_billed_requests: Readonly<Record<string, number>>;
+      readonly timer_firing_sqs_calls_by_operation: Readonly<Record<string, number>>;
       readonly handler_invocations: Readonly<Record<string, number>>;
       readonly records_per_invocation: Readonly<Record<string, number>>;
       readonly emulator_reported_transaction_write_units: number;
       readonly empty_receives_excluded: number;
     };
   };
+  readonly saturated: {
+    readonly pattern: ArrivalPatternName;
+    readonly aggregates: number;
+    readonly replies: number;
+    readonly release_to_last_result_ms: number;
+    readonly write_units_per_reply: number;
+  };
   readonly store_capacity: {
-    readonly puts_per_second: number;
-    readonly concurrency: number;
     readonly item: string;
-    readonly duration_ms: number;
+    readonly concurrency: number;
+    readonly window_ms: number;
+    readonly before: CapacityFigures;
+    readonly after: CapacityFigures;
+    readonly mean_puts_per_second: number;
+    /** |after − before| / mean. */
+    readonly spread: number;
+    readonly spread_limit: number;
+    /** Slowest and fastest whole second over both windows. */
+    readonly per_second_range: readonly number[];
+    /** The fraction against the faster and the slower window. */
+    readonly fraction_range: readonly number[];
+    readonly meaningful: boolean;
   };
   readonly cost: {
     readonly prices_taken: string;
@@ -117,11 +200,25 @@ export interface Results {
       readonly clients_per_million: Bill;
       readonly total_per_million: number;
     };
+    readonly step_functions_express: {
+      readonly per_million_by_answer_seconds: readonly {
+        readonly seconds: number;
+        readonly per_million_usd: number;
+      }[];
+      /** Express costs less than fanin end to end while the slowest responder answers within this. */
+      readonly cheaper_than_fanin_below_seconds: number;
+    };
     readonly naive_baseline_dynamodb: {
       readonly usage_per_aggregate: { readonly write_units: number; readonly read_units: number };
       readonly per_million_aggregates: number;
     };
-    readonly fixed_monthly: { readonly sweeper_invocations: number; readonly note: string };
+    readonly fixed_monthly: {
+      readonly items: readonly { readonly item: string; readonly how: string; readonly usd: number }[];
+      readonly total_usd: number;
+      /** The total README's "What it costs at rest" states; null if not found. */
+      readonly readme_total_usd: number | null;
+      readonly reply_partitions: number;
+    };
   };
   readonly scale: readonly ScalePoint[];
   /** The baseline at one fan-out both replayed and sampled: how far the sampling is from the replay. */
@@ -326,8 +423,8 @@ export function renderMarkdown(results: Results, svgName: string): string {
     '',
     '```sh',
     'npm ci',
-    'npm run bench             # full run (4–10 min): bench/results/latest.{json,md}, scale.svg',
-    'npm run bench -- --quick  # smoke run (< 2 min): bench/results/quick.{json,md}, quick-scale.svg',
+    'npm run bench             # full run (≤ 12 min): bench/results/latest.{json,md}, scale.svg',
+    'npm run bench -- --quick  # smoke run (≤ 3 min): bench/results/quick.{json,md}, quick-scale.svg',
     'npm run bench -- --replay-baseline  # also replay the naive baseline at fan-out 10,000 (+5–15 min)',
     '```',
     '',
@@ -335,28 +432,27 @@ export function renderMarkdown(results: Results, svgName: string): string {
     '',
     '## Headline figures',
     '',
+    `Replies arrive **${r.headline_pattern}ly** (see "Arrival patterns" for all three side by side): each reply sent on its own, round-robin over ${r.arrival_setup.rotation} aggregates at a time, ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s offered; reply batching window ${r.arrival_setup.default_batching_window_seconds} s (the topology's).`,
+    '',
     '| figure | value | what it is |',
     '|---|---|---|',
-    `| replies per second | ${fmt(r.replies_per_second, 1)} | ${fmt(r.headline.replies, 0)} replies of 1 KB (${fmt(r.headline.aggregates, 0)} aggregates of fan-out 10, requested all at once) from the first request sent to the last result read off the output queue, through the real fan-out and reply handlers. |`,
-    `| aggregates per second | ${fmt(r.aggregates_per_second, 2)} | the same run counted in aggregates. |`,
-    `| completion latency p50 / p99 | ${fmt(r.completion_latency_ms.p50, 0)} / ${fmt(r.completion_latency_ms.p99, 0)} ms | wall time from the moment the last reply of an aggregate is handed to SQS to the moment its result is received from the output queue, over ${r.completion_latency_ms.samples} aggregates offered at ${fmt(r.completion_latency_ms.offered_aggregates_per_second, 1)}/s (half the saturated rate). Saturated, the same measure is ${fmt(r.completion_latency_ms.saturated.p50, 0)} / ${fmt(r.completion_latency_ms.saturated.p99, 0)} ms: mostly queueing behind other aggregates' replies. On AWS the reply event source's 1 s batching window adds up to a second. |`,
-    `| write units per reply | ${Object.entries(r.write_units_per_reply)
-      .map(([f, v]) => `${fmt(v, 2)} @${f}`)
-      .join(
-        ', ',
-      )} | every DynamoDB write unit fanin spent on an aggregate (opening, recording, completing, closing) divided by its replies, at each fan-out of the scale curve (small replies). The cost of a reply is flat (${fmt(r.write_units_fit.per_reply, 2)} units whatever the fan-out); what falls from left to right is the aggregate's own ${fmt(r.write_units_fit.per_aggregate, 1)} units spread over more replies. |`,
-    `| baseline ratio | ${Object.entries(r.baseline_ratio)
+    `| cost per million aggregates | ${usd(r.cost_per_million_aggregates_usd)} | fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls, the deadline timer's firing included; details below. Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)} (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}. |`,
+    `| write units per reply | ${byFanOut(r.arrival[r.headline_pattern].write_units_per_reply)} | every DynamoDB write unit fanin spent on an aggregate (opening, recording, completing, closing, the timer firing) over its replies, 1 KB replies. Replies together: ${byFanOut(r.arrival.together.write_units_per_reply)}; spread: ${byFanOut(r.arrival.spread.write_units_per_reply)}. |`,
+    `| completion latency p50 / p99 | ${fmt(r.completion_latency_ms.p50, 0)} / ${fmt(r.completion_latency_ms.p99, 0)} ms | from the moment the last reply of an aggregate is handed to SQS to the moment its result is received from the output queue, over ${r.completion_latency_ms.samples} aggregates. ${r.arrival_setup.default_batching_window_seconds > 0 ? `It is mostly the reply batching window (${r.arrival_setup.default_batching_window_seconds} s) running out` : 'No reply batching window by default'}: see "Batching window" for the trade-off. |`,
+    `| SQS calls per reply | ${fmt(r.sqs_calls_per_reply, 3)} | all-in: calls of fanin's handlers and of Lambda's event source mappings for them (receives that returned messages, deletes), the deadline timer's send, receive and delete included. Clients' calls are apart (below). |`,
+    `| replies per second | ${fmt(r.replies_per_second, 1)} | saturated, replies independent: ${fmt(r.saturated.replies, 0)} replies of 1 KB released as fast as the responders send, from the first reply released to the last result read. |`,
+    `| fraction of store capacity | ${r.fraction_of_store_capacity === null ? `not reported (capacity moved ${fmt(r.store_capacity.spread * 100, 0)} % between the windows)` : fmt(r.fraction_of_store_capacity, 3)} | those replies per second over the raw PutItem rate of the same warm DynamoDB Local, measured just before and just after the run (${fmt(r.store_capacity.before.puts_per_second, 0)} and ${fmt(r.store_capacity.after.puts_per_second, 0)} puts/s); see "Store capacity". |`,
+    `| scale curve, write units per reply | ${byFanOut(r.write_units_per_reply)} | small replies arriving together, fan-out 10 to ${fmt(Math.max(...r.scale.map((p) => p.fanOut)), 0)}, beside the naive baseline (${Object.entries(
+      r.baseline_ratio,
+    )
       .map(([f, v]) => `${fmt(v, 2)}× @${f}`)
-      .join(
-        ', ',
-      )} | the naive design's write units per reply over fanin's, same replies, same fan-out. Below 1 the naive design is cheaper. |`,
-    `| SQS calls per reply | ${fmt(r.sqs_calls_per_reply, 3)} | API calls made by fanin's handlers and by Lambda's event source mapping for them (receives that returned messages, deletes), per reply, in the headline run. |`,
-    `| fraction of store capacity | ${fmt(r.fraction_of_store_capacity, 3)} | fanin's replies per second over the raw PutItem rate of the same DynamoDB Local (${fmt(r.store_capacity.puts_per_second, 1)} puts/s, ${r.store_capacity.concurrency} writers, reply-sized items). |`,
-    `| cost per million aggregates | ${usd(r.cost_per_million_aggregates_usd)} | fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls; details below. Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)}. |`,
+      .join(', ')}; below 1× the naive design is cheaper). |`,
     '',
-    '## Per reply, headline run (fan-out 10, 1 KB replies)',
+    ...arrivalSection(r),
+    ...storeCapacitySection(r),
+    `## Per reply, headline run (fan-out 10, 1 KB replies, ${r.headline_pattern})`,
     '',
-    `Write units per reply: **${fmt(h.write_units, 3)}** (of which ${fmt(h.index_write_units, 3)} on secondary indexes); read units per reply: **${fmt(h.read_units, 3)}**. DynamoDB Local reported ${fmt(h.emulator_reported_transaction_write_units, 3)} units per reply for the transactions, which it undercounts (see "How units are counted"); the figures here apply DynamoDB's rules to the items written.`,
+    `Write units per reply: **${fmt(h.write_units, 3)}** (of which ${fmt(h.index_write_units, 3)} on secondary indexes); read units per reply: **${fmt(h.read_units, 3)}**. ${(h.write_units_by_operation['fanin:reply TransactWriteItems'] ?? 0) > 0 ? `DynamoDB Local reported ${fmt(h.emulator_reported_transaction_write_units, 3)} units per reply for the transactions, which it undercounts (see "How units are counted"); the figures here apply DynamoDB's rules to the items written.` : 'The figures apply DynamoDB\'s rules to the items written (see "How units are counted").'}`,
     '',
     '| who · operation | write units / reply | read units / reply | calls / reply |',
     '|---|---|---|---|',
@@ -378,6 +474,12 @@ export function renderMarkdown(results: Results, svgName: string): string {
     ...Object.entries(h.sqs_calls_by_operation).map(
       ([k, v]) => `| ${k.replaceAll('|', ' · ')} | ${fmt(v, 4)} |`,
     ),
+    '',
+    `The deadline timer's firing adds, per reply: ${
+      Object.entries(h.timer_firing_sqs_calls_by_operation)
+        .map(([k, v]) => `${k.replaceAll('|', ' · ')} ${fmt(v, 3)}`)
+        .join(', ') || 'nothing'
+    } (in the all-in figures, not in this table).`,
     '',
     `Handler invocations per reply: ${Object.entries(h.handler_invocations)
       .map(([k, v]) => `${k} ${fmt(v, 3)}`)
@@ -407,11 +509,9 @@ export function renderMarkdown(results: Results, svgName: string): string {
     ...sampledNote(r),
     `Fitted over the curve, an aggregate costs **${fmt(r.write_units_fit.per_reply, 3)} write units per reply + ${fmt(r.write_units_fit.per_aggregate, 1)} per aggregate** (small replies): the per-reply part does not depend on the fan-out.`,
     '',
-    '"All-in" is every write unit of the aggregate\'s life over its replies; "recording" only the transactions that record',
-    "replies (for the baseline, its per-reply updates). fanin's all-in cost is about 2 units per reply for the reply item",
-    '(transactional writes cost double), 1 for deleting it at close, and a share of the header, index and request items.',
-    "At small fan-outs with tiny replies the naive design is cheaper: a 1-unit update against fanin's transactional 2 units",
-    "plus the delete; its cost overtakes fanin's as soon as the aggregate item passes a few KB.",
+    '"All-in" is every write unit of the aggregate\'s life over its replies; "recording" only the reply handler\'s writes that',
+    'record replies (a transaction per batch, or a conditional put per reply; for the baseline, its per-reply updates).',
+    'Each naive reply pays for every reply before it, so its cost grows with the fan-out; what fanin pays per reply should not.',
     '',
     '## Cost per million aggregates',
     '',
@@ -427,18 +527,14 @@ export function renderMarkdown(results: Results, svgName: string): string {
     `| **Step Functions Standard, end to end** | | | | | **${usd(c.step_functions_standard.total_per_million)}** |`,
     `| naive baseline, DynamoDB alone | ${usd(c.naive_baseline_dynamodb.per_million_aggregates)} | | | | |`,
     '',
-    ...(r.headline.stored_payload_bytes === undefined
-      ? []
-      : [
-          `The naive baseline stores the bodies as they come. Compressed as fanin stores them (${fmt(r.headline.stored_payload_bytes, 0)} of ${fmt(r.headline.reply_bytes, 0)} bytes), its item, and with it the cost of each update, would shrink to about ${fmt((100 * r.headline.stored_payload_bytes) / r.headline.reply_bytes, 0)} %: it would still pay for every earlier reply on each new one.`,
-          '',
-        ]),
+    `The naive baseline stores reply bodies as fanin does (\`encodePayload\` of \`shared/adapters/payload-codec.ts\`: Brotli when smaller, ${fmt(r.headline.stored_payload_bytes ?? Number.NaN, 0)} of ${fmt(r.headline.reply_bytes, 0)} bytes on average), and its cost does not depend on how replies arrive (one update per reply whatever the batch). It is a floor, not a design that could ship: **it does not survive a crash during completion**. Only the invocation whose update made the count reach the fan-out completes; stopped before it closes the item, nobody completes (the result is lost and the aggregate stays open); a retry that re-ran completion on finding the item full would emit a second result when the first invocation was only slow (a duplicate). It has no claim, no member set, no lease, no deadline timer, no late-reply routing and no tombstone, all of which fanin pays for.`,
+    '',
     `fanin per aggregate: ${fmt(c.fanin.usage_per_aggregate.writeUnits, 1)} write units, ${fmt(c.fanin.usage_per_aggregate.readUnits, 1)} read units, ${fmt(c.fanin.usage_per_aggregate.sqsStandard, 2)} standard and ${fmt(c.fanin.usage_per_aggregate.sqsFifo, 2)} FIFO SQS requests, ${fmt(c.fanin.usage_per_aggregate.invocations, 2)} Lambda invocations of ~${fmt(c.fanin.usage_per_aggregate.lambdaMs / Math.max(c.fanin.usage_per_aggregate.invocations, 1e-9), 0)} ms estimated (512 MB, arm64: the CDK construct's defaults; duration from the calls counted, at 8 ms per DynamoDB and 12 ms per SQS call — see \`prices.json\`). Of that, the deadline timer firing adds ${fmt(c.fanin.timer_firing_usage.sqsStandard, 2)} SQS requests, ${fmt(c.fanin.timer_firing_usage.invocations, 2)} invocations and ${fmt(c.fanin.timer_firing_usage.readUnits, 2)} read units.`,
     '',
     `Step Functions Standard is counted at ${c.step_functions_standard.transitions_per_aggregate} state transitions per aggregate (a Map state, one \`.waitForTaskToken\` SQS task per branch, a Pass state to aggregate, an SQS task for the result) at $0.025 per 1,000, plus one SendMessage per branch and one for the result; responders answer with SendTaskSuccess (not billed) instead of a reply message. That machine has no timeout handling, so it is a lower bound. The transitions alone cost ${usd(c.step_functions_standard.orchestration_per_million.stepFunctions)} per million aggregates.`,
     '',
-    `Fixed costs, not per aggregate: ${c.fixed_monthly.note}`,
-    '',
+    ...expressSection(r),
+    ...fixedSection(r),
     '## Hot aggregate',
     '',
     `One aggregate (fan-out \`none\`, expected ${fmt(hot.replies, 0)}) receiving ${fmt(hot.replies, 0)} small replies from 4 concurrent batch senders to its reply partition. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md) for what this means on AWS.`,
@@ -499,26 +595,156 @@ export function renderMarkdown(results: Results, svgName: string): string {
   return lines.join('\n');
 }
 
-/** Where fanin's write units go in the headline run, and what each part would save if changed. */
+const byFanOut = (values: Readonly<Record<string, number>>): string =>
+  Object.entries(values)
+    .map(([f, v]) => `${fmt(v, 2)} @${f}`)
+    .join(', ');
+
+const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
+  together:
+    "a responder answers all sub-requests of an aggregate in one `SendMessageBatch` (the first rig's pattern): a reply batch holds whole aggregates",
+  independent:
+    'each reply sent on its own (`SendMessage`), round-robin over the aggregates in flight: a reply batch holds about one reply per aggregate',
+  spread:
+    'independent responders with seeded lognormal answer times; each reply sent on its own when its time comes',
+};
+
+/** The three arrival patterns side by side, and the batching-window trade-off. */
+function arrivalSection(r: Results): string[] {
+  const names = (['together', 'independent', 'spread'] as const).filter((p) => r.arrival[p]);
+  const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))].sort(
+    (a, b) => Number(a) - Number(b),
+  );
+  const at = (p: ArrivalPatternName, fanOut: string) =>
+    r.arrival[p].measured.find((f) => String(f.fan_out) === fanOut);
+  const row = (label: string, value: (f: ArrivalFigures) => string, fanOut = '10') =>
+    `| ${label} | ${names
+      .map((p) => {
+        const f = at(p, fanOut);
+        return f ? value(f) : '—';
+      })
+      .join(' | ')} |`;
+  const s = r.arrival_setup;
+  const lines = [
+    '## Arrival patterns',
+    '',
+    `Each pattern runs the same aggregates (fan-out 10, 1 KB replies, results collected) through the real handlers: every request is sent at once, the responders hold every answer until all sub-requests are in, then release them at ${fmt(s.offered_replies_per_second, 0)} replies/s${r.arrival.independent?.measured.some((f) => f.fan_out !== 10) ? ' (the larger fan-outs as fast as the responders send)' : ''}:`,
+    '',
+    ...names.map(
+      (p) =>
+        `- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}: ${PATTERN_TEXT[p]}${p === 'independent' ? ` (${s.rotation} aggregates in turn)` : ''}${p === 'spread' ? ` (median ${fmt(s.spread.medianMs, 0)} ms, σ ${s.spread.sigma}, at most ${fmt(s.spread.maxMs / 1000, 0)} s; aggregates taken up at the offered rate)` : ''}.`,
+    ),
+    '',
+    'Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart) added.',
+    '',
+    `| reply batching window ${s.default_batching_window_seconds} s | ${names.map((p) => `\`${p}\``).join(' | ')} |`,
+    `|---|${names.map(() => '---').join('|')}|`,
+    ...fanOuts.map((fo) => row(`write units per reply @${fo}`, (f) => fmt(f.write_units, 3), fo)),
+    row('of which index writes', (f) => fmt(f.index_write_units, 3)),
+    ...fanOuts.map((fo) => row(`read units per reply @${fo}`, (f) => fmt(f.read_units, 3), fo)),
+    ...fanOuts.map((fo) => row(`SQS calls per reply @${fo} (fanin)`, (f) => fmt(f.sqs_calls, 3), fo)),
+    row("clients' SQS calls per reply", (f) => fmt(f.client_sqs_calls, 3)),
+    row('reply invocations per reply', (f) => fmt(f.reply_invocations, 3)),
+    row('replies per batch', (f) => fmt(f.replies_per_batch, 2)),
+    row('replies of one aggregate per batch', (f) => fmt(f.replies_per_aggregate_per_batch, 2)),
+    row(
+      'completion latency p50 / p99',
+      (f) => `${fmt(f.completion_latency_ms.p50, 0)} / ${fmt(f.completion_latency_ms.p99, 0)} ms`,
+    ),
+    row('fanin per million aggregates', (f) => usd(f.fanin_only_per_million_usd)),
+    row('**end to end per million aggregates**', (f) => `**${usd(f.cost_per_million_aggregates_usd)}**`),
+    '',
+  ];
+  const others = names.flatMap((p) => r.arrival[p].other_batching_windows.map((f) => ({ p, f })));
+  if (others.length > 0) {
+    const windowRow = (p: ArrivalPatternName, f: ArrivalFigures) =>
+      `| \`${p}\` | ${f.batching_window_seconds} s | ${fmt(f.completion_latency_ms.p50, 0)} / ${fmt(f.completion_latency_ms.p99, 0)} ms | ${fmt(f.replies_per_batch, 2)} | ${fmt(f.replies_per_aggregate_per_batch, 2)} | ${fmt(f.reply_invocations, 3)} | ${fmt(f.sqs_calls, 3)} | ${fmt(f.write_units, 3)} | ${usd(f.cost_per_million_aggregates_usd)} |`;
+    lines.push(
+      '### Batching window',
+      '',
+      "The reply consumers' batching window (Lambda's `MaximumBatchingWindowInSeconds`; topology option `replyBatchingWindowSeconds`, one value or one per partition) holds a batch open until it is full or the window runs out. With replies arriving apart, it runs out: the last reply of an aggregate waits for it. Without a window, batches are smaller, so there are more invocations, receives and deletes, and fewer replies of one aggregate share a write. Same aggregates and offered rate, fan-out 10:",
+      '',
+      '| pattern | window | latency p50 / p99 | replies per batch | of one aggregate | reply invocations / reply | SQS calls / reply | write units / reply | end to end / M |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...names.flatMap((p) => {
+        const base = at(p, '10');
+        const mine = others.filter((o) => o.p === p).map((o) => windowRow(p, o.f));
+        return mine.length > 0 && base ? [windowRow(p, base), ...mine] : [];
+      }),
+      '',
+      'The rig changes the window by describing the same topology again with `replyBatchingWindowSeconds` and replacing its reply pollers (`Rig.setReplyBatchingWindow`), as a redeploy would. On AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.',
+      '',
+    );
+  }
+  return lines;
+}
+
+/** The store-capacity figure: both windows, their spread, and whether the ratio means anything. */
+function storeCapacitySection(r: Results): string[] {
+  const k = r.store_capacity;
+  const verdict = k.meaningful
+    ? `The two windows agree within ${fmt(k.spread_limit * 100, 0)} %, so the fraction is reported: ${fmt(r.fraction_of_store_capacity, 3)} (${fmt(k.fraction_range[0], 3)}–${fmt(k.fraction_range[1], 3)} against the faster and the slower window).`
+    : `The two windows differ by more than ${fmt(k.spread_limit * 100, 0)} %, so no fraction is reported in the headline: against one window or the other it would be ${fmt(k.fraction_range[0], 3)} or ${fmt(k.fraction_range[1], 3)}, and that spread is the emulator's, not fanin's.`;
+  return [
+    '## Store capacity',
+    '',
+    `The raw write rate of the same DynamoDB Local: plain \`PutItem\`s of reply-sized items (1 KB body) by ${k.concurrency} writers (the reply consumers' concurrency), after a warm-up that is not counted: one window just before the saturated run (${fmt(k.before.duration_ms / 1000, 1)} s; the run was sized from a warm-up run to last about as long, and took ${fmt(r.saturated.release_to_last_result_ms / 1000, 1)} s) and one just after, as long as the run (${fmt(k.after.duration_ms / 1000, 1)} s).`,
+    '',
+    '| window | puts/s | per whole second |',
+    '|---|---|---|',
+    `| before | ${fmt(k.before.puts_per_second, 1)} | ${k.before.per_second.join(' · ')} |`,
+    `| after | ${fmt(k.after.puts_per_second, 1)} | ${k.after.per_second.join(' · ')} |`,
+    '',
+    `Spread between the windows ${fmt(k.spread * 100, 1)} % (slowest to fastest second ${k.per_second_range.join('–')} puts/s). ${verdict} The emulator shares two cores with the benchmark's Node process (fauxqs, the handlers, the load generator): read the fraction as how much of that machine's store fanin's protocol leaves unused, not as an AWS figure.`,
+    '',
+  ];
+}
+
+/** When Step Functions Express is the cheaper pick, with the figure. */
+function expressSection(r: Results): string[] {
+  const e = r.cost.step_functions_express;
+  const breakEven = e.cheaper_than_fanin_below_seconds;
+  return [
+    `**When Step Functions Express is cheaper.** Express bills $1.00 per million executions plus its duration (rounded up to 100 ms) at 64 MB, not state transitions, but runs at most five minutes and has no callback tokens: responders must answer synchronously (a Lambda or HTTP task in the Map). Then one aggregate is one execution as long as its slowest responder, plus the result's FIFO send: ${e.per_million_by_answer_seconds.map((x) => `${usd(x.per_million_usd)} per million at ${fmt(x.seconds, 1)} s`).join(', ')}. ${breakEven > 0 ? `Against fanin's ${usd(r.cost_per_million_aggregates_usd)} (replies ${r.headline_pattern}), **Express is the cheaper pick whenever responders are synchronous and the slowest answers within ${fmt(breakEven, 1)} s**` : 'Express is cheaper than fanin at any answer time up to its five-minute limit'}; fanin is the pick when responders are asynchronous (queues, other teams' services, humans), take longer than five minutes, or when the aggregation needs fanin's completion strategies, late-reply routing or partitions.`,
+    '',
+  ];
+}
+
+/** Fixed monthly costs, priced as README's "What it costs at rest" and checked against it. */
+function fixedSection(r: Results): string[] {
+  const f = r.cost.fixed_monthly;
+  const agree =
+    f.readme_total_usd === null
+      ? "README's total was not found to compare."
+      : Math.abs(f.readme_total_usd - f.total_usd) <= 0.05
+        ? `README ("What it costs at rest") states ≈ ${usd(f.readme_total_usd)}: the same items at the same prices, so the two agree.`
+        : `**README ("What it costs at rest") states ≈ ${usd(f.readme_total_usd)}, which no longer agrees with ${usd(f.total_usd)} here: one of them needs updating.**`;
+  return [
+    `Fixed costs a month, whatever the number of aggregates (an idle deployment with ${f.reply_partitions} reply partitions, priced from \`bench/prices.json\` by \`fixedMonthly\` in \`bench/cost.ts\`):`,
+    '',
+    '| item | how much | per month |',
+    '|---|---|---|',
+    ...f.items.map((i) => `| ${i.item} | ${i.how} | ${usd(i.usd)} |`),
+    `| **total** | | **${usd(f.total_usd)}** |`,
+    '',
+    `${agree} The per-aggregate figures above leave these out (the empty receives of idle polling are excluded from every per-reply count); at a million aggregates a month they add ${usd(f.total_usd)} to the bill.`,
+    '',
+  ];
+}
+
+/** Where fanin's write units go in the headline run: the largest shares, by handler and operation. */
 function whereTheUnitsGo(r: Results): string[] {
   const h = r.headline.per_reply;
-  const units = h.write_units_by_operation;
   const all = h.write_units;
-  const share = (n: number) => `${fmt((100 * n) / all, 0)} %`;
-  const recording = units['fanin:reply TransactWriteItems'] ?? 0;
-  const deletes = (units['fanin:reply BatchWriteItem'] ?? 0) + (units['fanin:fan-out BatchWriteItem'] ?? 0);
   const bytes = r.headline.stored_payload_bytes;
-  const stored =
-    bytes === undefined
-      ? ''
-      : ` — each ${fmt(r.headline.reply_bytes, 0)}-byte JSON body is stored compressed in ${fmt(bytes, 0)} bytes on average, so its item stays under 1 KB`;
+  const parts = Object.entries(h.write_units_by_operation)
+    .filter(([, v]) => v > 0)
+    .sort((a, b) => b[1] - a[1]);
   return [
-    'Where the write units of the headline run go:',
+    `Where the write units of the headline run go (${fmt(all, 3)} per reply${bytes === undefined ? '' : `; each ${fmt(r.headline.reply_bytes, 0)}-byte JSON body is stored compressed in ${fmt(bytes, 0)} bytes on average, so a reply item fits one write unit`}):`,
     '',
-    `- recording (one transaction per batch: each reply item at 2 units per KB it takes, plus the header counter)${stored}: ${fmt(recording, 2)} per reply, ${share(recording)};`,
-    `- shrinking the reply items to markers at close (a standard write, charged by the item's size before): ${fmt(deletes, 2)} per reply, ${share(deletes)} — a TTL on reply items would make these writes free, but a TTL that could fire before the aggregate closes would lose replies;`,
-    `- secondary-index writes (the \`open\` index's entry when the aggregate opens and when it closes, the \`due\` index's when the deadline is armed and cleared; a reply's counter increment writes neither): ${fmt(h.index_write_units, 2)} per reply, ${share(h.index_write_units)};`,
-    '- the rest: opening (header and request items, in a transaction), marking dispatched, completing, emitting, the tombstone.',
+    ...parts.map(([k, v]) => `- ${k}: ${fmt(v, 3)} per reply, ${fmt((100 * v) / all, 0)} %;`),
+    `- of all of it, secondary-index writes: ${fmt(h.index_write_units, 3)} per reply.`,
     '',
   ];
 }

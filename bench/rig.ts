@@ -16,10 +16,18 @@ import { createDocumentClient, createDynamoClient, createSqsClient } from '../sh
 import type { DefinitionInput } from '../shared/engine/definition.ts';
 import { QueuePoller } from '../shared/local/poller.ts';
 import { deprovisionTopology, type Provisioned, provisionTopology } from '../shared/local/provision.ts';
-import { describeTopology, OUTPUT_ROLES, QueueRole, type Topology } from '../shared/topology/topology.ts';
+import {
+  type ConsumerSpec,
+  describeTopology,
+  OUTPUT_ROLES,
+  QueueRole,
+  type Topology,
+  type TopologyOptions,
+} from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
 import type { TableShape } from './capacity.ts';
 import type { Meter } from './meter.ts';
+import { seededBy } from './random.ts';
 
 /**
  * The benchmark's own fanin: a fresh topology on the emulators, the real handlers behind
@@ -44,9 +52,16 @@ export class Rig {
   private readonly setup: { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient };
   private readonly pollers: {
     readonly ingress: QueuePoller;
-    readonly replies: QueuePoller[];
+    replies: QueuePoller[];
     readonly timer: QueuePoller;
   };
+  /** Reply pollers replaced by {@link setReplyBatchingWindow}, kept for {@link failures}. */
+  private readonly retired: QueuePoller[] = [];
+  /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatchingWindow}). */
+  private replyConsumers: readonly ConsumerSpec[];
+  private readonly makeReplyPoller: (url: string, consumer: ConsumerSpec) => QueuePoller;
+  /** How the topology was described, to describe it again with another batching window. */
+  private readonly topologyOptions: TopologyOptions;
   private readonly targetUrl: string;
   private inFlight = 0;
   private lastInvocationEnd = 0;
@@ -55,6 +70,7 @@ export class Rig {
     init: Pick<Rig, 'topology' | 'provisioned' | 'meter' | 'targetName' | 'tableShape'> & {
       targetUrl: string;
       setup: Rig['setup'];
+      topologyOptions: TopologyOptions;
     },
   ) {
     this.topology = init.topology;
@@ -64,6 +80,7 @@ export class Rig {
     this.targetUrl = init.targetUrl;
     this.tableShape = init.tableShape;
     this.setup = init.setup;
+    this.topologyOptions = init.topologyOptions;
     this.sqs = { fanin: createSqsClient(), esm: createSqsClient(), clients: createSqsClient() };
     const labels = new Map<string, string>([[this.targetUrl, 'target']]);
     for (const [role, url] of Object.entries(this.provisioned.queueUrls)) {
@@ -98,7 +115,7 @@ export class Rig {
         queueUrl,
         handler: this.track(name, handler) as ConstructorParameters<typeof QueuePoller>[0]['handler'],
         batchSize: spec.batchSize,
-        // As the CDK stack configures the event sources: the reply queues gather for up to a second.
+        // As the CDK stack configures each event source (per reply partition for the replies).
         maxBatchingWindowSeconds: spec.maxBatchingWindowSeconds,
         concurrency: spec.maxConcurrency,
         waitTimeSeconds: 1,
@@ -113,11 +130,14 @@ export class Rig {
         makeFanOutHandler(context),
         consumers.fanOut,
       ),
-      replies: this.provisioned.replyQueueUrls.map((url) =>
-        poller('reply', url, makeReplyHandler(context), consumers.reply),
-      ),
+      replies: [],
       timer: poller('timer', this.provisioned.queueUrls.timer, makeTimerHandler(context), consumers.timer),
     };
+    this.replyConsumers = this.topology.replyConsumers;
+    this.makeReplyPoller = (url, consumer) => poller('reply', url, makeReplyHandler(context), consumer);
+    this.pollers.replies = this.provisioned.replyQueueUrls.map((url, i) =>
+      this.makeReplyPoller(url, this.replyConsumerOf(i)),
+    );
     this.responders = new Responders(this.sqs.clients, this.targetUrl);
     this.collector = new OutputCollector(this.sqs.clients, [
       this.provisioned.queueUrls[QueueRole.COMPLETED],
@@ -141,7 +161,8 @@ export class Rig {
         ? { ...definition, fanOut: { ...definition.fanOut, target: targetName } }
         : definition,
     );
-    const topology = describeTopology({ prefix, definitions: resolved });
+    const topologyOptions: TopologyOptions = { prefix, definitions: resolved };
+    const topology = describeTopology(topologyOptions);
     const setup = { sqs: createSqsClient(), dynamo: createDynamoClient() };
     const provisioned = await provisionTopology(topology, setup);
     const { QueueUrl } = await setup.sqs.send(new CreateQueueCommand({ QueueName: targetName }));
@@ -158,7 +179,16 @@ export class Rig {
       })),
     };
     meter.registerTable(tableShape);
-    return new Rig({ topology, provisioned, meter, targetName, targetUrl: QueueUrl, tableShape, setup });
+    return new Rig({
+      topology,
+      provisioned,
+      meter,
+      targetName,
+      targetUrl: QueueUrl,
+      tableShape,
+      setup,
+      topologyOptions,
+    });
   }
 
   /** The unmetered clients used for setup and for the raw-capacity measurement. */
@@ -179,6 +209,35 @@ export class Rig {
     this.collector.start();
   }
 
+  /** The reply consumers' batching window now in force (partition 0's; the topology's unless changed). */
+  public get replyBatchingWindowSeconds(): number {
+    return this.replyConsumerOf(0).maxBatchingWindowSeconds;
+  }
+
+  /**
+   * Replaces the reply consumers by those of the same topology described with
+   * `replyBatchingWindowSeconds: seconds` (every partition), as redeploying the event sources
+   * would. The queues stay; their visibility timeouts differ from a redeployed stack's by the
+   * window's difference, which nothing here waits on.
+   */
+  public async setReplyBatchingWindow(seconds: number): Promise<void> {
+    if (this.replyConsumers.every((c) => c.maxBatchingWindowSeconds === seconds)) return;
+    const described = describeTopology({ ...this.topologyOptions, replyBatchingWindowSeconds: seconds });
+    await this.idle();
+    await Promise.all(this.pollers.replies.map((p) => p.stop()));
+    this.retired.push(...this.pollers.replies);
+    this.replyConsumers = described.replyConsumers;
+    this.pollers.replies = this.provisioned.replyQueueUrls.map((url, i) =>
+      this.makeReplyPoller(url, this.replyConsumerOf(i)),
+    );
+    for (const poller of this.pollers.replies) poller.start();
+  }
+
+  private replyConsumerOf(partition: number): ConsumerSpec {
+    const consumer = this.replyConsumers[partition] ?? this.topology.consumers.reply;
+    return consumer;
+  }
+
   /** Starts the timer consumer (kept off otherwise: the timers of most phases are not due during the run). */
   public startTimers(): void {
     this.pollers.timer.start();
@@ -186,7 +245,7 @@ export class Rig {
 
   /** Failed records and poller errors so far, for the report's sanity section. */
   public failures(): { failedRecords: number; pollerErrors: number } {
-    const all = [this.pollers.ingress, ...this.pollers.replies, this.pollers.timer];
+    const all = [this.pollers.ingress, ...this.pollers.replies, ...this.retired, this.pollers.timer];
     return {
       failedRecords: all.reduce((sum, p) => sum + p.stats.failures, 0),
       pollerErrors: all.reduce((sum, p) => sum + p.stats.errors, 0),
@@ -242,6 +301,12 @@ export class Rig {
   private track(name: string, handler: (event: SQSEvent) => Promise<unknown>) {
     const metered = this.meter.wrapHandler(name, handler);
     return async (event: SQSEvent) => {
+      // How many aggregates a batch spans: replies per aggregate per batch is what the arrival
+      // pattern decides, and what the state protocol can share a write across.
+      const aggregates = new Set(
+        event.Records.map((r) => r.messageAttributes['fanin-aggregate-id']?.stringValue ?? r.messageId),
+      );
+      this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
       this.inFlight += 1;
       try {
         return await metered(event);
@@ -256,18 +321,52 @@ export class Rig {
 /** Placeholder for the responders queue in a definition's `fanOut.target`. */
 export const RESPONDERS = '<responders>';
 
+/** How responders answer the sub-requests of an aggregate (issue 12). */
+export type ArrivalPattern = 'together' | 'independent' | 'spread';
+export const ARRIVAL_PATTERNS: readonly ArrivalPattern[] = ['together', 'independent', 'spread'];
+
+/** When and how held replies are released (see {@link Responders.release}). */
+export interface ReleasePlan {
+  readonly pattern: ArrivalPattern;
+  /** The aggregates, in the order they are taken up. */
+  readonly ids: readonly string[];
+  /** Replies offered per second; `Infinity`: as fast as the senders go. */
+  readonly repliesPerSecond: number;
+  /** `independent`: aggregates answered in turn, one reply each per turn. */
+  readonly rotation: number;
+  /** `spread`: each reply's delay after its aggregate is taken up, lognormal, seeded by its ids. */
+  readonly spread: { readonly medianMs: number; readonly sigma: number; readonly maxMs: number };
+  /** Concurrent senders. */
+  readonly senders: number;
+}
+
+interface HeldReply {
+  readonly aggregateId: string;
+  readonly replyTo: string;
+  readonly body: string;
+  readonly attributes: Record<string, string>;
+}
+
 /**
  * The responders: they take sub-requests from the fan-out target and answer each following the
- * wire contract (every `fanin-*` attribute copied, the reply sent to `fanin-reply-to`), in batches
- * of ten. They note when the last reply of each aggregate goes out.
+ * wire contract (every `fanin-*` attribute copied, the reply sent to `fanin-reply-to`). They note
+ * when the last reply of each aggregate goes out.
+ *
+ * Answering at once (`holding` off), the replies of one receive go out in batches of ten per reply
+ * queue, as the first rig did. Holding, they keep the answers until {@link release} sends them in
+ * an arrival pattern.
  */
 export class Responders {
   /** Reply body by aggregate and reply id. */
   public body: (aggregateId: string, replyId: string) => string = () => '{}';
   /** Replies expected per aggregate (its fan-out). */
   public readonly expected = new Map<string, number>();
-  /** `performance.now()` just before the batch holding an aggregate's last reply was sent. */
+  /** `performance.now()` just before the send holding an aggregate's last reply was made. */
   public readonly lastSentAt = new Map<string, number>();
+  /** Keep answers for {@link release} instead of sending them at once. */
+  public holding = false;
+  private readonly held = new Map<string, HeldReply[]>();
+  private heldCount = 0;
   private readonly sent = new Map<string, number>();
   private readonly sqs: SQSClient;
   private readonly queueUrl: string;
@@ -292,8 +391,141 @@ export class Responders {
     await Promise.all(this.loops);
   }
 
-  /** Errors of the responder loops (each retried after a pause). */
+  /** Errors of the loops and of releases (each retried after a pause). */
   public errors = 0;
+
+  /** Resolves when `count` answers are held; throws after `timeoutMs`. */
+  public async waitHeld(count: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.heldCount < count) {
+      if (Date.now() > deadline)
+        throw new Error(`${this.heldCount} of ${count} sub-requests held after ${timeoutMs} ms`);
+      await sleep(20);
+    }
+  }
+
+  /**
+   * Sends the held answers of `plan.ids` in an arrival pattern, one SQS call per send:
+   * - `together`: all replies of an aggregate in one `SendMessageBatch`, aggregates taken up at
+   *   `repliesPerSecond / fan-out` per second;
+   * - `independent`: one `SendMessage` per reply, round-robin over `rotation` aggregates (an
+   *   aggregate that has answered everything is replaced by the next), `repliesPerSecond` in all;
+   * - `spread`: aggregates taken up as for `together`, each reply sent on its own after a
+   *   lognormal delay drawn from a generator seeded by its aggregate and reply ids.
+   *
+   * @returns when everything is sent.
+   */
+  public async release(plan: ReleasePlan): Promise<void> {
+    const sends: { due: number; replies: HeldReply[] }[] = [];
+    const queues = plan.ids.map((id) => [...(this.held.get(id) ?? [])]);
+    const rate = plan.repliesPerSecond;
+    const at = (seq: number) => (Number.isFinite(rate) ? (seq * 1000) / rate : 0);
+    if (plan.pattern === 'together') {
+      let seq = 0;
+      for (const replies of queues) {
+        for (let i = 0; i < replies.length; i += 10)
+          sends.push({ due: at(seq), replies: replies.slice(i, i + 10) });
+        seq += replies.length;
+      }
+    } else if (plan.pattern === 'independent') {
+      const waiting = [...queues];
+      const turn = waiting.splice(0, Math.max(1, plan.rotation));
+      let cursor = 0;
+      let seq = 0;
+      while (turn.length > 0) {
+        cursor %= turn.length;
+        const replies = turn[cursor] as HeldReply[];
+        const reply = replies.shift();
+        if (reply) {
+          sends.push({ due: at(seq), replies: [reply] });
+          seq += 1;
+        }
+        if (replies.length > 0) cursor += 1;
+        else {
+          const next = waiting.shift();
+          if (next) turn[cursor] = next;
+          else turn.splice(cursor, 1);
+        }
+      }
+    } else {
+      let seq = 0;
+      for (const replies of queues) {
+        const start = at(seq);
+        for (const reply of replies) {
+          const random = seededBy(`spread/${reply.aggregateId}/${reply.attributes['fanin-reply-id'] ?? ''}`);
+          // Box–Muller: a standard normal from two uniforms.
+          const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+          const delay = Math.min(plan.spread.maxMs, plan.spread.medianMs * Math.exp(plan.spread.sigma * z));
+          sends.push({ due: start + delay, replies: [reply] });
+        }
+        seq += replies.length;
+      }
+      sends.sort((a, b) => a.due - b.due);
+    }
+    for (const id of plan.ids) {
+      this.heldCount -= this.held.get(id)?.length ?? 0;
+      this.held.delete(id);
+    }
+    const started = performance.now();
+    let next = 0;
+    const sender = async (): Promise<void> => {
+      while (next < sends.length) {
+        const send = sends[next] as (typeof sends)[number];
+        next += 1;
+        const wait = started + send.due - performance.now();
+        if (wait > 0) await sleep(wait);
+        for (;;) {
+          try {
+            await this.send(send.replies);
+            break;
+          } catch {
+            this.errors += 1;
+            await sleep(100);
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, plan.senders) }, sender));
+  }
+
+  private async send(replies: readonly HeldReply[]): Promise<void> {
+    const now = performance.now();
+    for (const reply of replies) {
+      const count = (this.sent.get(reply.aggregateId) ?? 0) + 1;
+      this.sent.set(reply.aggregateId, count);
+      // Concurrent senders may finish an aggregate out of order: its last send is the latest one.
+      if (count >= (this.expected.get(reply.aggregateId) ?? Number.POSITIVE_INFINITY))
+        this.lastSentAt.set(reply.aggregateId, Math.max(now, this.lastSentAt.get(reply.aggregateId) ?? 0));
+    }
+    const attributesOf = (reply: HeldReply) =>
+      Object.fromEntries(
+        Object.entries(reply.attributes).map(([name, value]) => [
+          name,
+          { DataType: 'String', StringValue: value },
+        ]),
+      );
+    const [first] = replies;
+    if (replies.length === 1 && first) {
+      await this.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: first.replyTo,
+          MessageBody: first.body,
+          MessageAttributes: attributesOf(first),
+        }),
+      );
+      return;
+    }
+    await this.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: first?.replyTo ?? '',
+        Entries: replies.map((reply, i) => ({
+          Id: String(i),
+          MessageBody: reply.body,
+          MessageAttributes: attributesOf(reply),
+        })),
+      }),
+    );
+  }
 
   private async loop(): Promise<void> {
     while (this.running) {
@@ -316,7 +548,7 @@ export class Responders {
       }),
     );
     if (Messages.length === 0) return;
-    const byReplyTo = new Map<string, { body: string; attributes: Record<string, string> }[]>();
+    const byReplyTo = new Map<string, HeldReply[]>();
     for (const message of Messages) {
       const attributes: Record<string, string> = {};
       for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
@@ -326,34 +558,19 @@ export class Responders {
       const replyTo = attributes['fanin-reply-to'] ?? '';
       const aggregateId = attributes['fanin-aggregate-id'] ?? '';
       const replyId = attributes['fanin-reply-id'] ?? '';
+      const reply = { aggregateId, replyTo, body: this.body(aggregateId, replyId), attributes };
+      if (this.holding) {
+        const list = this.held.get(aggregateId) ?? [];
+        list.push(reply);
+        this.held.set(aggregateId, list);
+        this.heldCount += 1;
+        continue;
+      }
       const list = byReplyTo.get(replyTo) ?? [];
-      list.push({ body: this.body(aggregateId, replyId), attributes });
+      list.push(reply);
       byReplyTo.set(replyTo, list);
     }
-    for (const [replyTo, replies] of byReplyTo) {
-      const now = performance.now();
-      for (const reply of replies) {
-        const aggregateId = reply.attributes['fanin-aggregate-id'] ?? '';
-        const count = (this.sent.get(aggregateId) ?? 0) + 1;
-        this.sent.set(aggregateId, count);
-        if (count === this.expected.get(aggregateId)) this.lastSentAt.set(aggregateId, now);
-      }
-      await this.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: replyTo,
-          Entries: replies.map((reply, i) => ({
-            Id: String(i),
-            MessageBody: reply.body,
-            MessageAttributes: Object.fromEntries(
-              Object.entries(reply.attributes).map(([name, value]) => [
-                name,
-                { DataType: 'String', StringValue: value },
-              ]),
-            ),
-          })),
-        }),
-      );
-    }
+    for (const replies of byReplyTo.values()) await this.send(replies);
     await this.sqs.send(
       new DeleteMessageBatchCommand({
         QueueUrl: this.queueUrl,

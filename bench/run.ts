@@ -11,7 +11,17 @@ import { createDynamoClient } from '../shared/aws/clients.ts';
 import { startEmulators } from '../shared/local/emulators.ts';
 import { NaiveAggregateStore, runNaive, sampleNaive } from './baseline.ts';
 import { calibrateCapacityModel } from './calibrate.ts';
-import { addUsage, billPerMillion, loadPrices, stepFunctionsUsage, usageOf } from './cost.ts';
+import {
+  addUsage,
+  billPerMillion,
+  expressBreakEvenSeconds,
+  fixedMonthly,
+  loadPrices,
+  readmeAtRestTotal,
+  stepFunctionsExpressPerMillion,
+  stepFunctionsUsage,
+  usageOf,
+} from './cost.ts';
 import {
   type AwsLimits,
   type HotDesign,
@@ -23,20 +33,43 @@ import {
 } from './hot-aggregate.ts';
 import { type Counters, diff, grouped, Meter, total } from './meter.ts';
 import {
+  type ArrivalPhaseResult,
   Bodies,
+  type CapacitySample,
   type FaninPhaseResult,
   percentile,
+  runArrival,
   runFanin,
   storeCapacity,
   storedPayloadBytes,
 } from './phases.ts';
-import { fitUnits, type Results, renderMarkdown, renderScaleSvg, type ScalePoint } from './report.ts';
-import { RESPONDERS, Rig, sleep } from './rig.ts';
+import {
+  type ArrivalFigures,
+  type ArrivalPatternResult,
+  fitUnits,
+  type Results,
+  renderMarkdown,
+  renderScaleSvg,
+  type ScalePoint,
+} from './report.ts';
+import { ARRIVAL_PATTERNS, type ArrivalPattern, RESPONDERS, Rig, sleep } from './rig.ts';
 
 interface Plan {
+  /** Writes to DynamoDB Local before anything is measured (its JVM warms up). */
+  readonly warmupMs: number;
+  readonly warmupAggregates: number;
+  /** Each raw-capacity window, before and after the saturated run (sized to last about as long). */
   readonly capacityMs: number;
-  readonly headlineAggregates: number;
-  readonly latencyAggregates: number;
+  /** Aggregates per arrival phase at fan-out 10 (paced), at most; fewer when the pace would make a phase outlast `arrivalSeconds`. */
+  readonly arrivalAggregates: number;
+  readonly arrivalSeconds: number;
+  /** Replies per second the responders offer in the paced phases, at most (half the saturated rate if lower). */
+  readonly maxOfferedRepliesPerSecond: number;
+  /** Reply batching windows compared (the topology's default is measured with every pattern, the others with `otherWindowPatterns`). */
+  readonly comparedWindows: readonly number[];
+  readonly otherWindowPatterns: readonly ArrivalPattern[];
+  /** Each pattern at a large fan-out too (unpaced, condensed results). */
+  readonly largeFanOut?: { readonly fanOut: number; readonly aggregates: number };
   readonly timerAggregates: number;
   readonly baselineHeadlineAggregates: number;
   readonly scale: readonly { readonly fanOut: number; readonly aggregates: number }[];
@@ -45,9 +78,14 @@ interface Plan {
 }
 
 const QUICK: Plan = {
-  capacityMs: 3_000,
-  headlineAggregates: 100,
-  latencyAggregates: 30,
+  warmupMs: 3_000,
+  warmupAggregates: 10,
+  capacityMs: 4_000,
+  arrivalAggregates: 30,
+  arrivalSeconds: 12,
+  maxOfferedRepliesPerSecond: 60,
+  comparedWindows: [0, 1],
+  otherWindowPatterns: ['independent'],
   timerAggregates: 10,
   baselineHeadlineAggregates: 50,
   scale: [
@@ -60,9 +98,15 @@ const QUICK: Plan = {
 };
 
 const FULL: Plan = {
+  warmupMs: 5_000,
+  warmupAggregates: 20,
   capacityMs: 10_000,
-  headlineAggregates: 300,
-  latencyAggregates: 150,
+  arrivalAggregates: 80,
+  arrivalSeconds: 30,
+  maxOfferedRepliesPerSecond: 60,
+  comparedWindows: [0, 1],
+  otherWindowPatterns: ['together', 'independent', 'spread'],
+  largeFanOut: { fanOut: 100, aggregates: 12 },
   timerAggregates: 30,
   baselineHeadlineAggregates: 100,
   scale: [
@@ -74,6 +118,15 @@ const FULL: Plan = {
   hotReplies: 10_000,
   prototypeReplies: 2_000,
 };
+
+/** Aggregates answered in turn by `independent` responders: enough that a batch of 10 from either reply partition holds replies of 10 aggregates. */
+const ROTATION = 30;
+
+/** The arrival pattern of the headline figures: real responders answer on their own. */
+const HEADLINE_PATTERN: ArrivalPattern = 'independent';
+
+/** Independent responders' answer times in the `spread` pattern: lognormal, median 400 ms, p99 ≈ 2.6 s. */
+const SPREAD = { medianMs: 400, sigma: 0.8, maxMs: 10_000 } as const;
 
 /** The AWS figures the emulator cannot give: per-key limits and typical latencies (stated in the report). */
 const AWS_LIMITS: AwsLimits = {
@@ -149,37 +202,116 @@ async function main(): Promise<void> {
     const calibration = await calibrateCapacityModel(rig.setupClients.dynamo, rig.tableShape);
 
     const concurrency = rig.topology.replyPartitions.length * rig.topology.consumers.reply.maxConcurrency;
-    log(`raw store capacity: PutItem x ${concurrency} writers for ${plan.capacityMs} ms`);
-    const capacity = await storeCapacity(rig, {
-      concurrency,
-      durationMs: plan.capacityMs,
-      body: Bodies.kilobyte('capacity', '0'),
-    });
+    const capacityBody = Bodies.kilobyte('capacity', '0');
+    // DynamoDB Local's JVM is slow until warm: the first seconds of writes are not its capacity.
+    log(`warming the store: PutItem x ${concurrency} writers for ${plan.warmupMs} ms (not counted)`);
+    await storeCapacity(rig, { concurrency, durationMs: plan.warmupMs, body: capacityBody, label: 'warm' });
 
     rig.start();
     rig.startTimers();
+    const defaultWindow = rig.replyBatchingWindowSeconds;
 
-    log(`headline: ${plan.headlineAggregates} aggregates x 10 replies of 1 KB, all at once`);
-    const headline = await runFanin(rig, {
+    const saturatedRelease = {
+      repliesPerSecond: Number.POSITIVE_INFINITY,
+      rotation: ROTATION,
+      spread: SPREAD,
+      senders: 4,
+    };
+    log(
+      `warm-up: ${plan.warmupAggregates} aggregates, replies independent, as fast as they go (not counted)`,
+    );
+    const warm = await runArrival(rig, {
+      pattern: 'independent',
       definition: 'bench-collect',
-      idPrefix: 'head',
-      aggregates: plan.headlineAggregates,
+      idPrefix: 'warm',
+      aggregates: plan.warmupAggregates,
       fanOut: 10,
       body: Bodies.kilobyte,
+      release: saturatedRelease,
       timeoutMs: 600_000,
     });
-    const aggregatesPerSecond = (headline.aggregates * 1000) / headline.elapsedMs;
-    const pace = Math.max(1, aggregatesPerSecond / 2);
-    log(`latency: ${plan.latencyAggregates} aggregates at ${pace.toFixed(1)}/s (half the saturated rate)`);
-    const latency = await runFanin(rig, {
+    // Sized to last about as long as each capacity window around it.
+    const estimate = (warm.replies * 1000) / warm.releaseToLastResultMs;
+    const saturatedAggregates = Math.max(30, Math.round((estimate * plan.capacityMs) / 1000 / 10));
+    log(`raw store capacity before: PutItem x ${concurrency} writers for ${plan.capacityMs} ms`);
+    const capacityBefore = await storeCapacity(rig, {
+      concurrency,
+      durationMs: plan.capacityMs,
+      body: capacityBody,
+      label: 'before',
+    });
+    log(`saturated: ${saturatedAggregates} aggregates x 10 replies of 1 KB, independent, as fast as they go`);
+    const saturated = await runArrival(rig, {
+      pattern: 'independent',
       definition: 'bench-collect',
-      idPrefix: 'lat',
-      aggregates: plan.latencyAggregates,
+      idPrefix: 'sat',
+      aggregates: saturatedAggregates,
       fanOut: 10,
       body: Bodies.kilobyte,
-      requestsPerSecond: pace,
+      release: saturatedRelease,
       timeoutMs: 600_000,
     });
+    // As long as the run was (the estimate that sized it may be off), within reason.
+    const afterMs = Math.round(
+      Math.min(2 * plan.capacityMs, Math.max(plan.capacityMs / 2, saturated.releaseToLastResultMs)),
+    );
+    log(`raw store capacity after: PutItem x ${concurrency} writers for ${afterMs} ms`);
+    const capacityAfter = await storeCapacity(rig, {
+      concurrency,
+      durationMs: afterMs,
+      body: capacityBody,
+      label: 'after',
+    });
+    const saturatedRate = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
+    const pace = Math.max(10, Math.min(plan.maxOfferedRepliesPerSecond, saturatedRate / 2));
+    // On a slow or busy machine the pace drops: fewer aggregates keep each phase within its time.
+    const arrivalAggregates = Math.min(
+      plan.arrivalAggregates,
+      Math.max(20, Math.round((pace * plan.arrivalSeconds) / 10)),
+    );
+
+    const arrival: ArrivalPhaseResult[] = [];
+    for (const window of [defaultWindow, ...plan.comparedWindows.filter((w) => w !== defaultWindow)]) {
+      await rig.setReplyBatchingWindow(window);
+      const patterns = window === defaultWindow ? ARRIVAL_PATTERNS : plan.otherWindowPatterns;
+      for (const pattern of patterns) {
+        log(
+          `arrival ${pattern}, reply batching window ${window} s: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s`,
+        );
+        arrival.push(
+          await runArrival(rig, {
+            pattern,
+            definition: 'bench-collect',
+            idPrefix: `${pattern.slice(0, 3)}w${window}`,
+            aggregates: arrivalAggregates,
+            fanOut: 10,
+            body: Bodies.kilobyte,
+            release: { repliesPerSecond: pace, rotation: ROTATION, spread: SPREAD, senders: 4 },
+            timeoutMs: 600_000,
+          }),
+        );
+      }
+      if (window !== defaultWindow || plan.largeFanOut === undefined) continue;
+      const large = plan.largeFanOut;
+      for (const pattern of ARRIVAL_PATTERNS) {
+        log(
+          `arrival ${pattern} at fan-out ${large.fanOut}: ${large.aggregates} aggregates, replies of 1 KB as fast as they go (condensed)`,
+        );
+        arrival.push(
+          await runArrival(rig, {
+            pattern,
+            definition: 'bench-condense',
+            idPrefix: `${pattern.slice(0, 3)}f${large.fanOut}`,
+            aggregates: large.aggregates,
+            fanOut: large.fanOut,
+            body: Bodies.kilobyte,
+            release: { ...saturatedRelease, rotation: large.aggregates },
+            timeoutMs: 900_000,
+          }),
+        );
+      }
+    }
+    await rig.setReplyBatchingWindow(defaultWindow);
 
     log(`deadline timers: ${plan.timerAggregates} aggregates with a 3 s deadline, then their timers firing`);
     const timers = await runTimers(rig, plan.timerAggregates);
@@ -274,7 +406,12 @@ async function main(): Promise<void> {
 
     log('AWS model: bounds and simulation of one hot aggregate');
     const replyUnits = 1;
-    const measuredBatch = Math.max(1, Math.round(hot.meanRepliesPerTransaction));
+    // Recording transactions per reply batch (at most a batch: a protocol that records without a
+    // transaction shows none, and then the batch is Lambda's).
+    const measuredBatch = Math.min(
+      rig.topology.consumers.reply.batchSize,
+      Math.max(1, Math.round(hot.meanRepliesPerTransaction)),
+    );
     const base: HotDesign = {
       name: `fanin as first built (batch ${measuredBatch} as measured, 5 consumers, throttled groups failed back to SQS)`,
       shards: 1,
@@ -352,11 +489,18 @@ async function main(): Promise<void> {
       emulators: emulators.started.map((e) => e.name),
       prices,
       calibration,
-      capacity: { ...capacity, concurrency },
-      headline,
-      latency,
+      capacity: { before: capacityBefore, after: capacityAfter, concurrency, durationMs: plan.capacityMs },
+      saturated,
+      arrival,
+      defaultWindow,
       pace,
       timers,
+      topology: {
+        replyPartitions: rig.topology.replyPartitions.length,
+        sweepIntervalSeconds: rig.topology.sweepIntervalSeconds,
+        distributorIntervalSeconds: rig.topology.partitioning.distributorIntervalSeconds,
+      },
+      readmeAtRest: await readmeAtRestTotal(),
       naiveHeadline,
       scale,
       samplingCheck,
@@ -459,6 +603,11 @@ async function measureNaive(
 }
 
 const faninWho = (who: string): boolean => who.startsWith('fanin');
+/**
+ * The reply handler's writes that record replies: a transaction per batch (the first protocol) or
+ * a conditional put per reply. Its updates (claims, closes) are completion, not recording.
+ */
+const RECORDING_OPERATIONS = new Set(['TransactWriteItems', 'PutItem']);
 /** Largest fan-out the baseline replays reply by reply; above it, it is sampled (see `sampleNaive`). */
 const REPLAY_UP_TO = 1_000;
 const SAMPLED_POSITIONS = 200;
@@ -513,7 +662,7 @@ function scalePoint(
   const replies = fanin.replies;
   const faninUnits = total(fanin.counters, 'ddb.wcu', faninWho) / replies;
   const recording =
-    total(fanin.counters, 'ddb.wcu', (who, op) => who === 'fanin:reply' && op === 'TransactWriteItems') /
+    total(fanin.counters, 'ddb.wcu', (who, op) => who === 'fanin:reply' && RECORDING_OPERATIONS.has(op)) /
     replies;
   return {
     fanOut,
@@ -550,6 +699,93 @@ function round(value: number, digits = 2): number {
   return Math.round(value * f) / f;
 }
 
+/** Spread beyond which the raw-capacity windows disagree too much for a ratio to mean anything. */
+const CAPACITY_SPREAD_LIMIT = 0.25;
+
+function arrivalFigures(
+  phase: ArrivalPhaseResult,
+  timers: Awaited<ReturnType<typeof runTimers>>,
+  prices: Awaited<ReturnType<typeof loadPrices>>,
+): ArrivalFigures {
+  const c = phase.counters;
+  const { aggregates, replies } = phase;
+  const fired = Math.max(1, timers.fired);
+  const notEmpty = (detail: string) => !detail.includes('(empty)');
+  const faninSide = (who: string) => faninWho(who) || who === 'esm';
+  // Every aggregate's deadline timer fires once, later (measured apart): its share is added.
+  const timerShare = (metric: string, keep: (who: string, detail: string) => boolean) =>
+    (total(timers.counters, metric, keep) / fired) * aggregates;
+  const allIn = (metric: string, keep: (who: string, detail: string) => boolean) =>
+    (total(c, metric, keep) + timerShare(metric, keep)) / replies;
+  const timerUsage = usageOf(timers.counters, 'fanin', fired, prices);
+  const faninBill = billPerMillion(addUsage(usageOf(c, 'fanin', aggregates, prices), timerUsage), prices);
+  const clientBill = billPerMillion(usageOf(c, 'clients', aggregates, prices), prices);
+  const invocations = total(c, 'lambda.invocations', (who) => who === 'reply');
+  const records = total(c, 'lambda.records', (who) => who === 'reply');
+  const groups = total(c, 'lambda.aggregates', (who) => who === 'reply');
+  return {
+    fan_out: replies / aggregates,
+    batching_window_seconds: phase.batchingWindowSeconds,
+    offered_replies_per_second: Number.isFinite(phase.offeredRepliesPerSecond)
+      ? round(phase.offeredRepliesPerSecond, 1)
+      : null,
+    aggregates,
+    replies,
+    write_units: round(allIn('ddb.wcu', faninWho), 3),
+    index_write_units: round(allIn('ddb.wcu_index', faninWho), 3),
+    read_units: round(allIn('ddb.rcu', faninWho), 3),
+    sqs_calls: round(
+      allIn('sqs.calls', (who, d) => faninSide(who) && notEmpty(d)),
+      3,
+    ),
+    client_sqs_calls: round(total(c, 'sqs.calls', (who, d) => who === 'clients' && notEmpty(d)) / replies, 3),
+    reply_invocations: round(invocations / replies, 3),
+    replies_per_batch: round(records / Math.max(1, invocations), 2),
+    replies_per_aggregate_per_batch: round(records / Math.max(1, groups), 2),
+    cost_per_million_aggregates_usd: round(faninBill.total + clientBill.total, 2),
+    fanin_only_per_million_usd: round(faninBill.total, 2),
+    completion_latency_ms: {
+      p50: round(percentile(phase.latenciesMs, 50), 0),
+      p99: round(percentile(phase.latenciesMs, 99), 0),
+      samples: phase.latenciesMs.length,
+    },
+    outcomes: phase.outcomes,
+  };
+}
+
+function arrivalSection(
+  phases: readonly ArrivalPhaseResult[],
+  defaultWindow: number,
+  timers: Awaited<ReturnType<typeof runTimers>>,
+  prices: Awaited<ReturnType<typeof loadPrices>>,
+): Results['arrival'] {
+  const out: Partial<Record<ArrivalPattern, ArrivalPatternResult>> = {};
+  for (const pattern of ARRIVAL_PATTERNS) {
+    const mine = phases.filter((p) => p.pattern === pattern);
+    const atDefault = mine.filter((p) => p.batchingWindowSeconds === defaultWindow);
+    const paced = atDefault.find((p) => p.replies / p.aggregates === 10);
+    if (!paced) continue;
+    const figures = atDefault.map((p) => arrivalFigures(p, timers, prices));
+    const headline = arrivalFigures(paced, timers, prices);
+    const byFanOut = (pick: (f: ArrivalFigures) => number) =>
+      Object.fromEntries(figures.map((f) => [String(f.fan_out), pick(f)]));
+    const others = mine
+      .filter((p) => p.batchingWindowSeconds !== defaultWindow)
+      .map((p) => arrivalFigures(p, timers, prices));
+    out[pattern] = {
+      write_units_per_reply: byFanOut((f) => f.write_units),
+      read_units_per_reply: byFanOut((f) => f.read_units),
+      sqs_calls_per_reply: byFanOut((f) => f.sqs_calls),
+      cost_per_million_aggregates_usd: headline.cost_per_million_aggregates_usd,
+      completion_latency_ms: headline.completion_latency_ms,
+      batching_window_seconds: defaultWindow,
+      measured: figures,
+      other_batching_windows: others,
+    };
+  }
+  return out as Results['arrival'];
+}
+
 function assemble(input: {
   quick: boolean;
   started: number;
@@ -557,11 +793,14 @@ function assemble(input: {
   emulators: string[];
   prices: Awaited<ReturnType<typeof loadPrices>>;
   calibration: Awaited<ReturnType<typeof calibrateCapacityModel>>;
-  capacity: { writes: number; elapsedMs: number; writesPerSecond: number; concurrency: number };
-  headline: FaninPhaseResult;
-  latency: FaninPhaseResult;
+  capacity: { before: CapacitySample; after: CapacitySample; concurrency: number; durationMs: number };
+  saturated: ArrivalPhaseResult;
+  arrival: readonly ArrivalPhaseResult[];
+  defaultWindow: number;
   pace: number;
   timers: Awaited<ReturnType<typeof runTimers>>;
+  topology: Parameters<typeof fixedMonthly>[1];
+  readmeAtRest: number | undefined;
   naiveHeadline: NaiveResult;
   scale: ScalePoint[];
   samplingCheck: Results['baseline_sampling_check'];
@@ -574,13 +813,22 @@ function assemble(input: {
   }[];
   sanity: Results['sanity'];
 }): Results {
-  const { headline, prices } = input;
+  const { prices } = input;
+  const arrival = arrivalSection(input.arrival, input.defaultWindow, input.timers, input.prices);
+  const headline = input.arrival.find(
+    (p) =>
+      p.pattern === HEADLINE_PATTERN &&
+      p.batchingWindowSeconds === input.defaultWindow &&
+      p.replies / p.aggregates === 10,
+  );
+  if (!headline) throw new Error('no headline arrival phase');
+  const head = arrival[HEADLINE_PATTERN];
   const replies = headline.replies;
   const aggregates = headline.aggregates;
   const c = headline.counters;
-  const repliesPerSecond = (replies * 1000) / headline.elapsedMs;
+  const saturated = input.saturated;
+  const repliesPerSecond = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
   const notEmpty = (detail: string) => !detail.includes('(empty)');
-  const faninSqs = total(c, 'sqs.calls', (who, d) => (faninWho(who) || who === 'esm') && notEmpty(d));
 
   // Cost of one aggregate: its own work plus its deadline timer firing later (measured apart).
   const timerUsage = usageOf(input.timers.counters, 'fanin', Math.max(1, input.timers.fired), prices);
@@ -600,6 +848,13 @@ function assemble(input: {
     invocations: 0,
     lambdaMs: 0,
   };
+  const fixed = fixedMonthly(prices, input.topology);
+
+  const { before, after } = input.capacity;
+  const meanCapacity = (before.writesPerSecond + after.writesPerSecond) / 2;
+  const capacitySpread = Math.abs(after.writesPerSecond - before.writesPerSecond) / meanCapacity;
+  const slices = [...before.perSecond, ...after.perSecond];
+  const capacityMeaningful = capacitySpread <= CAPACITY_SPREAD_LIMIT;
 
   const writeUnitsPerReply: Record<string, number> = {};
   const baselineRatio: Record<string, number> = {};
@@ -609,8 +864,13 @@ function assemble(input: {
   }
   const fit = fitUnits(input.scale);
   const loadAtEnd = loadavg();
+  const faninTotal = round(faninBill.total + clientBill.total, 2);
+  const expressAt = [0.5, 1, 5, 30, 60, 300].map((seconds) => ({
+    seconds,
+    per_million_usd: round(stepFunctionsExpressPerMillion(seconds, prices), 2),
+  }));
   return {
-    schema: 1,
+    schema: 2,
     date: new Date().toISOString(),
     commit: commitOf(),
     quick: input.quick,
@@ -626,25 +886,33 @@ function assemble(input: {
       load_average_end: loadAtEnd.map((n) => round(n)),
       emulators: input.emulators,
     },
+    headline_pattern: HEADLINE_PATTERN,
+    arrival,
+    arrival_setup: {
+      offered_replies_per_second: round(input.pace, 1),
+      rotation: ROTATION,
+      spread: SPREAD,
+      default_batching_window_seconds: input.defaultWindow,
+    },
     replies_per_second: round(repliesPerSecond, 1),
-    aggregates_per_second: round((aggregates * 1000) / headline.elapsedMs, 2),
+    aggregates_per_second: round((saturated.aggregates * 1000) / saturated.releaseToLastResultMs, 2),
     completion_latency_ms: {
-      p50: round(percentile(input.latency.latenciesMs, 50), 0),
-      p99: round(percentile(input.latency.latenciesMs, 99), 0),
-      samples: input.latency.latenciesMs.length,
-      offered_aggregates_per_second: round(input.pace, 2),
+      ...head.completion_latency_ms,
+      pattern: HEADLINE_PATTERN,
+      offered_replies_per_second: round(input.pace, 1),
       saturated: {
-        p50: round(percentile(headline.latenciesMs, 50), 0),
-        p99: round(percentile(headline.latenciesMs, 99), 0),
+        p50: round(percentile(saturated.latenciesMs, 50), 0),
+        p99: round(percentile(saturated.latenciesMs, 99), 0),
       },
     },
     write_units_per_reply: writeUnitsPerReply,
     baseline_ratio: baselineRatio,
     write_units_fit: { per_reply: round(fit.perReply, 3), per_aggregate: round(fit.perAggregate, 1) },
-    sqs_calls_per_reply: round(faninSqs / replies, 3),
-    fraction_of_store_capacity: round(repliesPerSecond / input.capacity.writesPerSecond, 3),
-    cost_per_million_aggregates_usd: round(faninBill.total + clientBill.total, 2),
+    sqs_calls_per_reply: head.sqs_calls_per_reply['10'] ?? Number.NaN,
+    fraction_of_store_capacity: capacityMeaningful ? round(repliesPerSecond / meanCapacity, 3) : null,
+    cost_per_million_aggregates_usd: head.cost_per_million_aggregates_usd,
     headline: {
+      pattern: HEADLINE_PATTERN,
       aggregates,
       replies,
       fan_out: 10,
@@ -671,6 +939,12 @@ function assemble(input: {
         sqs_billed_requests: perReply(c, 'sqs.billed', replies, (who, d) =>
           notEmpty(d) ? `${who} ${d.split('|')[0]}` : undefined,
         ),
+        timer_firing_sqs_calls_by_operation: perReply(
+          input.timers.counters,
+          'sqs.calls',
+          Math.max(1, input.timers.fired) * 10,
+          (who, d) => (notEmpty(d) && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined),
+        ),
         handler_invocations: perReply(c, 'lambda.invocations', replies, (who) => who),
         records_per_invocation: Object.fromEntries(
           Object.entries(grouped(c, 'lambda.invocations', (who) => who)).map(([handler, n]) => [
@@ -685,16 +959,33 @@ function assemble(input: {
         empty_receives_excluded: total(c, 'sqs.calls', (_, d) => !notEmpty(d)),
       },
     },
+    saturated: {
+      pattern: 'independent',
+      aggregates: saturated.aggregates,
+      replies: saturated.replies,
+      release_to_last_result_ms: round(saturated.releaseToLastResultMs, 0),
+      write_units_per_reply: round(total(saturated.counters, 'ddb.wcu', faninWho) / saturated.replies, 3),
+    },
     store_capacity: {
-      puts_per_second: round(input.capacity.writesPerSecond, 1),
-      concurrency: input.capacity.concurrency,
       item: 'a reply item with a 1 KB body',
-      duration_ms: round(input.capacity.elapsedMs, 0),
+      concurrency: input.capacity.concurrency,
+      window_ms: input.capacity.durationMs,
+      before: capacityFigures(before),
+      after: capacityFigures(after),
+      mean_puts_per_second: round(meanCapacity, 1),
+      spread: round(capacitySpread, 3),
+      spread_limit: CAPACITY_SPREAD_LIMIT,
+      per_second_range: [Math.min(...slices), Math.max(...slices)],
+      fraction_range: [
+        round(repliesPerSecond / Math.max(before.writesPerSecond, after.writesPerSecond), 3),
+        round(repliesPerSecond / Math.min(before.writesPerSecond, after.writesPerSecond), 3),
+      ],
+      meaningful: capacityMeaningful,
     },
     cost: {
       prices_taken: prices.taken,
       region: prices.region,
-      scenario: 'fan-out 10, 1 KB replies, deadline timer armed and fired once, result to a FIFO queue',
+      scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, deadline timer armed and fired once, result to a FIFO queue`,
       fanin: {
         usage_per_aggregate: roundAll(faninUsage),
         per_million_aggregates: roundAll(faninBill),
@@ -704,12 +995,16 @@ function assemble(input: {
         usage_per_aggregate: roundAll(clientUsage),
         per_million_aggregates: roundAll(clientBill),
       },
-      fanin_total_per_million: round(faninBill.total + clientBill.total, 2),
+      fanin_total_per_million: faninTotal,
       step_functions_standard: {
         transitions_per_aggregate: sfn.transitions,
         orchestration_per_million: roundAll(sfnBill),
         clients_per_million: roundAll(sfnClientBill),
         total_per_million: round(sfnBill.total + sfnClientBill.total, 2),
+      },
+      step_functions_express: {
+        per_million_by_answer_seconds: expressAt,
+        cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(faninTotal, prices),
       },
       naive_baseline_dynamodb: {
         usage_per_aggregate: {
@@ -719,8 +1014,10 @@ function assemble(input: {
         per_million_aggregates: round(billPerMillion(naiveUsage, prices).dynamodb, 2),
       },
       fixed_monthly: {
-        sweeper_invocations: 43_200,
-        note: 'The sweeper runs every minute from an EventBridge scheduled rule (no EventBridge charge): 43,200 Lambda invocations a month plus 8 index queries each, about $0.02 a month. Lambda event source mappings long-poll each queue while idle (billed empty receives, a few cents per queue a month). Neither depends on the number of aggregates.',
+        items: fixed.items.map((i) => ({ ...i, usd: round(i.usd, 3) })),
+        total_usd: round(fixed.total, 2),
+        readme_total_usd: input.readmeAtRest ?? null,
+        reply_partitions: input.topology.replyPartitions,
       },
     },
     scale: input.scale,
@@ -738,6 +1035,14 @@ function assemble(input: {
     calibration: input.calibration,
     timers: { fired: input.timers.fired, completed_first: input.timers.outcomes },
     sanity: input.sanity,
+  };
+}
+
+function capacityFigures(sample: CapacitySample): Results['store_capacity']['before'] {
+  return {
+    puts_per_second: round(sample.writesPerSecond, 1),
+    per_second: sample.perSecond,
+    duration_ms: round(sample.elapsedMs, 0),
   };
 }
 
@@ -763,7 +1068,13 @@ function summaryLine(results: Results): string {
     `WCU/reply ${JSON.stringify(results.write_units_per_reply)}`,
     `baseline x ${JSON.stringify(results.baseline_ratio)}`,
     `SQS calls/reply ${results.sqs_calls_per_reply}`,
-    `store fraction ${results.fraction_of_store_capacity}`,
+    `store fraction ${results.fraction_of_store_capacity ?? `n/a (capacity spread ${results.store_capacity.spread})`}`,
+    ...ARRIVAL_PATTERNS.map((p) => {
+      const a = results.arrival[p];
+      return a
+        ? `${p}: WCU/reply ${JSON.stringify(a.write_units_per_reply)} $${a.cost_per_million_aggregates_usd}/M p50/p99 ${a.completion_latency_ms.p50}/${a.completion_latency_ms.p99} ms`
+        : `${p}: not run`;
+    }),
     `$/M aggregates ${results.cost_per_million_aggregates_usd} (Step Functions ${results.cost.step_functions_standard.total_per_million})`,
   ].join(' | ');
 }
