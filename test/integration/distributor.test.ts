@@ -651,6 +651,7 @@ describe('moving messages between queues', () => {
     // Assess
     expect(crashed).toBeInstanceOf(InjectedCrash);
     expect(retried.moved).toBe(1);
+    expect(await queueDepth(b)).toBe(1);
     expect(Messages).toHaveLength(1);
     expect(Messages[0]?.Attributes?.MessageGroupId).toBe('agg-7');
     expect(Messages[0]?.Body).toBe('{"r":1}');
