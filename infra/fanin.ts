@@ -488,9 +488,11 @@ export class Fanin extends Construct {
 
     // ---- Event sources and schedules ----------------------------------------------------------
     fanOut.addEventSource(eventSource(queues[QueueRole.INGRESS].queue, topology.consumers.fanOut));
-    for (const partition of this.replyPartitions) {
-      reply.addEventSource(eventSource(partition.queue, topology.consumers.reply));
-    }
+    this.replyPartitions.forEach((partition, index) => {
+      reply.addEventSource(
+        eventSource(partition.queue, topology.replyConsumers[index] ?? topology.consumers.reply),
+      );
+    });
     timer.addEventSource(eventSource(queues[QueueRole.TIMER].queue, topology.consumers.timer));
     control.addEventSource(eventSource(queues[QueueRole.CONTROL].queue, topology.consumers.control));
     this.sweepSchedule = new events.Rule(this, 'SweepSchedule', {

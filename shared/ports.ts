@@ -36,6 +36,8 @@ export interface AggregateHeader {
   readonly dispatchedUpTo?: number;
   /** The reply that opened a self-starting aggregate. */
   readonly openedBy?: string;
+  /** Partition keys its replies are spread over (the definition's `writeShards`, fixed at open). */
+  readonly shards?: number;
   /** When completion was claimed: the timestamp the output carries, stable across retries. */
   readonly completingAt?: number;
   /** The reply ids the result is built from, fixed at the seal (see {@link MemberSet}). */
@@ -146,9 +148,9 @@ export interface StateStore {
   /** The request stored when the aggregate was opened. */
   getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
   /** Records one reply, once: a conditional put by reply id (`duplicate` when it was already there). */
-  putReply(aggregateId: string, reply: ReplyToRecord): Promise<'recorded' | 'duplicate'>;
+  putReply(aggregateId: string, reply: ReplyToRecord, shards?: number): Promise<'recorded' | 'duplicate'>;
   /** Replies recorded (not late) with index ids `first … last`: one range read (large fan-outs). */
-  countRange(aggregateId: string, first: number, last: number): Promise<number>;
+  countRange(aggregateId: string, first: number, last: number, shards?: number): Promise<number>;
   /** Records that a block of index reply ids is all in (large fan-outs; idempotent). */
   markBlockComplete(aggregateId: string, block: number, expiresAt: number): Promise<void>;
   /** How many blocks of a large fan-out are all in. */
@@ -169,7 +171,7 @@ export interface StateStore {
   /** completing → closed under the lease (the header becomes the tombstone); false when not held. */
   close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean>;
   /** Marks a reply late, once: true the first time (then it is counted on the header). */
-  markLate(aggregateId: string, replyId: string, expiresAt: number): Promise<boolean>;
+  markLate(aggregateId: string, replyId: string, expiresAt: number, shards?: number): Promise<boolean>;
   holdReply(held: HeldReply): Promise<boolean>;
   getHeld(aggregateId: string, replyId: string): Promise<HeldReply | undefined>;
   listHeld(aggregateId: string): Promise<HeldReply[]>;

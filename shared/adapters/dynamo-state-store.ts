@@ -12,7 +12,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { openDueAt } from '../engine/completion.ts';
 import { AggregateStatus, type Outcome } from '../engine/constants.ts';
 import type { RuntimeParameters } from '../engine/definition.ts';
-import { decodeMembers, encodeMembers } from '../engine/members.ts';
+import { decodeMembers, encodeMembers, replyShard } from '../engine/members.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -169,13 +169,17 @@ export class DynamoStateStore implements StateStore {
    * One conditional put: the reply's own item, nothing shared. A reply is 1 write unit when its
    * stored form is at most 1 KB, and never contends with the other replies of its aggregate.
    */
-  public async putReply(aggregateId: string, reply: ReplyToRecord): Promise<'recorded' | 'duplicate'> {
+  public async putReply(
+    aggregateId: string,
+    reply: ReplyToRecord,
+    shards = 1,
+  ): Promise<'recorded' | 'duplicate'> {
     try {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: {
-            pk: aggregateKey(aggregateId),
+            pk: replyPartitionKey(aggregateId, reply.replyId, shards),
             sk: replyKey(reply.replyId),
             replyId: reply.replyId,
             ...encodePayload(reply.payload),
@@ -197,12 +201,13 @@ export class DynamoStateStore implements StateStore {
   }
 
   /** Replies recorded (not late) with index ids from `first` to `last` inclusive: one range query. */
-  public async countRange(aggregateId: string, first: number, last: number): Promise<number> {
+  public async countRange(aggregateId: string, first: number, last: number, shards = 1): Promise<number> {
     const items = await this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: {
-        ':pk': aggregateKey(aggregateId),
+        // A block's ids share a shard (replyShard), so the range is one query.
+        ':pk': replyPartitionKey(aggregateId, String(first), shards),
         ':from': replyKey(String(first)),
         ':to': replyKey(String(last)),
       },
@@ -241,9 +246,28 @@ export class DynamoStateStore implements StateStore {
     });
     let header: AggregateHeader | undefined;
     const replies: StoredReply[] = [];
-    for (const item of items) {
-      if (item.sk === 'H') header = toHeader(item);
-      else if (String(item.sk).startsWith('R#') && item.receivedAt !== undefined) replies.push(toReply(item));
+    const collect = (rows: Record<string, unknown>[]) => {
+      for (const item of rows) {
+        if (item.sk === 'H') header = toHeader(item);
+        else if (String(item.sk).startsWith('R#') && item.receivedAt !== undefined)
+          replies.push(toReply(item));
+      }
+    };
+    collect(items);
+    const shards = header?.shards ?? 1;
+    if (shards > 1) {
+      // Shard 0 shares the header's key; the others are read alongside, each consistently.
+      const others = await Promise.all(
+        Array.from({ length: shards - 1 }, (_, i) =>
+          this.queryAll({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+            ExpressionAttributeValues: { ':pk': shardKey(aggregateId, i + 1), ':r': 'R#' },
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      for (const rows of others) collect(rows);
     }
     return { ...(header ? { header } : {}), replies };
   }
@@ -374,13 +398,18 @@ export class DynamoStateStore implements StateStore {
     }
   }
 
-  public async markLate(aggregateId: string, replyId: string, expiresAt: number): Promise<boolean> {
+  public async markLate(
+    aggregateId: string,
+    replyId: string,
+    expiresAt: number,
+    shards = 1,
+  ): Promise<boolean> {
     const pk = aggregateKey(aggregateId);
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: replyKey(replyId) },
+          Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
           UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
           ConditionExpression: 'attribute_not_exists(late)',
           ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
@@ -600,6 +629,16 @@ export function aggregateKey(aggregateId: string): string {
   return `A#${aggregateId}`;
 }
 
+/** The partition key of write shard `shard` of an aggregate (shard 0 is the aggregate's own key). */
+export function shardKey(aggregateId: string, shard: number): string {
+  return shard === 0 ? aggregateKey(aggregateId) : `A#${aggregateId}#${shard}`;
+}
+
+/** The partition key a reply of an aggregate spread over `shards` keys is written under. */
+export function replyPartitionKey(aggregateId: string, replyId: string, shards: number): string {
+  return shardKey(aggregateId, replyShard(replyId, shards));
+}
+
 /**
  * The sort key of a reply. Index reply ids (a splitter's or recipient list's `0 … N-1`) are
  * zero-padded, so a range of them is one contiguous range query; any other id keeps its text,
@@ -648,6 +687,7 @@ function headerAttributes(header: AggregateHeader): Record<string, unknown> {
     params: header.params,
     requestId: header.requestId,
     openedBy: header.openedBy,
+    ...(header.shards !== undefined && header.shards > 1 ? { shards: header.shards } : {}),
     openDefinition: openIndexKey(header.definition, header.aggregateId),
     ...(due !== undefined ? { dueAt: due, dueShard: dueShard(pk) } : {}),
   };
@@ -665,6 +705,7 @@ function toHeader(item: Record<string, unknown>): AggregateHeader {
     deadline: optionalNumber(item.deadline),
     closeBy: optionalNumber(item.closeBy),
     dispatchedUpTo: optionalNumber(item.dispatchedUpTo),
+    shards: optionalNumber(item.shards),
     completingAt: optionalNumber(item.completingAt),
     leaseUntil: optionalNumber(item.leaseUntil),
     expiresAt: optionalNumber(item.expiresAt),

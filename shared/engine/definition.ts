@@ -116,6 +116,12 @@ export const DefinitionSchema = z
       })
       .max(MAX_TIMEOUT_SECONDS)
       .default(DEFAULT_TOMBSTONE_RETENTION_SECONDS),
+    /**
+     * Partition keys one aggregate's replies are spread over. DynamoDB serves about 1,000 write
+     * units per second per partition key, so 1 caps one aggregate near 1,000 replies per second
+     * and 8 near 8,000; each shard adds a read per evaluation. See docs/hot-aggregates.md.
+     */
+    writeShards: z.int().min(1).max(16).default(1),
     /** The longest an aggregate stays open; the sweeper times it out after this, whatever its strategy. */
     maxOpenSeconds: z.int().min(60).max(MAX_TIMEOUT_SECONDS).default(DEFAULT_MAX_OPEN_SECONDS),
     outputs: z.strictObject({ eventBridge: z.boolean().default(false) }).default({ eventBridge: false }),

@@ -36,3 +36,18 @@ export function decodeMembers(text: string): string[] {
   }
   return ids;
 }
+
+/** Index reply ids per block of a large fan-out (see `blocksComplete` in the reply use case). */
+export const REPLY_BLOCK_SIZE = 32;
+
+/**
+ * The write shard of a reply, for an aggregate spread over `shards` partition keys: index ids by
+ * their block (so a block stays one range read), other ids by a stable hash.
+ */
+export function replyShard(replyId: string, shards: number): number {
+  if (shards <= 1) return 0;
+  if (/^(0|[1-9]\d{0,9})$/.test(replyId)) return Math.floor(Number(replyId) / REPLY_BLOCK_SIZE) % shards;
+  let hash = 0;
+  for (let i = 0; i < replyId.length; i += 1) hash = (hash * 31 + replyId.charCodeAt(i)) | 0;
+  return Math.abs(hash) % shards;
+}

@@ -75,6 +75,7 @@ export async function handleRequest(
     openedAt: now,
     params,
     requestId: plan.requestId,
+    shards: definition.writeShards,
     closeBy: closeByOf(definition, now, deadline),
     ...(deadline !== undefined ? { deadline } : {}),
   };

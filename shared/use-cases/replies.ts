@@ -4,6 +4,7 @@ import { AggregateStatus, Strategy } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
 import { CorrelationError, ExpressionError } from '../engine/errors.ts';
+import { REPLY_BLOCK_SIZE } from '../engine/members.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -222,6 +223,7 @@ async function openSelfStarting(
     openedAt: now,
     params,
     openedBy,
+    shards: definition.writeShards,
     closeBy: closeByOf(definition, now, deadline),
     ...(deadline !== undefined ? { deadline } : {}),
   });
@@ -292,7 +294,7 @@ async function recordAndEvaluate(
   const records = await Promise.all(
     replies.map((r) => recordable(ctx, definition, header.aggregateId, r, now)),
   );
-  await Promise.all(records.map((record) => ctx.store.putReply(header.aggregateId, record)));
+  await Promise.all(records.map((record) => ctx.store.putReply(header.aggregateId, record, header.shards)));
   const trigger = completionTrigger(definition, header);
   if (trigger !== 'read-all') {
     // The header read after the puts keeps the argument of the seal (docs/data-plane.md); the
@@ -325,8 +327,6 @@ async function recordAndEvaluate(
 
 /** Fan-outs above this many index replies detect "all arrived" by blocks instead of reading every reply. */
 export const LARGE_FAN_OUT = 128;
-/** Index reply ids per block of a large fan-out. */
-export const BLOCK_SIZE = 32;
 
 /**
  * When a batch of replies needs the whole reply set read:
@@ -363,17 +363,18 @@ async function blocksComplete(
   records: readonly ReplyToRecord[],
 ): Promise<boolean> {
   const expected = header.expected as number;
-  const blocks = new Set(records.map((r) => Math.floor(Number(r.replyId) / BLOCK_SIZE)));
+  const blocks = new Set(records.map((r) => Math.floor(Number(r.replyId) / REPLY_BLOCK_SIZE)));
   let marked = false;
   for (const block of blocks) {
-    const first = block * BLOCK_SIZE;
-    const last = Math.min(expected, first + BLOCK_SIZE) - 1;
-    if ((await ctx.store.countRange(header.aggregateId, first, last)) < last - first + 1) continue;
+    const first = block * REPLY_BLOCK_SIZE;
+    const last = Math.min(expected, first + REPLY_BLOCK_SIZE) - 1;
+    if ((await ctx.store.countRange(header.aggregateId, first, last, header.shards)) < last - first + 1)
+      continue;
     await ctx.store.markBlockComplete(header.aggregateId, block, replyExpiry(ctx, definition));
     marked = true;
   }
   if (!marked) return false;
-  return (await ctx.store.countCompleteBlocks(header.aggregateId)) >= Math.ceil(expected / BLOCK_SIZE);
+  return (await ctx.store.countCompleteBlocks(header.aggregateId)) >= Math.ceil(expected / REPLY_BLOCK_SIZE);
 }
 
 /**
@@ -469,7 +470,7 @@ export async function routeLate(
     readonly retained?: boolean;
   },
 ): Promise<void> {
-  await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition));
+  await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition), header.shards);
   if (definition.latePolicy !== 'route') return;
   await ctx.outputs.publish(
     QueueRole.LATE,

@@ -1,5 +1,6 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient } from '../../shared/aws/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /** Acceptance scenarios of the data plane, from seeds 000 (IBM aggregation) and 002 (EIP Aggregator). */
@@ -30,6 +31,12 @@ describe('data plane scenarios', () => {
         fanOut: { type: 'none' },
         completion: { strategy: 'all' },
         timeoutSeconds: 10,
+      },
+      {
+        name: 'hot',
+        fanOut: { type: 'none' },
+        completion: { strategy: 'all' },
+        writeShards: 4,
       },
       {
         name: 'market',
@@ -343,5 +350,35 @@ describe('data plane scenarios', () => {
       counts: { received: 2 },
       result: [{ replyId: '0', body: { n: 0 } }, { replyId: '1' }],
     });
+  });
+
+  it('a hot aggregate spreads its replies over its write shards and still completes with every reply once', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'hot', aggregateId: 'hot-1', expected: 12 });
+    await fanin.drain();
+    const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
+
+    // Act: every reply twice, so duplicates land on the same shard as their first copy
+    for (const id of [...ids, ...ids])
+      await fanin.sendReply({ id }, { 'fanin-aggregate-id': 'hot-1', 'fanin-reply-id': id });
+    await fanin.drain();
+
+    // Assess: the items live under several partition keys (mutant killed: every reply under A#hot-1)
+    const keys = new Set<string>();
+    for (const pk of ['A#hot-1', 'A#hot-1#1', 'A#hot-1#2', 'A#hot-1#3']) {
+      const { Items = [] } = await documentClient().send(
+        new QueryCommand({
+          TableName: fanin.topology.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+          ExpressionAttributeValues: { ':pk': pk, ':r': 'R#' },
+        }),
+      );
+      if (Items.length > 0) keys.add(pk);
+    }
+    expect(keys.size).toBeGreaterThan(1);
+    const results = await fanin.outputs('completed');
+    const result = results.find((r) => r.aggregateId === 'hot-1');
+    expect(result).toMatchObject({ counts: { expected: 12, received: 12 }, missing: [] });
+    expect((result?.result as { replyId: string }[]).map((r) => r.replyId).sort()).toEqual([...ids].sort());
   });
 });

@@ -38,6 +38,7 @@ describe('parseDefinition: defaults', () => {
       // the queue, 14 in its DLQ, then a redrive (mutant killed: a 7-day default).
       tombstoneRetentionSeconds: 30 * DAY,
       maxOpenSeconds: 14 * DAY,
+      writeShards: 1,
       outputs: { eventBridge: false },
     });
   });

@@ -13,7 +13,7 @@ describe('topology for the stack', () => {
     expect(topology.queues[QueueRole.INGRESS].visibilityTimeoutSeconds).toBe(120);
     expect(topology.queues[QueueRole.CONTROL].visibilityTimeoutSeconds).toBe(120);
     expect(topology.queues[QueueRole.TIMER].visibilityTimeoutSeconds).toBe(120);
-    for (const partition of topology.replyPartitions) expect(partition.visibilityTimeoutSeconds).toBe(121);
+    for (const partition of topology.replyPartitions) expect(partition.visibilityTimeoutSeconds).toBe(120);
     // Output queues are read by the user, not by a fanin handler.
     expect(topology.queues[QueueRole.COMPLETED].visibilityTimeoutSeconds).toBe(60);
   });
