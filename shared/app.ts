@@ -72,7 +72,10 @@ export function createContext(
     ...(config.completionLeaseSeconds !== undefined
       ? { completionLeaseMs: config.completionLeaseSeconds * 1000 }
       : {}),
-    recipients: policyFromQueueUrl(config.queueUrls[QueueRole.INGRESS], config.recipientAccounts ?? []),
+    recipients: policyFromQueueUrl(config.queueUrls[QueueRole.INGRESS], config.recipientAccounts ?? [], [
+      ...Object.values(config.queueUrls),
+      ...config.replyQueueUrls,
+    ]),
     requeue: async (message) => {
       await clients.sqs.send(
         new SendMessageCommand({

@@ -12,6 +12,11 @@ export interface RecipientPolicy {
   readonly region?: string;
   /** Further accounts whose queues requests may name. */
   readonly accounts: readonly string[];
+  /**
+   * fanin's own queues (and their DLQs), by name: never a recipient, or a request could make the
+   * fan-out forge a reply, a control command or an output with fanin's own role.
+   */
+  readonly ownQueues?: readonly string[];
 }
 
 /** SQS's queue-name rule: 1-80 of A-Z a-z 0-9 - _, a FIFO queue's name ending in `.fifo` (within the 80). */
@@ -88,15 +93,17 @@ function awsRegionOf(host: string): string | undefined {
  * @throws BadMessageError naming the recipient and the reason
  */
 export function checkRecipient(target: string, policy: RecipientPolicy): string {
-  if (isQueueName(target)) return target;
   const refuse = (reason: string): never => {
     throw new BadMessageError(
       `recipient "${target}" ${reason}; a recipient is a queue name (1-80 of A-Z a-z 0-9 - _, optional .fifo) or a queue URL https://sqs.<region>.amazonaws.com/<account>/<name> of this account${policy.accounts.length > 0 ? ' or an allowed one' : ''}`,
     );
   };
+  const own = (name: string) => policy.ownQueues?.includes(name) ?? false;
+  if (isQueueName(target)) return own(target) ? refuse("is one of fanin's own queues") : target;
   if (!/^[a-z][a-z0-9+.-]*:/i.test(target)) return refuse('is not a queue name');
   const parts = parseQueueUrl(target);
   if (typeof parts === 'string') return refuse(parts);
+  if (parts.account === policy.ownAccount && own(parts.name)) return refuse("is one of fanin's own queues");
   if (parts.account !== policy.ownAccount && !policy.accounts.includes(parts.account)) {
     return refuse(`names account ${parts.account}, which is neither fanin's own nor allowed`);
   }
@@ -114,16 +121,26 @@ export function checkRecipient(target: string, policy: RecipientPolicy): string 
  *
  * @throws Error when an extra account is not 12 digits (a deployment error, not bad input)
  */
-export function policyFromQueueUrl(ownQueueUrl: string, accounts: readonly string[] = []): RecipientPolicy {
+export function policyFromQueueUrl(
+  ownQueueUrl: string,
+  accounts: readonly string[] = [],
+  ownQueueUrls: readonly string[] = [],
+): RecipientPolicy {
   for (const account of accounts) {
     if (!ACCOUNT.test(account))
       throw new Error(`recipient account "${account}" is not a 12-digit account id`);
   }
+  const ownQueues = ownQueueUrls.flatMap((url) => {
+    const name = url.slice(url.lastIndexOf('/') + 1);
+    const dlq = name.endsWith('.fifo') ? `${name.slice(0, -'.fifo'.length)}-dlq.fifo` : `${name}-dlq`;
+    return [name, dlq];
+  });
   const parts = parseQueueUrl(ownQueueUrl);
-  if (typeof parts === 'string') return { accounts: [...accounts] };
+  if (typeof parts === 'string') return { accounts: [...accounts], ownQueues };
   return {
     ownAccount: parts.account,
     ...(parts.region !== undefined ? { region: parts.region } : {}),
     accounts: [...accounts],
+    ownQueues,
   };
 }

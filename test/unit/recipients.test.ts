@@ -82,12 +82,13 @@ describe('policyFromQueueUrl', () => {
       ownAccount: OWN,
       region: 'eu-west-1',
       accounts: [PARTNER],
+      ownQueues: [],
     });
   });
 
   it("reads the account from an emulator's URL and leaves the region unchecked", () => {
     const local = policyFromQueueUrl('http://127.0.0.1:4566/000000000000/fanin-ingress');
-    expect(local).toEqual({ ownAccount: '000000000000', accounts: [] });
+    expect(local).toEqual({ ownAccount: '000000000000', accounts: [], ownQueues: [] });
     expect(checkRecipient('http://sqs.us-east-1.localhost:4566/000000000000/bank', local)).toBeTruthy();
     expect(() => checkRecipient(`http://127.0.0.1:4566/${OWN}/bank`, local)).toThrow(/account/);
   });
@@ -96,5 +97,37 @@ describe('policyFromQueueUrl', () => {
     expect(() => policyFromQueueUrl(`https://sqs.eu-west-1.amazonaws.com/${OWN}/x`, ['*'])).toThrow(
       /12-digit/,
     );
+  });
+});
+
+describe("fanin's own queues", () => {
+  const base = `https://sqs.eu-west-1.amazonaws.com/${OWN}`;
+  const policy = policyFromQueueUrl(
+    `${base}/fanin-ingress`,
+    [],
+    [
+      `${base}/fanin-ingress`,
+      `${base}/fanin-control`,
+      `${base}/fanin-out-completed.fifo`,
+      `${base}/fanin-reply-0`,
+    ],
+  );
+
+  // A recipient that is fanin's own queue would let a request make the fan-out forge a reply, a
+  // control command or a result with fanin's own role (mutant killed: no own-queue check).
+  it.each([
+    'fanin-control',
+    'fanin-reply-0',
+    'fanin-out-completed.fifo',
+    'fanin-ingress-dlq',
+    'fanin-out-completed-dlq.fifo',
+    `${base}/fanin-control`,
+    `http://elsewhere.example/${OWN}/fanin-reply-0`,
+  ])('refuses %s as a recipient', (target) => {
+    expect(() => checkRecipient(target, policy)).toThrow(/fanin's own queues/);
+  });
+
+  it('still accepts the responders of the same account', () => {
+    expect(checkRecipient('fanin-bank-1', policy)).toBe('fanin-bank-1');
   });
 });
