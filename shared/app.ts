@@ -11,6 +11,7 @@ import { SqsRequestSender } from './adapters/sqs-sender.ts';
 import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
 import { documentClient, eventBridgeClient, s3Client, sqsClient } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
+import { WireAttribute } from './engine/correlation.ts';
 import { PartitionedDestination } from './partitions/destination.ts';
 import { Distributor, type WatermarkOptions } from './partitions/distributor.ts';
 import type { Log } from './ports.ts';
@@ -82,10 +83,12 @@ export function createContext(
           QueueUrl: config.queueUrls[QueueRole.INGRESS],
           MessageBody: message.body,
           MessageAttributes: Object.fromEntries(
-            Object.entries(message.attributes).map(([name, value]) => [
-              name,
-              { DataType: 'String', StringValue: value },
-            ]),
+            Object.entries({
+              ...message.attributes,
+              // The copy keeps the request's identity (its request id when it names none).
+              [WireAttribute.ORIGIN_MESSAGE_ID]:
+                message.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || message.messageId,
+            }).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
           ),
         }),
       );
@@ -147,7 +150,7 @@ let distributorInstance: Distributor | undefined;
 
 /** The distributor of a Lambda function: built once per execution environment. */
 export function distributorFromEnvironment(): Distributor {
-  distributorInstance ??= createDistributor(loadConfig());
+  distributorInstance ??= createDistributor(loadConfig(), undefined, Date.now, { log: powertoolsLog() });
   return distributorInstance;
 }
 

@@ -180,7 +180,10 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
       `definition "${name}" is self-starting: its aggregates are opened by their first reply, not by a request`,
     );
   }
-  const requestId = stringOf(raw.attributes[WireAttribute.REQUEST_ID] ?? body.requestId) ?? raw.messageId;
+  // Without a request id, the message's first identity: a requeued or moved copy keeps it.
+  const requestId =
+    stringOf(raw.attributes[WireAttribute.REQUEST_ID] ?? body.requestId) ??
+    (raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId);
   const explicitId = stringOf(raw.attributes[WireAttribute.AGGREGATE_ID] ?? body.aggregateId);
   if (explicitId !== undefined && !AGGREGATE_ID.test(explicitId)) {
     throw new BadMessageError(

@@ -164,6 +164,7 @@ export const evacuate: Command = {
       moved = await createDistributor(runtimeConfigOf(target), clientsOf(target)).evacuate(index, {
         onBatch: (count) => progress.update(count, Math.max(waiting, count)),
         stop: () => io.signal.aborted,
+        signal: io.signal,
       });
     } catch (error) {
       progress.finish('stopped');

@@ -144,6 +144,7 @@ export const redrive: Command = {
       defaultGroup: 'redrive',
       onBatch: (count) => progress.update(count, Math.max(total, count)),
       stop: () => io.signal.aborted,
+      signal: io.signal,
     });
     if (failure) {
       progress.finish(`moved ${moved}, then stopped`);
