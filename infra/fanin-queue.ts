@@ -40,8 +40,15 @@ export class FaninQueue extends Construct {
     const { spec } = props;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.DESTROY;
     const retentionPeriod = Duration.seconds(spec.retentionSeconds ?? MAX_RETENTION_SECONDS);
+    // FIFO queues in high-throughput mode: ordering and deduplication per message group (fanin's
+    // groups are aggregates), so an output queue is not capped near 300 messages per second.
     const fifo = spec.fifo
-      ? { fifo: true, contentBasedDeduplication: props.contentBasedDeduplication ?? false }
+      ? {
+          fifo: true,
+          contentBasedDeduplication: props.contentBasedDeduplication ?? false,
+          deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
+          fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+        }
       : {};
     this.deadLetterQueue = new sqs.Queue(this, 'Dlq', {
       queueName: spec.dlqName,

@@ -165,7 +165,15 @@ async function createQueue(
       QueueName: name,
       Attributes: {
         ...attributes,
-        ...(fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {}),
+        ...(fifo
+          ? {
+              FifoQueue: 'true',
+              ContentBasedDeduplication: 'false',
+              // High-throughput mode, as the stack creates them (see infra/fanin-queue.ts).
+              DeduplicationScope: 'messageGroup',
+              FifoThroughputLimit: 'perMessageGroupId',
+            }
+          : {}),
       },
     }),
   );

@@ -413,3 +413,21 @@ describe('issue 11, items 10 and 11: the alarms the use cases raise', () => {
     }
   });
 });
+
+describe('FIFO queues in high-throughput mode', () => {
+  it('GIVEN the defaults WHEN synthesized THEN every FIFO queue deduplicates and throttles per message group', () => {
+    // GIVEN / WHEN
+    const { template } = synthFanin({ fifoReplies: true });
+    // THEN (mutant killed: FIFO queues left in their default mode, about 300 messages per second)
+    const fifos = Object.values(template.findResources('AWS::SQS::Queue')).filter(
+      (queue) => queue.Properties?.FifoQueue === true,
+    );
+    expect(fifos.length).toBeGreaterThan(0);
+    for (const queue of fifos) {
+      expect(queue.Properties).toMatchObject({
+        DeduplicationScope: 'messageGroup',
+        FifoThroughputLimit: 'perMessageGroupId',
+      });
+    }
+  });
+});
