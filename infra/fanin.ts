@@ -93,6 +93,14 @@ export interface FaninProps {
    */
   readonly fifoReplies?: boolean;
   /**
+   * How long each reply partition's event source waits to fill a batch, in seconds (Lambda's
+   * `MaximumBatchingWindowInSeconds`, 0-300): one value for every partition, or one per partition.
+   * A window delays completion by up to its length when replies arrive apart; without one, batches
+   * are smaller and invocations more frequent (the benchmark reports both, docs/hot-aggregates.md).
+   * Must be 0 with `fifoReplies`. @default 0
+   */
+  readonly replyBatchingWindowSeconds?: number | readonly number[];
+  /**
    * How the reply partitions are kept available and fed from the backlog by the watermark
    * distributor (docs/partitions.md): `highThreshold`, `highWatermark`, `lowWatermark`,
    * `stallSeconds`, `distributorIntervalSeconds`. Checked by the topology (integers, low below high
@@ -299,6 +307,9 @@ export class Fanin extends Construct {
       ...(props.prefix !== undefined ? { prefix: props.prefix } : {}),
       ...(props.replyPartitions !== undefined ? { replyPartitions: props.replyPartitions } : {}),
       ...(props.fifoReplies !== undefined ? { fifoReplies: props.fifoReplies } : {}),
+      ...(props.replyBatchingWindowSeconds !== undefined
+        ? { replyBatchingWindowSeconds: props.replyBatchingWindowSeconds }
+        : {}),
       ...(props.maxReceiveCount !== undefined ? { maxReceiveCount: props.maxReceiveCount } : {}),
       ...(props.partitioning !== undefined ? { partitioning: props.partitioning } : {}),
       functionTimeoutSeconds: functionTimeout.toSeconds({ integral: false }),

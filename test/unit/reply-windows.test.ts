@@ -45,3 +45,19 @@ describe('reply batching window', () => {
     expect(() => describeTopology({ definitions, replyPartitions: 2, ...options })).toThrow(message);
   });
 });
+
+describe('reply batching window in the stack', () => {
+  it('GIVEN a window per partition WHEN synthesized THEN each reply event source has its own', async () => {
+    // GIVEN
+    const { synthFanin } = await import('./infra/synth.ts');
+    // WHEN
+    const { template } = synthFanin({ replyPartitions: 2, replyBatchingWindowSeconds: [0, 4] });
+    // THEN (mutant killed: every partition given partition 0's window)
+    const windows = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((m) => m.Properties as { EventSourceArn?: unknown; MaximumBatchingWindowInSeconds?: number })
+      .filter((p) => JSON.stringify(p.EventSourceArn).includes('Reply'))
+      .map((p) => p.MaximumBatchingWindowInSeconds ?? 0)
+      .sort();
+    expect(windows).toEqual([0, 4]);
+  });
+});
