@@ -60,6 +60,8 @@ export class DynamoStateStore implements StateStore {
    * per second on AWS (1,000 write units per second per partition); eight lift that eightfold.
    */
   public static readonly OPEN_SHARDS = 8;
+  /** Retries of a throttled reply put beyond the SDK's own, with jittered back-off. */
+  private static readonly THROTTLE_RETRIES = 10;
   /** Headers read in parallel when listing the open aggregates of a definition. */
   private static readonly LIST_READERS = 8;
 
@@ -174,29 +176,33 @@ export class DynamoStateStore implements StateStore {
     reply: ReplyToRecord,
     shards = 1,
   ): Promise<'recorded' | 'duplicate'> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: replyPartitionKey(aggregateId, reply.replyId, shards),
-            sk: replyKey(reply.replyId),
-            replyId: reply.replyId,
-            ...encodePayload(reply.payload),
-            receivedAt: reply.receivedAt,
-            expiresAt: reply.expiresAt,
-            ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
-            ...(reply.definition ? { definition: reply.definition } : {}),
-            ...(reply.score !== undefined ? { score: reply.score } : {}),
-            ...(reply.messageId ? { messageId: reply.messageId } : {}),
-          },
-          ConditionExpression: 'attribute_not_exists(sk)',
-        }),
-      );
-      return 'recorded';
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return 'duplicate';
-      throw error;
+    const put = new PutCommand({
+      TableName: this.tableName,
+      Item: {
+        pk: replyPartitionKey(aggregateId, reply.replyId, shards),
+        sk: replyKey(reply.replyId),
+        replyId: reply.replyId,
+        ...encodePayload(reply.payload),
+        receivedAt: reply.receivedAt,
+        expiresAt: reply.expiresAt,
+        ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
+        ...(reply.definition ? { definition: reply.definition } : {}),
+        ...(reply.score !== undefined ? { score: reply.score } : {}),
+        ...(reply.messageId ? { messageId: reply.messageId } : {}),
+      },
+      ConditionExpression: 'attribute_not_exists(sk)',
+    });
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.client.send(put);
+        return 'recorded';
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return 'duplicate';
+        // A hot aggregate's partition is throttled: wait for it here, past the SDK's own few
+        // retries, rather than fail the batch back to SQS for a whole visibility timeout.
+        if (!isThrottled(error) || attempt >= DynamoStateStore.THROTTLE_RETRIES) throw error;
+        await sleep(Math.random() * Math.min(1000, 20 * 2 ** attempt));
+      }
     }
   }
 
@@ -627,6 +633,19 @@ export class DynamoStateStore implements StateStore {
 /** The partition key of an aggregate's items. */
 export function aggregateKey(aggregateId: string): string {
   return `A#${aggregateId}`;
+}
+
+function isThrottled(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return (
+    name === 'ProvisionedThroughputExceededException' ||
+    name === 'ThrottlingException' ||
+    name === 'RequestLimitExceeded'
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The partition key of write shard `shard` of an aggregate (shard 0 is the aggregate's own key). */
