@@ -95,11 +95,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
   const leaseText = env[ConfigEnv.LEASE_SECONDS];
   const lease = leaseText ? Number(leaseText) : undefined;
   if (lease !== undefined && !(Number.isInteger(lease) && lease > 0)) {
-    throw new ConfigurationError(`${ConfigEnv.LEASE_SECONDS} must be a positive integer (given "${leaseText}")`);
+    throw new ConfigurationError(
+      `${ConfigEnv.LEASE_SECONDS} must be a positive integer (given "${leaseText}")`,
+    );
   }
   const accounts = env[ConfigEnv.RECIPIENT_ACCOUNTS] ? json(env, ConfigEnv.RECIPIENT_ACCOUNTS) : [];
   if (!Array.isArray(accounts) || !accounts.every((a) => typeof a === 'string' && /^\d{12}$/.test(a))) {
-    throw new ConfigurationError(`${ConfigEnv.RECIPIENT_ACCOUNTS} must be a JSON array of 12-digit account ids`);
+    throw new ConfigurationError(
+      `${ConfigEnv.RECIPIENT_ACCOUNTS} must be a JSON array of 12-digit account ids`,
+    );
   }
   return {
     tableName,
