@@ -4,7 +4,7 @@ import {
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { openIndexKeys } from '../shared/adapters/dynamo-state-store.ts';
+import { DynamoStateStore, openIndexKeys } from '../shared/adapters/dynamo-state-store.ts';
 
 /**
  * Read-only views of the state table for the CLI and the dashboard. They read the `open` index
@@ -60,13 +60,26 @@ export async function listActive(
     tableName,
     keys.map((k) => String(k.pk)),
   );
-  return headers
-    .filter((item) => item.status === 'open' || item.status === 'completing')
+  const active = headers.filter((item) => item.status === 'open' || item.status === 'completing');
+  // An open header counts nothing (no reply writes it): its replies are counted from the table.
+  const store = new DynamoStateStore({ client, tableName });
+  const received = new Map<string, number>();
+  let next = 0;
+  const counter = async () => {
+    for (let i = next++; i < active.length; i = next++) {
+      const item = active[i] as Record<string, unknown>;
+      if (item.status !== 'open') continue;
+      const { replies } = await store.readAggregate(String(item.aggregateId));
+      received.set(String(item.aggregateId), replies.filter((r) => !r.late).length);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, active.length) }, counter));
+  return active
     .map((item) => ({
       aggregateId: String(item.aggregateId),
       definition: String(item.definition),
       status: String(item.status),
-      received: Number(item.received ?? 0),
+      received: received.get(String(item.aggregateId)) ?? Number(item.received ?? 0),
       expected: typeof item.expected === 'number' ? item.expected : null,
       openedAt: Number(item.openedAt),
       deadline: typeof item.deadline === 'number' ? item.deadline : null,
