@@ -41,6 +41,7 @@ import { decodePayload, encodePayload } from './payload-codec.ts';
  * |                 |                 |             | compressed when smaller (payload-codec.ts)              |
  * | held reply      | `A#<aggregate>` | `U#<reply>` | an unknown reply waiting for its aggregate              |
  * | block complete  | `A#<aggregate>` | `K#<block>` | large fan-outs: a block of reply ids all in (tiny)      |
+ * | reply counter   | `A#<aggregate>` | `C`         | other large aggregates: a completion trigger per batch  |
  * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                      |
  *
  * The header sorts between the request and the replies, so one consistent query over
@@ -230,6 +231,20 @@ export class DynamoStateStore implements StateStore {
         Item: { pk: aggregateKey(aggregateId), sk: `K#${block}`, expiresAt },
       }),
     );
+  }
+
+  public async addToCounter(aggregateId: string, count: number, expiresAt: number): Promise<number> {
+    // `C` sorts before the header, outside the `H … R$` range that reads an aggregate.
+    const { Attributes } = await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: aggregateKey(aggregateId), sk: 'C' },
+        UpdateExpression: 'ADD replies :n SET expiresAt = if_not_exists(expiresAt, :exp)',
+        ExpressionAttributeValues: { ':n': count, ':exp': expiresAt },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.replies ?? count);
   }
 
   public async countCompleteBlocks(aggregateId: string): Promise<number> {

@@ -14,7 +14,7 @@ import {
   type StoredReply,
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
-import { type FaninContext, loadStored } from './context.ts';
+import { type FaninContext, keepsRequest, loadStored } from './context.ts';
 import { describeError, routeLate, validReplies } from './replies.ts';
 
 /** The output each outcome goes to. */
@@ -241,7 +241,10 @@ async function buildOutput(
   let request: unknown;
   let replies: ReplyRecord[];
   try {
-    const storedRequest = header.requestId ? await ctx.store.getRequest(header.aggregateId) : undefined;
+    const storedRequest =
+      header.requestId && definition && keepsRequest(definition)
+        ? await ctx.store.getRequest(header.aggregateId)
+        : undefined;
     request = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
     replies = await Promise.all(
       members.map(async (r) => ({

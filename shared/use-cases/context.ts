@@ -153,6 +153,20 @@ export async function loadStored(ctx: FaninContext, stored: StoredPayload): Prom
   return ctx.payloads.get(stored.payloadRef);
 }
 
+/**
+ * Whether an aggregate's request is kept: only a `custom` aggregation reads it, and only a
+ * labelled splitter or a recipient list labels its missing replies from it. Otherwise storing it
+ * would cost a write per aggregate for nothing.
+ */
+export function keepsRequest(definition: Definition): boolean {
+  const fanOut = definition.fanOut;
+  return (
+    definition.aggregation.algorithm === 'custom' ||
+    fanOut?.type === 'recipient-list' ||
+    (fanOut?.type === 'splitter' && fanOut.labelPath !== undefined)
+  );
+}
+
 /** Parses a message body as JSON, or throws {@link BadMessageError}. */
 export function parseJsonBody(message: RawMessage): unknown {
   try {

@@ -8,6 +8,7 @@ import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../
 import {
   BadMessageError,
   type FaninContext,
+  keepsRequest,
   parseJsonBody,
   resolvePayload,
   routeError,
@@ -80,23 +81,25 @@ export async function handleRequest(
     ...(deadline !== undefined ? { deadline } : {}),
   };
   const labels = plan.subRequests.map((s) => s.label ?? null);
-  let request: StoredPayload;
+  let request: StoredPayload | undefined;
   try {
-    request = await storable(
-      ctx,
-      `request\u0000${aggregateId}`,
-      JSON.stringify({ body: plan.body, labels }),
-      'request',
-    );
+    request = keepsRequest(definition)
+      ? await storable(
+          ctx,
+          `request\u0000${aggregateId}`,
+          JSON.stringify({ body: plan.body, labels }),
+          'request',
+        )
+      : undefined;
   } catch (error) {
     if (!(error instanceof BadMessageError)) throw error;
     await routeError(ctx, 'ingress', raw, error.message);
     return;
   }
-  const opened = await ctx.store.openAggregate(header, {
-    ...request,
-    expiresAt: replyExpiry(ctx, definition),
-  });
+  const opened = await ctx.store.openAggregate(
+    header,
+    request && { ...request, expiresAt: replyExpiry(ctx, definition) },
+  );
   const current = opened.header;
   if (!opened.created && current.requestId !== plan.requestId) {
     await routeError(

@@ -306,7 +306,17 @@ async function recordAndEvaluate(
       return;
     }
     if (trigger === 'never') return;
-    if (!(await blocksComplete(ctx, definition, current, records))) return;
+    if (trigger === 'blocks' && !(await blocksComplete(ctx, definition, current, records))) return;
+    if (trigger === 'counter') {
+      // One write per batch, not per reply: a trigger only (a redelivery may count twice, so the
+      // read below decides); never under the truth, since every put is followed by its add.
+      const total = await ctx.store.addToCounter(
+        header.aggregateId,
+        records.length,
+        replyExpiry(ctx, definition),
+      );
+      if (total < completionThreshold(definition, current)) return;
+    }
   }
   // Read back after the puts: if the header is still open now, every reply above is in the set
   // any later seal fixes (the seal reads after it); if not, the member set says which are in.
@@ -335,9 +345,14 @@ export const LARGE_FAN_OUT = 128;
  * - `blocks`: a large splitter or recipient-list fan-out waiting for all its replies — the set is
  *   read only once every block of reply ids is in (see {@link blocksComplete}), so reads stay
  *   proportional to the fan-out instead of growing with its square;
+ * - `counter`: any other large aggregate completed by a count — one counter update per batch (not
+ *   per reply) says when the set is worth reading;
  * - `read-all`: anything else.
  */
-function completionTrigger(definition: Definition, header: AggregateHeader): 'never' | 'blocks' | 'read-all' {
+function completionTrigger(
+  definition: Definition,
+  header: AggregateHeader,
+): 'never' | 'blocks' | 'counter' | 'read-all' {
   const completion = definition.completion;
   if (completion.strategy === Strategy.EXTERNAL) return 'never';
   if (completion.strategy === Strategy.TIMEOUT && !completion.completeWhenAllArrived) return 'never';
@@ -345,9 +360,18 @@ function completionTrigger(definition: Definition, header: AggregateHeader): 'ne
   const waitsForAll =
     completion.strategy === Strategy.ALL ||
     (completion.strategy === Strategy.TIMEOUT && completion.completeWhenAllArrived);
-  if (indexed && waitsForAll && header.expected !== undefined && header.expected > LARGE_FAN_OUT)
-    return 'blocks';
+  const large = completionThreshold(definition, header) > LARGE_FAN_OUT;
+  if (large && waitsForAll && indexed) return 'blocks';
+  if (large && (waitsForAll || completion.strategy === Strategy.COUNT)) return 'counter';
   return 'read-all';
+}
+
+/** How many replies complete the aggregate by count (its expected count, or the strategy's N). */
+function completionThreshold(definition: Definition, header: AggregateHeader): number {
+  const expected = header.expected ?? Number.POSITIVE_INFINITY;
+  if (definition.completion.strategy === Strategy.COUNT)
+    return Math.min(expected, header.params.count ?? definition.completion.count);
+  return header.expected ?? 0;
 }
 
 /**

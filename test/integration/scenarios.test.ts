@@ -38,6 +38,7 @@ describe('data plane scenarios', () => {
         completion: { strategy: 'all' },
         writeShards: 4,
       },
+      { name: 'broadcast', fanOut: { type: 'none' }, completion: { strategy: 'all' } },
       {
         name: 'market',
         fanOut: { type: 'none' },
@@ -380,5 +381,38 @@ describe('data plane scenarios', () => {
     const result = results.find((r) => r.aggregateId === 'hot-1');
     expect(result).toMatchObject({ counts: { expected: 12, received: 12 }, missing: [] });
     expect((result?.result as { replyId: string }[]).map((r) => r.replyId).sort()).toEqual([...ids].sort());
+  });
+
+  it('a large aggregate of unnamed replies completes on its 200th reply, triggered by one counter write per batch', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'broadcast', aggregateId: 'wide-1', expected: 200 });
+    await fanin.drain();
+
+    // Act
+    for (let i = 0; i < 200; i += 1)
+      await fanin.sendReply({ i }, { 'fanin-aggregate-id': 'wide-1', 'fanin-reply-id': `listener-${i}` });
+    await fanin.drain();
+
+    // Assess (mutant killed: the counter compared against a threshold it can never reach)
+    const result = (await fanin.outputs('completed')).find((r) => r.aggregateId === 'wide-1');
+    expect(result).toMatchObject({ counts: { expected: 200, received: 200 } });
+    const { Item } = await documentClient().send(
+      new GetCommand({ TableName: fanin.topology.tableName, Key: { pk: 'A#wide-1', sk: 'C' } }),
+    );
+    // A trigger, not a count: batches add their size, never less than what was recorded.
+    expect(Number(Item?.replies)).toBeGreaterThanOrEqual(200);
+  });
+
+  it('a definition that never reads its request does not store it (one write less per aggregate)', async () => {
+    // Act
+    await fanin.sendRequest({ definition: 'detector', aggregateId: 'noreq-1', expected: 1 });
+    await fanin.drain();
+
+    // Assess (mutant killed: keepsRequest always true)
+    const { Item } = await documentClient().send(
+      new GetCommand({ TableName: fanin.topology.tableName, Key: { pk: 'A#noreq-1', sk: 'B' } }),
+    );
+    expect(Item).toBeUndefined();
+    expect(await fanin.ctx.store.getHeader('noreq-1')).toMatchObject({ status: 'open' });
   });
 });
