@@ -880,14 +880,14 @@ const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess>> = {
   // The sweeper finds due items in `due` and acts on them without re-arming their timers (it is
   // the timers' safety net).
   sweeper: { items: [AGGREGATES], indexes: ['due'], payloads: true, outputs: true, armsTimers: false },
-  // Control lists (the `open` index, then headers), completes and purges, and sets parameters
+  // Control lists (the `due` index, then each aggregate), completes and purges, and sets parameters
   // (PutItem of `D#<definition>`); it never consolidates held replies, the only delete.
   control: {
     items: [
       { keys: [AGGREGATE_KEYS], actions: AGGREGATE_ACTIONS.filter((a) => a !== 'dynamodb:DeleteItem') },
       { keys: [PARAMETER_KEYS], actions: ['dynamodb:PutItem'] },
     ],
-    indexes: ['open'],
+    indexes: ['due'],
     payloads: true,
     outputs: true,
     armsTimers: false,

@@ -184,7 +184,10 @@ export interface StateStore {
   dueItems(now: number, limit: number): Promise<DueItem[]>;
   /** Moves a due item that failed later in the index, so it cannot starve the others. */
   deferDue(item: DueItem, until: number): Promise<void>;
+  /** Open aggregates of a definition, oldest first, replies counted. */
   listOpen(definition: string): Promise<AggregateHeader[]>;
+  /** Open and completing aggregates, of one definition or all, oldest first, replies counted. */
+  listActive(definition?: string): Promise<AggregateHeader[]>;
   getParameters(definition: string): Promise<RuntimeParameters>;
   setParameters(definition: string, parameters: RuntimeParameters): Promise<void>;
 }

@@ -47,20 +47,14 @@ import { decodePayload, encodePayload } from './payload-codec.ts';
  * The header sorts between the request and the replies, so one consistent query over
  * `H … R$` reads an aggregate's header and every reply, and nothing else.
  *
- * GSI `due` (`dueShard`, `dueAt`): open headers (their deadline, or `closeBy`), completing
- * headers (their lease) and held replies — what the sweeper must look at. GSI `open`
- * (`openDefinition`, `openedAt`, keys only): open aggregates per definition, under
- * `<definition>#<shard>` (see {@link openIndexKeys}) so one busy definition is not one hot key.
+ * GSI `due` (`dueShard`, `dueAt`, keys only): open headers (their deadline, or `closeBy`),
+ * completing headers (their lease) and held replies — what the sweeper must look at, and, since
+ * every open aggregate has an allowed life, also what a listing of active aggregates reads. One
+ * index, so an aggregate's whole life costs two index writes besides its lease.
  */
 export class DynamoStateStore implements StateStore {
   /** Spreads the `due` index over this many partition keys so it never becomes one hot key. */
   public static readonly DUE_SHARDS = 8;
-  /**
-   * Spreads each definition's entries in the `open` index over this many keys: every aggregate
-   * writes its entry twice (open, close), so one key would cap a definition at about 500 aggregates
-   * per second on AWS (1,000 write units per second per partition); eight lift that eightfold.
-   */
-  public static readonly OPEN_SHARDS = 8;
   /** Retries of a throttled reply put beyond the SDK's own, with jittered back-off. */
   private static readonly THROTTLE_RETRIES = 10;
   /** Headers read in parallel when listing the open aggregates of a definition. */
@@ -381,7 +375,7 @@ export class DynamoStateStore implements StateStore {
   public async close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean> {
     return this.underLease(aggregateId, lease, {
       UpdateExpression:
-        'SET #status = :closed, expiresAt = :exp REMOVE dueAt, dueShard, openDefinition, params, lease, leaseUntil, emitted',
+        'SET #status = :closed, expiresAt = :exp REMOVE dueAt, dueShard, params, lease, leaseUntil, emitted',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':closed': AggregateStatus.CLOSED, ':exp': expiresAt },
     });
@@ -580,31 +574,55 @@ export class DynamoStateStore implements StateStore {
       });
   }
 
-  public async listOpen(definition: string): Promise<AggregateHeader[]> {
-    // The index holds keys only (oldest first); each aggregate is then read consistently, which
-    // also drops one that closed since the index was read (the index is eventually consistent).
+  /**
+   * The open and completing aggregates, of one definition or all, oldest first, each with its
+   * replies counted. Every such header is in the `due` index (its deadline, its allowed life or its
+   * lease), so the listing reads the index's keys (cheap, keys only), then each aggregate
+   * consistently — which also drops one that closed since the index was read.
+   */
+  public async listActive(definition?: string): Promise<AggregateHeader[]> {
     const shards = await Promise.all(
-      openIndexKeys(definition).map((key) =>
+      Array.from({ length: DynamoStateStore.DUE_SHARDS }, (_, shard) =>
         this.queryAll({
           TableName: this.tableName,
-          IndexName: 'open',
-          KeyConditionExpression: 'openDefinition = :d',
-          ExpressionAttributeValues: { ':d': key },
+          IndexName: 'due',
+          KeyConditionExpression: 'dueShard = :s',
+          ExpressionAttributeValues: { ':s': `due#${shard}` },
         }),
       ),
     );
-    const keys = shards.flat().sort((a, b) => Number(a.openedAt) - Number(b.openedAt));
-    const headers: (AggregateHeader | undefined)[] = new Array(keys.length);
+    const ids = [
+      ...new Set(
+        shards
+          .flat()
+          .filter((k) => k.sk === 'H')
+          .map((k) => String(k.pk).slice(2)),
+      ),
+    ];
+    const headers: (AggregateHeader | undefined)[] = new Array(ids.length);
     let next = 0;
     const reader = async () => {
-      for (let i = next++; i < keys.length; i = next++) {
-        const aggregateId = String(keys[i]?.pk).slice(2);
-        const { header, replies } = await this.readAggregate(aggregateId);
-        headers[i] = header && { ...header, received: replies.filter((r) => !r.late).length };
+      for (let i = next++; i < ids.length; i = next++) {
+        const { header, replies } = await this.readAggregate(ids[i] as string);
+        if (!header || (definition !== undefined && header.definition !== definition)) continue;
+        // An open header counts nothing (no reply writes it); a sealed one has its member count.
+        headers[i] =
+          header.status === AggregateStatus.OPEN
+            ? { ...header, received: replies.filter((r) => !r.late).length }
+            : header;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(DynamoStateStore.LIST_READERS, keys.length) }, reader));
-    return headers.filter((h): h is AggregateHeader => h?.status === AggregateStatus.OPEN);
+    await Promise.all(Array.from({ length: Math.min(DynamoStateStore.LIST_READERS, ids.length) }, reader));
+    return headers
+      .filter(
+        (h): h is AggregateHeader =>
+          h?.status === AggregateStatus.OPEN || h?.status === AggregateStatus.COMPLETING,
+      )
+      .sort((x, y) => x.openedAt - y.openedAt);
+  }
+
+  public async listOpen(definition: string): Promise<AggregateHeader[]> {
+    return (await this.listActive(definition)).filter((h) => h.status === AggregateStatus.OPEN);
   }
 
   public async getParameters(definition: string): Promise<RuntimeParameters> {
@@ -695,16 +713,6 @@ export function dueShard(key: string): string {
   return `due#${shardOf(key, DynamoStateStore.DUE_SHARDS)}`;
 }
 
-/** The `open` index key of an open aggregate: its definition and a shard of its partition key. */
-export function openIndexKey(definition: string, aggregateId: string): string {
-  return `${definition}#${shardOf(aggregateKey(aggregateId), DynamoStateStore.OPEN_SHARDS)}`;
-}
-
-/** Every `open` index key of a definition: a listing queries each of them. */
-export function openIndexKeys(definition: string): string[] {
-  return Array.from({ length: DynamoStateStore.OPEN_SHARDS }, (_, shard) => `${definition}#${shard}`);
-}
-
 function headerAttributes(header: AggregateHeader): Record<string, unknown> {
   const pk = aggregateKey(header.aggregateId);
   const due = openDueAt(header);
@@ -722,7 +730,6 @@ function headerAttributes(header: AggregateHeader): Record<string, unknown> {
     requestId: header.requestId,
     openedBy: header.openedBy,
     ...(header.shards !== undefined && header.shards > 1 ? { shards: header.shards } : {}),
-    openDefinition: openIndexKey(header.definition, header.aggregateId),
     ...(due !== undefined ? { dueAt: due, dueShard: dueShard(pk) } : {}),
   };
   for (const [name, value] of Object.entries(attributes)) if (value === undefined) delete attributes[name];

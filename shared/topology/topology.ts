@@ -253,20 +253,13 @@ export function describeTopology(options: TopologyOptions): Topology {
       sortKey: { name: 'sk', type: 'S' },
       ttlAttribute: 'expiresAt',
       indexes: [
-        // The sweeper reads only keys and the deadline from `due`, then loads what it needs.
+        // The sweeper reads only keys and the deadline from `due`, then loads what it needs; every
+        // open aggregate is in it (its deadline or allowed life), so "list active" and "complete
+        // all" read it too.
         {
           name: 'due',
           partitionKey: { name: 'dueShard', type: 'S' },
           sortKey: { name: 'dueAt', type: 'N' },
-          projection: 'KEYS_ONLY',
-        },
-        // "List active" and "complete all" find open aggregates in `open`, then read their headers.
-        // Keys only: a header's entry is written when the aggregate opens and removed when it
-        // closes, never by a reply's counter increment or a status change in between.
-        {
-          name: 'open',
-          partitionKey: { name: 'openDefinition', type: 'S' },
-          sortKey: { name: 'openedAt', type: 'N' },
           projection: 'KEYS_ONLY',
         },
       ],

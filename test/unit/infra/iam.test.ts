@@ -169,7 +169,7 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
       STATE.filter((a) => a !== 'dynamodb:DeleteItem'),
     )
       .allow(['dynamodb:PutItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
-      .allow(['dynamodb:Query'], [`${table(synth)}/index/open`])
+      .allow(['dynamodb:Query'], [`${table(synth)}/index/due`])
       .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });

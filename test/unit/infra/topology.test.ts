@@ -37,7 +37,7 @@ describe('topology for the stack', () => {
     );
   });
 
-  it('describes the state table: keys, TTL and the two indexes', () => {
+  it('describes the state table: keys, TTL and its one index', () => {
     const { table, tableName } = describeTopology({ definitions, prefix: 'shop' });
     expect(table.name).toBe(tableName);
     expect(table).toEqual({
@@ -50,12 +50,6 @@ describe('topology for the stack', () => {
           name: 'due',
           partitionKey: { name: 'dueShard', type: 'S' },
           sortKey: { name: 'dueAt', type: 'N' },
-          projection: 'KEYS_ONLY',
-        },
-        {
-          name: 'open',
-          partitionKey: { name: 'openDefinition', type: 'S' },
-          sortKey: { name: 'openedAt', type: 'N' },
           projection: 'KEYS_ONLY',
         },
       ],
