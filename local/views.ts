@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoStateStore } from '../shared/adapters/dynamo-state-store.ts';
+import { activeSummary } from '../shared/use-cases/control.ts';
 
 /**
  * Read-only views of the state table for the CLI and the dashboard. They read the table through
@@ -7,16 +8,8 @@ import { DynamoStateStore } from '../shared/adapters/dynamo-state-store.ts';
  * control queue, because a view must not consume anyone's status output.
  */
 
-/** An active (open or completing) aggregate, from its header. */
-export interface ActiveAggregate {
-  readonly aggregateId: string;
-  readonly definition: string;
-  readonly status: string;
-  readonly received: number;
-  readonly expected: number | null;
-  readonly openedAt: number;
-  readonly deadline: number | null;
-}
+/** An active (open or completing) aggregate, as the control bus's `list` reports it. */
+export type ActiveAggregate = ReturnType<typeof activeSummary>;
 
 /**
  * Every active aggregate (open or completing), or those of one definition, oldest first, with the
@@ -27,14 +20,5 @@ export async function listActive(
   tableName: string,
   definition?: string,
 ): Promise<ActiveAggregate[]> {
-  const headers = await new DynamoStateStore({ client, tableName }).listActive(definition);
-  return headers.map((header) => ({
-    aggregateId: header.aggregateId,
-    definition: header.definition,
-    status: header.status,
-    received: header.received,
-    expected: header.expected ?? null,
-    openedAt: header.openedAt,
-    deadline: header.deadline ?? null,
-  }));
+  return (await new DynamoStateStore({ client, tableName }).listActive(definition)).map(activeSummary);
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { RuntimeParametersSchema } from '../engine/definition.ts';
 import { matchesPattern } from '../engine/event-pattern.ts';
-import type { RawMessage } from '../ports.ts';
+import type { AggregateHeader, RawMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate } from './complete.ts';
 import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
@@ -26,6 +26,19 @@ export const ControlCommandSchema = z.discriminatedUnion('command', [
 ]);
 export type ControlCommand = z.infer<typeof ControlCommandSchema>;
 
+/** An active aggregate as `fanin.status.active` lists it (and the CLI and the dashboard show it). */
+export function activeSummary(header: AggregateHeader) {
+  return {
+    aggregateId: header.aggregateId,
+    definition: header.definition,
+    status: header.status,
+    received: header.received,
+    expected: header.expected ?? null,
+    openedAt: header.openedAt,
+    deadline: header.deadline ?? null,
+  };
+}
+
 /**
  * Handles one control message: a fanin command, or a raw EventBridge event delivered by a
  * definition's external-event rule (it completes the aggregate named in `detail.aggregateId`,
@@ -44,20 +57,10 @@ export async function handleControl(ctx: FaninContext, raw: RawMessage): Promise
   }
   const id = `control/${raw.messageId}`;
   if (command.command === 'list') {
-    const names = command.definition ? [command.definition] : [...ctx.definitions.keys()];
-    const aggregates = [];
-    for (const name of names) {
-      for (const header of await ctx.store.listOpen(name)) {
-        aggregates.push({
-          aggregateId: header.aggregateId,
-          definition: header.definition,
-          received: header.received,
-          expected: header.expected ?? null,
-          openedAt: header.openedAt,
-          deadline: header.deadline ?? null,
-        });
-      }
-    }
+    // One read of the index for every definition, not one per definition.
+    const aggregates = (await ctx.store.listActive(command.definition))
+      .filter((header) => header.status === AggregateStatus.OPEN)
+      .map(activeSummary);
     await ctx.outputs.publish(QueueRole.STATUS, {
       id,
       type: 'fanin.status.active',
@@ -172,8 +175,7 @@ async function targetsOf(
     const header = await ctx.store.getHeader(command.aggregateId);
     return header?.status === AggregateStatus.OPEN ? [command.aggregateId] : [];
   }
-  const names = command.definition ? [command.definition] : [...ctx.definitions.keys()];
-  const ids: string[] = [];
-  for (const name of names) ids.push(...(await ctx.store.listOpen(name)).map((h) => h.aggregateId));
-  return ids;
+  return (await ctx.store.listActive(command.definition))
+    .filter((header) => header.status === AggregateStatus.OPEN)
+    .map((header) => header.aggregateId);
 }
