@@ -294,14 +294,19 @@ async function buildOutput(
   return { outcome, message };
 }
 
-/** A stored body that no longer exists (an S3 object expired or deleted). */
+/** A stored body that no longer exists (an S3 object expired or deleted), however it was wrapped. */
 function isGone(error: unknown): boolean {
-  const name = (error as { name?: unknown } | undefined)?.name;
-  return (
-    name === 'NoSuchKey' ||
-    name === 'NotFound' ||
-    (error instanceof Error && /NoSuchKey|not found/i.test(error.message))
-  );
+  for (
+    let e = error;
+    e instanceof Error || (e && typeof e === 'object');
+    e = (e as { cause?: unknown }).cause
+  ) {
+    const { name, message } = e as { name?: unknown; message?: unknown };
+    if (name === 'NoSuchKey' || name === 'NotFound') return true;
+    if (typeof message === 'string' && /NoSuchKey|does not exist/i.test(message)) return true;
+    if (!(e as { cause?: unknown }).cause) break;
+  }
+  return false;
 }
 
 /** Missing reply ids, with the recipient or item label the request gave them when there is one. */
