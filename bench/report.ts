@@ -1,13 +1,6 @@
 import type { Calibration } from './calibrate.ts';
 import type { Bill, Usage } from './cost.ts';
-import type {
-  AwsLimits,
-  HotBounds,
-  HotDesign,
-  HotMeasurement,
-  HotSimulation,
-  ShardedMeasurement,
-} from './hot-aggregate.ts';
+import type { AwsLimits, HotBounds, HotDesign, HotMeasurement, HotSimulation } from './hot-aggregate.ts';
 
 /** One fan-out of the scale curve: fanin and the naive baseline on the same replies. */
 export interface ScalePoint {
@@ -229,8 +222,10 @@ export interface Results {
     readonly sampled_write_units_per_reply: number;
   };
   readonly hot_aggregate: {
+    /** The definition's default layout, `writeShards: 1`. */
     readonly measured: Omit<HotMeasurement, 'counters'> & { readonly counters: undefined };
-    readonly sharded_prototype: readonly ShardedMeasurement[];
+    /** The same aggregate with `writeShards` > 1, spread by the state store itself. */
+    readonly sharded: Omit<HotMeasurement, 'counters'> & { readonly counters: undefined };
     readonly aws_limits: AwsLimits;
     readonly model: readonly {
       readonly design: HotDesign;
@@ -406,7 +401,6 @@ export function renderMarkdown(results: Results, svgName: string): string {
   const r = results;
   const h = r.headline.per_reply;
   const c = r.cost;
-  const hot = r.hot_aggregate.measured;
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
   push(
@@ -535,43 +529,7 @@ export function renderMarkdown(results: Results, svgName: string): string {
     '',
     ...expressSection(r),
     ...fixedSection(r),
-    '## Hot aggregate',
-    '',
-    `One aggregate (fan-out \`none\`, expected ${fmt(hot.replies, 0)}) receiving ${fmt(hot.replies, 0)} small replies from 4 concurrent batch senders to its reply partition. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md) for what this means on AWS.`,
-    '',
-    '| figure | value | what it is |',
-    '|---|---|---|',
-    `| replies per second | ${fmt(hot.repliesPerSecond, 1)} | first reply sent to result visible, on the emulator (which enforces no per-partition limit). |`,
-    `| write units per reply | ${fmt(hot.writeUnitsPerReply, 3)} all-in, ${fmt(hot.recordingWriteUnitsPerReply, 3)} recording | as in the scale curve. |`,
-    `| recording units per reply, by tenth of the replies | ${hot.recordingUnitsPerReplyByDecile.map((v) => fmt(v, 2)).join(' · ')} | flat from the first reply to the last: the ${fmt(hot.replies, 0)}th reply costs what the first did. |`,
-    `| replies per transaction | ${fmt(hot.meanRepliesPerTransaction, 2)} (${fmt(hot.transactions, 0)} transactions) | Lambda-style batches of up to 10 records, all of one aggregate. Sizes: ${Object.entries(
-      hot.transactionSizes,
-    )
-      .sort((a, b) => Number(a[0]) - Number(b[0]))
-      .map(([k, v]) => `${k}×${v}`)
-      .join(', ')}. |`,
-    `| transaction conflicts | ${fmt(hot.conflicts, 0)} | recording transactions cancelled because a concurrent one held the header (fanin backs off and retries). |`,
-    `| peak write units/s on the aggregate's key | ${fmt(hot.peakUnitsPerSecondOnKey, 0)} | the busiest second of recording transactions, all on partition key \`A#<id>\`. AWS allows 1,000 per partition. |`,
-    `| share of write units on that key | ${fmt(hot.shareOnAggregateKey * 100, 1)} % | every write of the aggregate shares one partition key. ${fmt(hot.indexUnitsOnDefinitionKey, 0)} more units landed on the \`open\` index's key for the definition (it holds keys only: written when an aggregate opens and when it closes, not by recording). |`,
-    '',
-    "Write-sharded prototype (`ShardedRecorder` in `bench/hot-aggregate.ts`, not fanin's code), same emulator, 5 consumers:",
-    '',
-    '| shards | batch | write units / reply | read units / reply | transactions / reply | busiest key share | replies/s (emulator) |',
-    '|---|---|---|---|---|---|---|',
-    ...r.hot_aggregate.sharded_prototype.map(
-      (p) =>
-        `| ${p.shards} | ${p.batch} | ${fmt(p.writeUnitsPerReply, 3)} | ${fmt(p.readUnitsPerReply, 3)} | ${fmt(p.transactionsPerReply, 3)} | ${fmt(p.busiestKeyShare * 100, 1)} % | ${fmt(p.repliesPerSecondOnEmulator, 0)} |`,
-    ),
-    '',
-    `On AWS, by calculation and simulation (${fmt(r.hot_aggregate.aws_limits.keyUnitsPerSecond, 0)} write units/s per partition and per item, ${r.hot_aggregate.aws_limits.transactionMs} ms per transaction, ${r.hot_aggregate.aws_limits.overheadMs} ms per invocation besides it, a failed batch back after ${r.hot_aggregate.aws_limits.visibilityTimeoutSeconds} s; 100,000 replies simulated):`,
-    '',
-    '| design | units / reply | bound (replies/s) | binding limit | simulated, sustained | conflicts | throttled | batches failed back to SQS |',
-    '|---|---|---|---|---|---|---|---|',
-    ...r.hot_aggregate.model.map(
-      (m) =>
-        `| ${m.design.name} | ${fmt(m.bounds.unitsPerReply, 2)} | ${fmt(m.bounds.bound, 0)} | ${m.bounds.bindingConstraint} | ${fmt(m.simulation.sustainedRepliesPerSecond, 0)} | ${fmt(m.simulation.conflicts, 0)} | ${fmt(m.simulation.throttles, 0)} | ${fmt(m.simulation.redeliveries, 0)} |`,
-    ),
-    '',
+    ...hotSection(r),
     '## How units are counted',
     '',
     "- Every DynamoDB call of the benchmark's clients goes through SDK middleware that adds `ReturnConsumedCapacity: 'INDEXES'`",
@@ -583,7 +541,7 @@ export function renderMarkdown(results: Results, svgName: string): string {
     '',
     '## Sanity',
     '',
-    `Failed records ${r.sanity.failedRecords}, poller errors ${r.sanity.pollerErrors}, responder errors ${r.sanity.responderErrors}, collector errors ${r.sanity.collectorErrors}; transactional updates of items the meter had not seen (costed as 1 KB; the prototype's counters are created by their first update) ${
+    `Failed records ${r.sanity.failedRecords}, poller errors ${r.sanity.pollerErrors}, responder errors ${r.sanity.responderErrors}, collector errors ${r.sanity.collectorErrors}; transactional updates of items the meter had not seen (costed as 1 KB) ${
       Object.entries(r.sanity.transactionSizesUnknown)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ') || 'none'
@@ -593,6 +551,95 @@ export function renderMarkdown(results: Results, svgName: string): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** The hot-aggregate section: both layouts as measured, then the AWS model. */
+function hotSection(r: Results): string[] {
+  const h = r.hot_aggregate;
+  const runs = [h.measured, h.sharded];
+  const row = (label: string, cell: (m: Results['hot_aggregate']['measured']) => string, what: string) =>
+    `| ${label} | ${runs.map(cell).join(' | ')} | ${what} |`;
+  const keys = (m: Results['hot_aggregate']['measured']) =>
+    Object.entries(m.unitsByKey)
+      .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
+      .map(([, units]) => fmt(units, 0))
+      .join(' · ');
+  const l = h.aws_limits;
+  return [
+    '## Hot aggregate',
+    '',
+    `One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition, through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards: ${h.measured.writeShards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards: ${h.sharded.writeShards}\`: the state store spreads the reply items over ${h.sharded.writeShards} partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
+    '',
+    `| figure | writeShards ${h.measured.writeShards} | writeShards ${h.sharded.writeShards} | what it is |`,
+    '|---|---|---|---|',
+    row(
+      'write units per reply',
+      (m) => `${fmt(m.writeUnitsPerReply, 3)} all-in, ${fmt(m.recordingWriteUnitsPerReply, 3)} recording`,
+      'recording: the reply `PutItem`s; all-in adds the completion trigger, the seal and the close (and their index entries).',
+    ),
+    row(
+      'other writes on the header key, per reply',
+      (m) => fmt(m.headerKeyOtherWriteUnitsPerReply, 3),
+      'table units on `A#<id>` besides the reply puts: above 128 expected replies with no index ids, a counter update per batch triggers the completion read (`addToCounter`), plus the seal and the close once.',
+    ),
+    row(
+      'read units per reply',
+      (m) =>
+        `${fmt(m.readUnitsPerReply, 3)} (header ${fmt(m.headerReadUnitsPerReply, 3)}, reply set ${fmt(m.setReadUnitsPerReply, 3)})`,
+      'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
+    ),
+    row(
+      'recording transactions',
+      (m) => fmt(m.transactions, 0),
+      '`TransactWriteItems` by the reply handler: none, so no transaction conflict.',
+    ),
+    row(
+      'replies per invocation',
+      (m) =>
+        `${fmt(m.repliesPerInvocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
+          m.callsPerInvocation,
+        )
+          .filter(([, n]) => n > 0)
+          .map(([op, n]) => `${op} ${fmt(n, 2)}`)
+          .join(', ')})`,
+      `Lambda-style batches of up to 10 records, batching window ${h.measured.batchingWindowSeconds} s; DynamoDB calls per invocation.`,
+    ),
+    row(
+      'write units by partition key',
+      keys,
+      "table units on each key of the aggregate, shard 0 (the header's key `A#<id>`) first.",
+    ),
+    row(
+      'busiest key share of the write units',
+      (m) => `**${fmt(m.busiestKeyShare * 100, 1)} %** (${m.busiestKey})`,
+      'what a per-key limit divides; of the reply puts alone the busiest key took ' +
+        runs.map((m) => `${fmt(m.busiestKeyReplyShare * 100, 1)} %`).join(' and ') +
+        ' (ids in blocks of 32 per shard).',
+    ),
+    row(
+      'write units per reply on the busiest key',
+      (m) => fmt(m.busiestKeyWriteUnitsPerReply, 3),
+      '1,000 per second per key divided by this is the write bound.',
+    ),
+    row(
+      'replies per second (emulator)',
+      (m) => fmt(m.repliesPerSecond, 0),
+      'first reply sent to result visible; the emulator enforces no per-key limit.',
+    ),
+    row('outcome', (m) => m.outcome, ''),
+    '',
+    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.keyWriteUnitsPerSecond, 0)} write units/s and ${fmt(l.keyReadUnitsPerSecond, 0)} read units/s per partition key (no split for heat assumed), ${l.callMs} ms per DynamoDB call (the puts of a batch in parallel), ${l.overheadMs} ms per invocation besides; a throttled put retried in place up to ${l.throttleRetries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibilityTimeoutSeconds} s. Shard 0 is the busiest key: it holds 1/S of the replies and every write on the header. The read bound counts every measured read as if on the header's key. 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
+    '',
+    '| layout | write units / reply on the busiest key | write bound | read bound | consumer bound | DynamoDB bound (replies/s) | binding limit | simulated, sustained | throttled puts | failed back to SQS |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...h.model.map(
+      (m) =>
+        `| ${m.design.name} | ${fmt(m.bounds.busiestKeyWriteUnitsPerReply, 3)} | ${fmt(m.bounds.writeBound, 0)} | ${fmt(m.bounds.readBound, 0)} | ${fmt(m.bounds.consumerBound, 0)} | **${fmt(m.bounds.dynamoBound, 0)}** | ${m.bounds.bindingConstraint} | ${fmt(m.simulation.sustainedRepliesPerSecond, 0)} | ${fmt(m.simulation.throttles, 0)} | ${fmt(m.simulation.redeliveries, 0)} |`,
+    ),
+    '',
+    "The consumer bound is the reply partition's invocations (consumers × batch per invocation time): at the topology's concurrency it binds a sharded aggregate before its keys do; rows with more consumers show what the keys take. The last two rows are the reply puts alone (no write on the header's key per batch): the difference to the rows above is what the completion trigger's counter update per batch (1 write unit on `A#<id>` per ~10 replies) takes from the busiest key.",
+    '',
+  ];
 }
 
 const byFanOut = (values: Readonly<Record<string, number>>): string =>

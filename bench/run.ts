@@ -25,10 +25,9 @@ import {
 import {
   type AwsLimits,
   type HotDesign,
+  type HotMeasurement,
   hotBounds,
-  measureSharded,
   runHotAggregate,
-  ShardedRecorder,
   simulateHot,
 } from './hot-aggregate.ts';
 import { type Counters, diff, grouped, Meter, total } from './meter.ts';
@@ -74,7 +73,8 @@ interface Plan {
   readonly baselineHeadlineAggregates: number;
   readonly scale: readonly { readonly fanOut: number; readonly aggregates: number }[];
   readonly hotReplies: number;
-  readonly prototypeReplies: number;
+  /** Longest wait for the hot aggregate's result, per layout. */
+  readonly hotTimeoutMs: number;
 }
 
 const QUICK: Plan = {
@@ -94,7 +94,7 @@ const QUICK: Plan = {
     { fanOut: 1_000, aggregates: 1 },
   ],
   hotReplies: 1_000,
-  prototypeReplies: 500,
+  hotTimeoutMs: 300_000,
 };
 
 const FULL: Plan = {
@@ -116,7 +116,7 @@ const FULL: Plan = {
     { fanOut: 10_000, aggregates: 1 },
   ],
   hotReplies: 10_000,
-  prototypeReplies: 2_000,
+  hotTimeoutMs: 900_000,
 };
 
 /** Aggregates answered in turn by `independent` responders: enough that a batch of 10 from either reply partition holds replies of 10 aggregates. */
@@ -130,11 +130,18 @@ const SPREAD = { medianMs: 400, sigma: 0.8, maxMs: 10_000 } as const;
 
 /** The AWS figures the emulator cannot give: per-key limits and typical latencies (stated in the report). */
 const AWS_LIMITS: AwsLimits = {
-  keyUnitsPerSecond: 1_000,
-  transactionMs: 10,
-  overheadMs: 20,
+  keyWriteUnitsPerSecond: 1_000,
+  keyReadUnitsPerSecond: 3_000,
+  // As the cost model's Lambda durations (prices.json): 8 ms per DynamoDB call.
+  callMs: 8,
+  overheadMs: 10,
+  // DynamoStateStore.THROTTLE_RETRIES: a throttled put is retried in place this many times.
+  throttleRetries: 10,
   visibilityTimeoutSeconds: 181,
 };
+
+/** The write shards of the second hot layout (`bench-hot-sharded`). */
+const HOT_SHARDS = 8;
 
 const DEFINITIONS = [
   {
@@ -166,6 +173,15 @@ const DEFINITIONS = [
     aggregation: { algorithm: 'condense' as const, field: '$.v' },
     timeoutSeconds: 600,
   },
+  {
+    // The same hot aggregate with its replies spread over HOT_SHARDS partition keys by the adapter.
+    name: 'bench-hot-sharded',
+    fanOut: { type: 'none' as const },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'condense' as const, field: '$.v' },
+    timeoutSeconds: 600,
+    writeShards: HOT_SHARDS,
+  },
 ];
 
 function log(message: string): void {
@@ -192,8 +208,6 @@ async function main(): Promise<void> {
   const naiveClient = createDynamoClient();
   meter.instrumentDynamo(naiveClient, 'naive');
   const naive = new NaiveAggregateStore({ client: naiveClient, tableName: `${rig.topology.prefix}-naive` });
-  const shardedClient = createDynamoClient();
-  meter.instrumentDynamo(shardedClient, 'sharded');
   try {
     await naive.createTable();
     meter.registerTable(naive.shape);
@@ -371,108 +385,64 @@ async function main(): Promise<void> {
       };
     }
 
-    log(`hot aggregate: one aggregate, ${plan.hotReplies} replies as fast as they come`);
+    log(`hot aggregate: one aggregate, ${plan.hotReplies} replies as fast as they come, writeShards 1`);
     const hot = await runHotAggregate(rig, {
       definition: 'bench-hot',
       replies: plan.hotReplies,
       senders: 4,
-      timeoutMs: 900_000,
+      timeoutMs: plan.hotTimeoutMs,
+    });
+    log(`hot aggregate: the same, writeShards ${HOT_SHARDS}`);
+    const hotSharded = await runHotAggregate(rig, {
+      definition: 'bench-hot-sharded',
+      replies: plan.hotReplies,
+      senders: 4,
+      timeoutMs: plan.hotTimeoutMs,
     });
 
-    log(`sharded prototype: ${plan.prototypeReplies} replies per layout`);
-    const prototypes = [];
-    for (const [shards, batch] of [
-      [1, 10],
-      [1, 98],
-      [8, 10],
-      [8, 98],
-    ] as const) {
-      const recorder = new ShardedRecorder({
-        client: shardedClient,
-        tableName: `${rig.topology.prefix}-sharded`,
-        shards,
-      });
-      if (prototypes.length === 0) await recorder.createTable();
-      meter.registerTable(recorder.shape);
-      prototypes.push(
-        await measureSharded(meter, recorder, {
-          replies: plan.prototypeReplies,
-          batch,
-          consumers: 5,
-          role: 'sharded',
-        }),
-      );
-    }
-
     log('AWS model: bounds and simulation of one hot aggregate');
-    const replyUnits = 1;
-    // Recording transactions per reply batch (at most a batch: a protocol that records without a
-    // transaction shows none, and then the batch is Lambda's).
-    const measuredBatch = Math.min(
-      rig.topology.consumers.reply.batchSize,
-      Math.max(1, Math.round(hot.meanRepliesPerTransaction)),
-    );
-    const base: HotDesign = {
-      name: `fanin as first built (batch ${measuredBatch} as measured, 5 consumers, throttled groups failed back to SQS)`,
-      shards: 1,
-      batch: measuredBatch,
-      consumers: rig.topology.consumers.reply.maxConcurrency,
-      replyUnits,
-      headerUnits: 1,
-      // As measured: 0 since the `open` index holds keys only (it was 1 when it projected the header).
-      indexUnitsPerTransaction: hot.indexUnitsOnDefinitionKey / Math.max(1, hot.transactions),
-      splitForHeat: false,
-      onThrottle: 'redeliver',
-    };
+    const designOf = (
+      m: HotMeasurement,
+      name: string,
+      consumers: number,
+      shards = m.writeShards,
+    ): HotDesign => ({
+      name,
+      shards,
+      replyUnits: m.recordingWriteUnitsPerReply,
+      headerKeyWriteUnitsPerReply: m.headerKeyOtherWriteUnitsPerReply,
+      // At most: every read of the run, as if all were on the header's key (the header reads are).
+      headerKeyReadUnitsPerReply: m.readUnitsPerReply,
+      batch: Math.max(1, Math.round(m.repliesPerInvocation)),
+      consumers,
+      // The puts of a batch go in parallel (one round trip); every other call is sequential.
+      roundTrips:
+        1 +
+        (m.callsPerInvocation.GetItem ?? 0) +
+        (m.callsPerInvocation.UpdateItem ?? 0) +
+        (m.callsPerInvocation.Query ?? 0),
+    });
+    const consumers = rig.topology.consumers.reply.maxConcurrency;
     const designs: HotDesign[] = [
-      base,
+      designOf(hot, `writeShards 1, ${consumers} consumers (the topology's)`, consumers),
+      designOf(hot, 'writeShards 1, 40 consumers', 40),
+      designOf(hotSharded, `writeShards ${HOT_SHARDS}, ${consumers} consumers (the topology's)`, consumers),
+      designOf(hotSharded, `writeShards ${HOT_SHARDS}, 80 consumers`, 80),
+      // Not measured: the writeShards 8 run's figures with the replies spread over 16 keys.
+      designOf(hotSharded, 'writeShards 16, 160 consumers (from the writeShards 8 run)', 160, 16),
+      // docs/hot-aggregates.md's model: the reply puts alone on the keys (no per-batch write on the
+      // header's key), to show what the completion trigger's counter costs the bound.
       {
-        ...base,
-        name: '+ back off on throttling instead of failing the batch',
-        onThrottle: 'backoff',
+        ...designOf(hot, 'writeShards 1, 40 consumers, reply puts only (no per-batch counter)', 40),
+        headerKeyWriteUnitsPerReply: 0,
       },
       {
-        ...base,
-        name: '+ DynamoDB has split the partition for heat',
-        onThrottle: 'backoff',
-        splitForHeat: true,
-      },
-      {
-        ...base,
-        name: '+ batches of 98 (batching window), still 5 consumers',
-        batch: 98,
-        onThrottle: 'backoff',
-      },
-      {
-        ...base,
-        name: '+ batches of 98, 2 consumers (the lowest maxConcurrency Lambda allows)',
-        batch: 98,
-        consumers: 2,
-        onThrottle: 'backoff',
-      },
-      {
-        ...base,
-        // Lambda takes at most 10 records per batch from a FIFO queue, with no batching window.
-        name: 'FIFO reply partitions: one consumer per aggregate, batches of 10',
-        consumers: 1,
-        onThrottle: 'backoff',
-      },
-      {
-        ...base,
-        name: 'write-sharded x8, batches of 98, `received` out of the open index',
-        shards: 8,
-        batch: 98,
-        onThrottle: 'backoff',
-        indexUnitsPerTransaction: 0,
-      },
-      {
-        ...base,
-        name: 'write-sharded x16, batches of 98, 10 consumers',
-        shards: 16,
-        batch: 98,
-        consumers: 10,
-        onThrottle: 'backoff',
-        indexUnitsPerTransaction: 0,
+        ...designOf(
+          hotSharded,
+          `writeShards ${HOT_SHARDS}, 80 consumers, reply puts only (no per-batch counter)`,
+          80,
+        ),
+        headerKeyWriteUnitsPerReply: 0,
       },
     ];
     const model = designs.map((design) => ({
@@ -505,7 +475,7 @@ async function main(): Promise<void> {
       scale,
       samplingCheck,
       hot,
-      prototypes,
+      hotSharded,
       model,
       sanity: {
         ...failures,
@@ -804,8 +774,8 @@ function assemble(input: {
   naiveHeadline: NaiveResult;
   scale: ScalePoint[];
   samplingCheck: Results['baseline_sampling_check'];
-  hot: Awaited<ReturnType<typeof runHotAggregate>>;
-  prototypes: Awaited<ReturnType<typeof measureSharded>>[];
+  hot: HotMeasurement;
+  hotSharded: HotMeasurement;
   model: {
     design: HotDesign;
     bounds: ReturnType<typeof hotBounds>;
@@ -1023,8 +993,8 @@ function assemble(input: {
     scale: input.scale,
     baseline_sampling_check: input.samplingCheck,
     hot_aggregate: {
-      measured: { ...input.hot, counters: undefined },
-      sharded_prototype: input.prototypes,
+      measured: { ...roundAll(input.hot), counters: undefined },
+      sharded: { ...roundAll(input.hotSharded), counters: undefined },
       aws_limits: AWS_LIMITS,
       model: input.model.map(({ design, bounds, simulation }) => ({
         design,
