@@ -153,8 +153,16 @@ export interface StateStore {
   countRange(aggregateId: string, first: number, last: number, shards?: number): Promise<number>;
   /** Records that a block of index reply ids is all in (large fan-outs; idempotent). */
   markBlockComplete(aggregateId: string, block: number, expiresAt: number): Promise<void>;
-  /** Adds to a large aggregate's reply counter (a completion trigger only); returns the new total. */
-  addToCounter(aggregateId: string, count: number, expiresAt: number): Promise<number>;
+  /**
+   * Adds to a large aggregate's reply counter (a completion trigger only), in write shard `shard`
+   * of `shards`; returns the new total over every shard.
+   */
+  addToCounter(
+    aggregateId: string,
+    count: number,
+    expiresAt: number,
+    options?: { readonly shard?: number; readonly shards?: number },
+  ): Promise<number>;
   /** How many blocks of a large fan-out are all in. */
   countCompleteBlocks(aggregateId: string): Promise<number>;
   /** The header and every reply, in one consistent read. */

@@ -227,18 +227,43 @@ export class DynamoStateStore implements StateStore {
     );
   }
 
-  public async addToCounter(aggregateId: string, count: number, expiresAt: number): Promise<number> {
+  public async addToCounter(
+    aggregateId: string,
+    count: number,
+    expiresAt: number,
+    options: { readonly shard?: number; readonly shards?: number } = {},
+  ): Promise<number> {
+    const shard = options.shard ?? 0;
+    const shards = options.shards ?? 1;
+    // One counter per write shard, so a hot sharded aggregate's triggers spread like its replies.
     // `C` sorts before the header, outside the `H … R$` range that reads an aggregate.
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: 'C' },
+        Key: { pk: shardKey(aggregateId, shard), sk: 'C' },
         UpdateExpression: 'ADD replies :n SET expiresAt = if_not_exists(expiresAt, :exp)',
         ExpressionAttributeValues: { ':n': count, ':exp': expiresAt },
         ReturnValues: 'UPDATED_NEW',
       }),
     );
-    return Number(Attributes?.replies ?? count);
+    let total = Number(Attributes?.replies ?? count);
+    if (shards > 1) {
+      const others = await Promise.all(
+        Array.from({ length: shards }, (_, s) => s)
+          .filter((s) => s !== shard)
+          .map((s) =>
+            this.client.send(
+              new GetCommand({
+                TableName: this.tableName,
+                Key: { pk: shardKey(aggregateId, s), sk: 'C' },
+                ConsistentRead: true,
+              }),
+            ),
+          ),
+      );
+      for (const { Item } of others) total += Number(Item?.replies ?? 0);
+    }
+    return total;
   }
 
   public async countCompleteBlocks(aggregateId: string): Promise<number> {

@@ -4,7 +4,7 @@ import { AggregateStatus, Strategy } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
 import { CorrelationError, ExpressionError } from '../engine/errors.ts';
-import { REPLY_BLOCK_SIZE } from '../engine/members.ts';
+import { REPLY_BLOCK_SIZE, replyShard } from '../engine/members.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -314,6 +314,7 @@ async function recordAndEvaluate(
         header.aggregateId,
         records.length,
         replyExpiry(ctx, definition),
+        { shard: replyShard(records[0]?.replyId ?? '', header.shards ?? 1), shards: header.shards ?? 1 },
       );
       if (total < completionThreshold(definition, current)) return;
     }

@@ -39,6 +39,7 @@ describe('data plane scenarios', () => {
         writeShards: 4,
       },
       { name: 'broadcast', fanOut: { type: 'none' }, completion: { strategy: 'all' } },
+      { name: 'broadcast-wide', fanOut: { type: 'none' }, completion: { strategy: 'all' }, writeShards: 4 },
       {
         name: 'market',
         fanOut: { type: 'none' },
@@ -414,5 +415,29 @@ describe('data plane scenarios', () => {
     );
     expect(Item).toBeUndefined();
     expect(await fanin.ctx.store.getHeader('noreq-1')).toMatchObject({ status: 'open' });
+  });
+
+  it('a hot sharded aggregate keeps one trigger counter per write shard and completes on its last reply', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'broadcast-wide', aggregateId: 'wide-2', expected: 160 });
+    await fanin.drain();
+
+    // Act
+    for (let i = 0; i < 160; i += 1)
+      await fanin.sendReply({ i }, { 'fanin-aggregate-id': 'wide-2', 'fanin-reply-id': `l${i}` });
+    await fanin.drain();
+
+    // Assess (mutants killed: a total that reads only its own shard's counter — it never reaches
+    // 160 and the aggregate stays open; one counter for every shard — only A#wide-2 holds one)
+    const result = (await fanin.outputs('completed')).find((r) => r.aggregateId === 'wide-2');
+    expect(result).toMatchObject({ counts: { expected: 160, received: 160 } });
+    let counters = 0;
+    for (const pk of ['A#wide-2', 'A#wide-2#1', 'A#wide-2#2', 'A#wide-2#3']) {
+      const { Item } = await documentClient().send(
+        new GetCommand({ TableName: fanin.topology.tableName, Key: { pk, sk: 'C' } }),
+      );
+      if (Item) counters += 1;
+    }
+    expect(counters).toBeGreaterThan(1);
   });
 });
