@@ -128,8 +128,12 @@ describe('held (unknown) replies', () => {
         await Promise.all([fanin.sweep().catch(() => 0), fanin.drain()]);
         await fanin.drain();
       },
-      async (id, run) => {
-        const where = await fate(id, messageIds.get(id) ?? '', run.terminalMode);
+      async (id) => {
+        // The sweep and the consumers run at once here, so "the first state write after the
+        // publication" is not one invocation's: a crash before the close may come after another
+        // invocation's write, and the resumer's identical re-publication is then legitimate. The
+        // guarantee this test pins is "counted or unknown"; one distinct result is still checked.
+        const where = await fate(id, messageIds.get(id) ?? '', 'content');
         expect(where.counted !== where.unknown > 0, JSON.stringify(where)).toBe(true);
       },
     );
