@@ -381,7 +381,8 @@ describe('data plane scenarios', () => {
     const results = await fanin.outputs('completed');
     const result = results.find((r) => r.aggregateId === 'hot-1');
     expect(result).toMatchObject({ counts: { expected: 12, received: 12 }, missing: [] });
-    expect((result?.result as { replyId: string }[]).map((r) => r.replyId).sort()).toEqual([...ids].sort());
+    const members = (result?.result ?? []) as { replyId: string }[];
+    expect(members.map((r) => r.replyId).sort()).toEqual([...ids].sort());
   });
 
   it('a large aggregate of unnamed replies completes on its 200th reply, triggered by one counter write per batch', async () => {
