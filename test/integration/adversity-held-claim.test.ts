@@ -67,4 +67,56 @@ describe('a held reply whose aggregate appears between the timeout’s look and 
     expect((await fanin.outputs('unknown')).filter((o) => o.aggregateId === 'lo-1')).toEqual([]);
     expect(await fanin.ctx.store.getHeld('lo-1', 'r')).toBeUndefined();
   });
+
+  it('once counted by a consolidation that died before removing it, is never claimed unknown by its timeout', async () => {
+    // Prepare: held, its timeout passed
+    await fanin.sendReply(
+      { quote: 2 },
+      { 'fanin-aggregate-id': 'lo-2', 'fanin-reply-id': 'r', 'fanin-definition': 'late-open' },
+    );
+    await fanin.drain();
+    fanin.clock.advance(6_000);
+    const healthy = fanin.ctx;
+    // The consolidation claims the reply `counted` and records it, then dies before deleting it.
+    const dying = {
+      ...healthy,
+      store: new Proxy(healthy.store, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (property !== 'deleteHeld') return value;
+          return () => Promise.reject(new Error('the fan-out died before removing the held reply'));
+        },
+      }),
+    };
+    let opened = false;
+    const store = new Proxy(healthy.store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'claimHeld' || typeof value !== 'function') return value;
+        return async (aggregateId: string, replyId: string, claim: HeldClaim) => {
+          if (claim === 'unknown' && !opened) {
+            opened = true;
+            await handleRequest(dying, {
+              messageId: 'req-lo-2',
+              body: JSON.stringify({ definition: 'late-open', aggregateId: 'lo-2', expected: 1 }),
+              attributes: {},
+              receiveCount: 1,
+            }).catch(() => undefined);
+          }
+          return (value as StateStore['claimHeld']).call(target, aggregateId, replyId, claim);
+        };
+      },
+    });
+
+    // Act
+    await expireHeld({ ...healthy, store }, 'lo-2', 'r', false);
+    await fanin.drain();
+
+    // Assess (mutant killed: a claim that overwrites the other fate — the timeout's `unknown`
+    // then replaces `counted`, and the reply is in the result and on the unknown output)
+    expect(opened).toBe(true);
+    const { output } = fanin.expectExactlyOneTerminalOutput('lo-2', 'content');
+    expect(output).toMatchObject({ counts: { received: 1 } });
+    expect((await fanin.outputs('unknown')).filter((o) => o.aggregateId === 'lo-2')).toEqual([]);
+  });
 });
