@@ -1,9 +1,4 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PartitionRegistry, PartitionState, RecordedSettings } from '../partitions/registry.ts';
 
 /**
