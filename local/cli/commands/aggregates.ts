@@ -4,6 +4,7 @@ import { documentClient, sqsClient } from '../../../shared/aws/clients.ts';
 import { WireAttribute } from '../../../shared/engine/correlation.ts';
 import { matchesPattern } from '../../../shared/engine/event-pattern.ts';
 import type { AggregateHeader } from '../../../shared/ports.ts';
+import { activeSummary } from '../../../shared/use-cases/control.ts';
 import { destinationOf, faninClientOf, type Target } from '../../connect.ts';
 import { compact, formatDuration } from '../../describe.ts';
 import { listActive } from '../../views.ts';
@@ -23,17 +24,12 @@ import {
 import { checkDefinition, findQueue, sendControl, storeOf, waitClosed, when } from '../shared.ts';
 import * as specs from '../specs.ts';
 
+/** The status output's summary of an aggregate, plus what `show` adds for a closed one. */
 function headerSummary(header: AggregateHeader): Record<string, unknown> {
   return {
-    aggregateId: header.aggregateId,
-    definition: header.definition,
-    status: header.status,
+    ...activeSummary(header),
     outcome: header.outcome ?? null,
-    received: header.received,
-    expected: header.expected ?? null,
     lateCount: header.lateCount,
-    openedAt: header.openedAt,
-    deadline: header.deadline ?? null,
     requestId: header.requestId ?? null,
   };
 }
