@@ -6,7 +6,7 @@ import type { AggregateHeader } from '../../shared/ports.ts';
 import { queueUrl, type Target } from '../connect.ts';
 import { formatDuration } from '../describe.ts';
 import type { QueueRef } from '../state.ts';
-import { CommandError, type CommandIO, Progress, pause } from './framework.ts';
+import { CommandError, type CommandIO, Progress, pause } from './io.ts';
 
 /** The state store of a target (read-only use in the CLI: headers, replies, held replies). */
 export function storeOf(target: Target): DynamoStateStore {

@@ -1,9 +1,12 @@
-import type { CommandSpec } from './framework.ts';
+import type { CommandSpec } from './io.ts';
 
 /**
  * What each command is called, takes and says in its help — kept apart from what it does, so
  * `fanin --help` and `fanin <command> --help` answer without loading the AWS SDK.
  */
+
+/** What `fanin tail` reads: the output queues (OUTPUT_ROLES of the topology, without loading it). */
+export const OUTPUTS = ['completed', 'timed-out', 'unknown', 'late', 'error', 'status'] as const;
 
 const WAIT_OPTIONS = {
   wait: { type: 'boolean', description: 'wait until the aggregate(s) closed, showing progress' },
@@ -25,6 +28,7 @@ export const send: CommandSpec = {
   name: 'send',
   summary: 'Send a request to fanin (ingress queue): it opens an aggregate and fans out.',
   usage: '<definition> [--payload <json>] [--body <json>] [options]',
+  arguments: [{ name: 'definition', description: 'the definition to open an aggregate of' }],
   details:
     'The request body is --body (a JSON object; default {}) with --payload, --recipients and --expected\n' +
     'set on it. The aggregate id is --aggregate-id, or <definition>-<random> so you can `fanin show` it.',
@@ -98,6 +102,7 @@ export const show: CommandSpec = {
   name: 'show',
   summary: 'Show an aggregate: its header (or tombstone), recorded replies and held unknown replies.',
   usage: '<aggregate-id> [--json]',
+  arguments: [{ name: 'aggregate-id', description: 'the aggregate to show' }],
   details:
     'Reads the state table directly. A closed aggregate shows its tombstone (its replies are deleted at close).',
   options: {},
@@ -164,6 +169,7 @@ export const setParameters: CommandSpec = {
   summary:
     'Change runtime parameters of a definition (control command); they apply to aggregates opened afterwards.',
   usage: '<definition> [--timeout-seconds <s>] [--threshold <x>] [--count <n>] | --reset',
+  arguments: [{ name: 'definition', description: 'the definition whose parameters change' }],
   options: {
     'timeout-seconds': { type: 'string', placeholder: 's', description: 'the deadline after opening' },
     threshold: { type: 'string', placeholder: 'x', description: 'the override threshold' },
@@ -178,6 +184,7 @@ export const tail: CommandSpec = {
   name: 'tail',
   summary: 'Read messages from an output queue (completed, timed-out, unknown, late, error, status).',
   usage: '<output> [--count <n>] [--follow] [--peek] [--timeout <seconds>] [--json]',
+  arguments: [{ name: 'output', description: 'the output queue to read', choices: OUTPUTS }],
   details:
     'tail is a consumer: it deletes what it prints, so nothing else receives it (as with any SQS queue).\n' +
     'With --peek it leaves the messages: they are visible again as soon as tail has read them.\n' +
@@ -209,6 +216,7 @@ export const redrive: CommandSpec = {
   name: 'redrive',
   summary: "Move the messages of a queue's dead-letter queue back to the queue, with a progress display.",
   usage: '<queue> [--max <n>] [--json]',
+  arguments: [{ name: 'queue', description: 'the queue whose DLQ is moved back to it' }],
   details:
     'queue: a role (ingress, control, timer, backlog, completed, ...), reply-<n>, a responder queue\n' +
     '(bank-1) or a queue name. Each message is sent back, then deleted from the DLQ; on a FIFO queue\n' +
@@ -252,6 +260,7 @@ function toggle(enabled: boolean): CommandSpec {
       ? 'Enable sends to a reply partition again.'
       : 'Disable sends to a reply partition: producers route around it; its consumer keeps draining it.',
     usage: '<partition-index> [--json]',
+    arguments: [{ name: 'partition-index', description: 'the reply partition (0, 1, ...)' }],
     options: {},
     examples: [`fanin ${verb} 1`],
   };
@@ -263,6 +272,7 @@ export const evacuate: CommandSpec = {
   summary:
     "Move a disabled reply partition's waiting messages to the backlog, for the others to take (scale-in).",
   usage: '<partition-index> [--force] [--json]',
+  arguments: [{ name: 'partition-index', description: 'the reply partition to empty' }],
   details:
     'Step 2 of removing a partition (docs/partitions.md, "Changing the number of partitions"): disable it,\n' +
     'evacuate it, then lower replyPartitions and deploy. Each message is sent to the backlog, then deleted\n' +

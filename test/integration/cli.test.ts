@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
-import { type Finished, type RuntimeProcess, runCli, startRuntime } from '../support/runtime.ts';
+import { type Finished, ROOT, type RuntimeProcess, runCli, startRuntime } from '../support/runtime.ts';
 
 /**
  * The `fanin` CLI, as a user runs it (`node bin/fanin.js`, what `npx fanin` runs), against a local
@@ -262,15 +262,21 @@ describe('fanin CLI against the local runtime', () => {
 
   it('works against a deployed stack by prefix (--stack), resolving names through the SDK', async () => {
     // Act: the worker's environment points the SDK at the emulators, as a profile would at AWS
-    const result = await runCli(['partitions', '--stack', prefix, '--json']);
+    const [after, before] = await Promise.all([
+      runCli(['partitions', '--stack', prefix, '--json']),
+      // Global options before the command, as `npx fanin --stack fanin list` in the README.
+      runCli(['--stack', prefix, '--json', 'partitions']),
+    ]);
     const missing = await runCli(['list', '--stack', 'no-such-stack']);
 
     // Assess
-    expect(result.code).toBe(0);
-    expect(json<{ partitions: { name: string }[] }>(result).partitions.map((p) => p.name)).toEqual([
-      `${prefix}-reply-0`,
-      `${prefix}-reply-1`,
-    ]);
+    for (const result of [after, before]) {
+      expect(result.code).toBe(0);
+      expect(json<{ partitions: { name: string }[] }>(result).partitions.map((p) => p.name)).toEqual([
+        `${prefix}-reply-0`,
+        `${prefix}-reply-1`,
+      ]);
+    }
     expect(missing.code).toBe(1);
     // Every missing queue is named, in the topology's order, whichever lookup answered first;
     // the backlog queue is optional (older stacks have none) and is not reported.
@@ -287,6 +293,9 @@ describe('fanin CLI against the local runtime', () => {
     // Act (a few at a time: each is a Node process loading the AWS SDK)
     const calls: (() => Promise<Finished>)[] = [
       () => fanin('frobnicate'),
+      () => fanin('lsit'),
+      () => fanin('list', '--definitoin', 'loan-broker'),
+      () => fanin('list', 'extra'),
       () => fanin('send'),
       () => fanin('send', 'no-such-definition'),
       () => fanin('send', 'auction'),
@@ -308,6 +317,9 @@ describe('fanin CLI against the local runtime', () => {
     // Assess
     const [
       unknown,
+      mistyped,
+      mistypedOption,
+      excess,
       noDefinition,
       badDefinition,
       selfStarting,
@@ -322,11 +334,17 @@ describe('fanin CLI against the local runtime', () => {
     ] = results.map((r) => ({ code: r?.code, stderr: r?.stderr ?? '' }));
     expect(unknown).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('unknown command "frobnicate"'),
+      stderr: expect.stringContaining("unknown command 'frobnicate'"),
     });
+    expect(mistyped).toMatchObject({ code: 2, stderr: expect.stringContaining('(Did you mean list?)') });
+    expect(mistypedOption).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('(Did you mean --definition?)'),
+    });
+    expect(excess).toMatchObject({ code: 2, stderr: expect.stringContaining('too many arguments') });
     expect(noDefinition).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('send needs a definition name'),
+      stderr: expect.stringContaining("missing required argument 'definition'"),
     });
     expect(badDefinition).toMatchObject({
       code: 1,
@@ -342,7 +360,12 @@ describe('fanin CLI against the local runtime', () => {
       stderr: expect.stringContaining('exactly one of --aggregate-id'),
     });
     expect(badPartition).toMatchObject({ code: 1, stderr: expect.stringContaining('has no partition 9') });
-    expect(badOutput).toMatchObject({ code: 2, stderr: expect.stringContaining('tail needs an output') });
+    expect(badOutput).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        'Allowed choices are completed, timed-out, unknown, late, error, status',
+      ),
+    });
     expect(tailTimeout).toMatchObject({
       code: 1,
       stderr: expect.stringContaining('0 of 1 message(s) arrived'),
@@ -352,18 +375,22 @@ describe('fanin CLI against the local runtime', () => {
     expect(noRuntime).toMatchObject({ code: 1, stderr: expect.stringContaining('no local runtime') });
   }, 180_000);
 
-  it('every command has --help', async () => {
+  it('every command has --help and `fanin help <command>`, listing its own and the global options', async () => {
     // Prepare
     const overview = await fanin('--help');
-    const names = [...overview.stdout.matchAll(/^ {2}([a-z][a-z-]*) {2}/gm)].map((m) => m[1] ?? '');
+    const names = [...overview.stdout.matchAll(/^ {2}([a-z][a-z-]*) [[<a-z ]/gm)]
+      .map((m) => m[1] ?? '')
+      .filter((name) => name !== 'help');
 
     // Act
     const helps: Finished[] = [];
     for (let i = 0; i < names.length; i += 3) {
       helps.push(...(await Promise.all(names.slice(i, i + 3).map((name) => fanin(name, '--help')))));
     }
+    const [helpCommand, tailHelp] = await Promise.all([fanin('help', 'tail'), fanin('tail', '--help')]);
 
     // Assess
+    expect(overview.code).toBe(0);
     expect(names).toEqual([
       'send',
       'reply',
@@ -383,7 +410,23 @@ describe('fanin CLI against the local runtime', () => {
     helps.forEach((help, i) => {
       expect(help.code).toBe(0);
       expect(help.stdout).toContain(`Usage: fanin ${names[i]}`);
-      expect(help.stdout).toContain('--json');
+      expect(help.stdout).toMatch(/Global Options:[\s\S]*--json[\s\S]*--stack <prefix>/);
     });
+    expect(helpCommand).toEqual(tailHelp);
   }, 180_000);
+
+  it('--version prints the package version; no command prints the overview as a usage error', async () => {
+    // Act
+    const [version, short, nothing] = await Promise.all([fanin('--version'), fanin('-V'), fanin()]);
+
+    // Assess
+    const { version: expected } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(version).toEqual({ code: 0, stdout: `${expected}\n`, stderr: '' });
+    expect(short).toEqual(version);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stdout).toBe('');
+    expect(nothing.stderr).toContain('Usage: fanin [options] [command]');
+  });
 });

@@ -20,7 +20,7 @@ import {
   stringOption,
   table,
   UsageError,
-} from '../framework.ts';
+} from '../io.ts';
 import { checkDefinition, findQueue, sendControl, storeOf, waitClosed, when } from '../shared.ts';
 import * as specs from '../specs.ts';
 

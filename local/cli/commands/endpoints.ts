@@ -1,4 +1,4 @@
-import { type Command, table } from '../framework.ts';
+import { type Command, table } from '../io.ts';
 import * as specs from '../specs.ts';
 
 /** `fanin endpoints`: where everything is. */

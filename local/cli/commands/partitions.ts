@@ -3,7 +3,7 @@ import { createDistributor } from '../../../shared/app.ts';
 import { sqsClient } from '../../../shared/aws/clients.ts';
 import { clientsOf, destinationOf, runtimeConfigOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
-import { type Args, type Command, CommandError, Progress, table, UsageError } from '../framework.ts';
+import { type Args, type Command, CommandError, Progress, table, UsageError } from '../io.ts';
 import * as specs from '../specs.ts';
 
 async function depth(url: string | undefined): Promise<number | null> {

@@ -11,7 +11,7 @@ import { s3Client, sqsClient } from '../../../shared/aws/clients.ts';
 import { OUTPUT_ROLES, type OutputRole } from '../../../shared/topology/topology.ts';
 import type { Target } from '../../connect.ts';
 import { describeOutput, type OutputBody } from '../../describe.ts';
-import { type Command, CommandError, intOption, numberOption, Progress, UsageError } from '../framework.ts';
+import { type Command, CommandError, intOption, numberOption, Progress, UsageError } from '../io.ts';
 import { findQueue } from '../shared.ts';
 import * as specs from '../specs.ts';
 

@@ -1,6 +1,10 @@
-import { parseArgs } from 'node:util';
 import type { Target } from '../connect.ts';
 import { stateFilePath } from '../state.ts';
+
+/**
+ * What the commands share: their description (for the commander program in `program.ts`), the
+ * parsed arguments they get, the IO they talk through, their errors and progress display.
+ */
 
 /** One option of a command. */
 export interface OptionSpec {
@@ -11,7 +15,15 @@ export interface OptionSpec {
   readonly description: string;
 }
 
-/** The parsed command line of one command. */
+/** One positional argument of a command. */
+export interface ArgumentSpec {
+  readonly name: string;
+  readonly description: string;
+  /** The values it may take; anything else is a usage error. */
+  readonly choices?: readonly string[];
+}
+
+/** The parsed command line of one command: option values by option name, then the arguments. */
 export interface Args {
   readonly values: Readonly<Record<string, string | boolean | undefined>>;
   readonly positionals: readonly string[];
@@ -21,8 +33,10 @@ export interface Args {
 export interface CommandSpec {
   readonly name: string;
   readonly summary: string;
-  /** After `fanin <name>`, e.g. `<aggregate-id> [options]`. */
+  /** After `fanin <name>` in the help, e.g. `<aggregate-id> [options]`. */
   readonly usage: string;
+  /** Its positional arguments, all required. */
+  readonly arguments?: readonly ArgumentSpec[];
   /** More lines of help. */
   readonly details?: string;
   readonly examples?: readonly string[];
@@ -35,7 +49,7 @@ export interface Command extends CommandSpec {
   run(io: CommandIO, args: Args): Promise<number | undefined>;
 }
 
-/** A command line that does not make sense: exit code 2 and the command's usage. */
+/** A command line that does not make sense: exit code 2, with a pointer to the command's help. */
 export class UsageError extends Error {
   public constructor(message: string) {
     super(message);
@@ -53,7 +67,7 @@ export class CommandError extends Error {
   }
 }
 
-/** Options every command takes. */
+/** Options every command takes, before or after the command's name. */
 export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   json: { type: 'boolean', description: 'machine-readable output (JSON on stdout)' },
   state: {
@@ -72,7 +86,6 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     placeholder: 'name',
     description: "with --stack: the stack's claim-check bucket, for payloads above 256 KiB",
   },
-  help: { type: 'boolean', short: 'h', description: 'show this help' },
 };
 
 /** What a command uses to talk to the world. */
@@ -93,45 +106,6 @@ export interface CommandIO {
   readonly signal: AbortSignal;
 }
 
-/** Parses a command's arguments: its own options plus the global ones. */
-export function parseCommandArgs(command: CommandSpec, argv: readonly string[]): Args {
-  const options = { ...GLOBAL_OPTIONS, ...command.options };
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: Object.fromEntries(
-        Object.entries(options).map(([name, spec]) => [
-          name,
-          { type: spec.type, ...(spec.short ? { short: spec.short } : {}) },
-        ]),
-      ),
-    });
-    return { values: values as Record<string, string | boolean | undefined>, positionals };
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** The help of one command. */
-export function commandHelp(command: CommandSpec): string {
-  const lines = [`Usage: fanin ${command.name} ${command.usage}`, '', command.summary];
-  if (command.details) lines.push('', command.details);
-  const optionLines = (options: Readonly<Record<string, OptionSpec>>) => {
-    const rows = Object.entries(options).map(([name, spec]) => [
-      `${spec.short ? `-${spec.short}, ` : '    '}--${name}${spec.placeholder ? ` <${spec.placeholder}>` : ''}`,
-      spec.description,
-    ]);
-    const width = Math.max(0, ...rows.map(([left]) => (left ?? '').length));
-    return rows.map(([left, right]) => `  ${(left ?? '').padEnd(width)}  ${right}`);
-  };
-  if (Object.keys(command.options).length > 0) lines.push('', 'Options:', ...optionLines(command.options));
-  lines.push('', 'Global options:', ...optionLines(GLOBAL_OPTIONS));
-  if (command.examples?.length) lines.push('', 'Examples:', ...command.examples.map((e) => `  ${e}`));
-  return lines.join('\n');
-}
-
 /** Builds the IO of one command run. */
 export function createIO(args: Args, signal: AbortSignal): CommandIO {
   let target: Promise<Target> | undefined;
@@ -146,11 +120,14 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO {
     signal,
     target: () => {
       // Loaded on first use: the SDK is most of the CLI's start-up, and help needs none of it.
-      target ??= import('../connect.ts').then(({ resolveTarget }) =>
+      target ??= import('../connect.ts').then(({ resolveTarget, TargetNotFoundError }) =>
         resolveTarget({
           stateFile: stateFilePath(process.cwd(), stringOption(args, 'state')),
           ...(stack ? { stack } : {}),
           ...(bucket ? { bucket } : {}),
+        }).catch((error: unknown) => {
+          // No runtime, no stack: the operation failed (exit 1), with connect.ts's explanation.
+          throw error instanceof TargetNotFoundError ? new CommandError(error.message) : error;
         }),
       );
       return target;
