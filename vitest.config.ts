@@ -1,8 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
+/** The integration projects' shared settings: the emulators, long timeouts, two workers. */
+const integration = {
+  environment: 'node',
+  globalSetup: ['test/support/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  // Two cores: keep the emulators from being starved by too many workers.
+  maxWorkers: 2,
+} as const;
+
 /**
- * Two projects: `unit` (pure, no I/O) and `integration` (through the emulators or LocalStack).
- * `npm test` runs both; `npm run test:unit` / `npm run test:integration` run one.
+ * Three projects: `unit` (pure, no I/O), `integration` (through the emulators or LocalStack) and
+ * `soak` (a minute of steady load, through the emulators). `npm test` runs unit and integration;
+ * `npm run test:soak` runs the soak (CI runs it as its own step, `.ci/run`).
  */
 export default defineConfig({
   test: {
@@ -18,15 +29,19 @@ export default defineConfig({
       },
       {
         test: {
+          ...integration,
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          environment: 'node',
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-          // Two cores: keep the emulators from being starved by too many workers.
-          maxWorkers: 2,
+          exclude: ['test/integration/soak.test.ts'],
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          ...integration,
+          name: 'soak',
+          include: ['test/integration/soak.test.ts'],
+          sequence: { groupOrder: 2 },
         },
       },
     ],

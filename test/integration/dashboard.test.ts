@@ -1,19 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
 import { type RuntimeProcess, startRuntime } from '../support/runtime.ts';
+import { type Found, findBrowser, requireTool } from '../support/tools.ts';
 
 /**
- * The dashboard in a real browser (Debian's chromium through playwright-core) during a real run:
- * a runtime started for this file, requests and replies sent through the CLI, and the page
- * asserted as it updates itself over Server-Sent Events.
+ * The dashboard in a real browser (an installed Chrome, Chromium or Edge, found by
+ * test/support/tools.ts, driven by playwright-core) during a real run: a runtime started for this
+ * file, requests and replies sent through the CLI, and the page asserted as it updates itself over
+ * Server-Sent Events. Without a browser each test is reported skipped with the reason (a failure
+ * with FANIN_REQUIRE_TOOLS=1, as in .ci/run).
  */
-const CHROMIUM = '/usr/bin/chromium';
+let browserFound: Found;
 const prefix = `dash-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
 let dir: string;
 let runtime: RuntimeProcess;
@@ -21,10 +24,8 @@ let browser: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  // .ci/run installs chromium when it is missing; a machine without it cannot run this test.
-  await access(CHROMIUM).catch(() => {
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (what .ci/run does)`);
-  });
+  browserFound = await findBrowser();
+  if (browserFound.missing !== undefined) return;
   dir = await mkdtemp(join(tmpdir(), 'fanin-dash-'));
   // A JSON configuration (with `{prefix}` placeholders) whose distributor runs only at start, so
   // messages put on the backlog stay there for the page to show.
@@ -53,7 +54,7 @@ beforeAll(async () => {
   runtime = await startRuntime({ prefix, args: ['--config', config, '--quiet'] });
   // A fresh profile (user data dir) per run, so nothing of an earlier run is reused.
   browser = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
-    executablePath: CHROMIUM,
+    executablePath: browserFound.path,
     headless: true,
     args: [
       '--no-sandbox',
@@ -71,14 +72,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  expect(await runtime?.stop()).toBe(0);
-  await rm(dir, { recursive: true, force: true });
+  if (runtime) expect(await runtime.stop()).toBe(0);
+  if (dir) await rm(dir, { recursive: true, force: true });
 }, 60_000);
+
+/** Runs the test when a browser was found; otherwise reports it skipped (or failed) with why. */
+const needsBrowser = (context: TestContext): boolean => requireTool(context, 'browser', browserFound.missing);
 
 const text = (testId: string) => page.getByTestId(testId).first().textContent();
 
 describe('dashboard', () => {
-  it('shows each partition with its depth over time and its watermarks, live', async () => {
+  it('shows each partition with its depth over time and its watermarks, live', async (context) => {
+    if (!needsBrowser(context)) return;
     // Assess: the page connected and draws one card per partition plus the backlog
     await expect.poll(() => text('status'), { timeout: 20_000 }).toBe('live');
     for (const index of [0, 1, 2]) {
@@ -96,7 +101,8 @@ describe('dashboard', () => {
     await expect.poll(async () => Number(await points()), { timeout: 20_000 }).toBeGreaterThan(first + 1);
   });
 
-  it('shows a partition disabled by the operator and the backlog depth', async () => {
+  it('shows a partition disabled by the operator and the backlog depth', async (context) => {
+    if (!needsBrowser(context)) return;
     // Act
     expect((await runtime.cli(['disable', '2'])).code).toBe(0);
     await sqsClient().send(
@@ -113,7 +119,8 @@ describe('dashboard', () => {
     await expect.poll(() => text('partition-2-availability'), { timeout: 20_000 }).toBe('available');
   });
 
-  it('counts aggregates by state, throughput and completion latency, and lists the latest outputs', async () => {
+  it('counts aggregates by state, throughput and completion latency, and lists the latest outputs', async (context) => {
+    if (!needsBrowser(context)) return;
     // Act: one aggregate stays open, one completes through its replies, one by a complete command
     const cli = (...args: string[]) => runtime.cli(args);
     await cli('send', 'approval', '--aggregate-id', 'dash-open');

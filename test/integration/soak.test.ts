@@ -6,7 +6,8 @@ import { ROOT } from '../support/runtime.ts';
 /**
  * The one-minute soak (`npm run soak -- --minutes 1`) on the local runtime, against this run's
  * emulators: steady memory, open aggregates bounded by the load, zero loss, no result twice,
- * everything closed at the end. The ten-minute version is `npm run soak` (on demand).
+ * everything closed at the end. It is its own vitest project, outside `npm test`: run it with
+ * `npm run test:soak` (CI does, `.ci/run`). The ten-minute version is `npm run soak` (on demand).
  */
 describe('soak', () => {
   it('a minute of steady load loses nothing, emits each result once, and ends with nothing open', async () => {

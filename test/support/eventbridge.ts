@@ -1,4 +1,5 @@
 import { inject, type TestContext } from 'vitest';
+import { requireTool } from './tools.ts';
 
 /**
  * True when the integration global setup found an EventBridge endpoint: moto_server started
@@ -24,7 +25,5 @@ export async function requireEventBridge(context: TestContext): Promise<boolean>
   const reason =
     inject('faninEventBridgeUnavailableReason') ||
     'no EventBridge endpoint (install moto_server: pip install "moto[server]", or set AWS_ENDPOINT_URL to LocalStack)';
-  if (process.env.FANIN_REQUIRE_TOOLS === '1') throw new Error(`EventBridge is required here: ${reason}`);
-  context.skip(`EventBridge: ${reason}`);
-  return false;
+  return requireTool(context, 'EventBridge', reason);
 }
