@@ -144,7 +144,14 @@ export interface StateStore {
   ): Promise<{ readonly created: boolean; readonly header: AggregateHeader }>;
   /** Records how many sub-requests a large fan-out has sent. */
   markDispatched(aggregateId: string, upTo: number): Promise<void>;
-  getHeader(aggregateId: string): Promise<AggregateHeader | undefined>;
+  /**
+   * The header, read consistently unless `consistent: false` (half the read units; may miss a
+   * header just written and show an older status, never other definition, expected or shards).
+   */
+  getHeader(
+    aggregateId: string,
+    options?: { readonly consistent?: boolean },
+  ): Promise<AggregateHeader | undefined>;
   /** The request stored when the aggregate was opened. */
   getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
   /** Records one reply, once: a conditional put by reply id (`duplicate` when it was already there). */
@@ -176,6 +183,11 @@ export interface StateStore {
     lease: string,
     leaseUntil: number,
   ): Promise<AggregateHeader | undefined>;
+  /**
+   * Brings a completing aggregate's `due` entry forward to `at` (never later), while `lease` still
+   * holds it: a completer that failed leaves its aggregate to the sweeper at its lease's end.
+   */
+  recoverAt(aggregateId: string, lease: string, at: number): Promise<void>;
   /** Records a channel delivered under the lease; false when the lease is no longer held. */
   markEmitted(aggregateId: string, lease: string, channels: readonly OutputChannel[]): Promise<boolean>;
   /** completing → closed under the lease (the header becomes the tombstone); false when not held. */

@@ -136,12 +136,15 @@ export class DynamoStateStore implements StateStore {
       });
   }
 
-  public async getHeader(aggregateId: string): Promise<AggregateHeader | undefined> {
+  public async getHeader(
+    aggregateId: string,
+    options: { readonly consistent?: boolean } = {},
+  ): Promise<AggregateHeader | undefined> {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
         Key: { pk: aggregateKey(aggregateId), sk: 'H' },
-        ConsistentRead: true,
+        ConsistentRead: options.consistent ?? true,
       }),
     );
     return Item ? toHeader(Item) : undefined;
@@ -329,7 +332,14 @@ export class DynamoStateStore implements StateStore {
           Key: { pk, sk: 'H' },
           UpdateExpression:
             'SET #status = :completing, outcome = :outcome, members = :members, received = :received, ' +
-            'completingAt = :at, lease = :lease, leaseUntil = :until, dueAt = :until, dueShard = :shard' +
+            // The due entry stays where the open put it (the deadline, or the end of the allowed
+            // life): moving it would rewrite the index entry, 2 of the aggregate's write units.
+            // A crashed completer is finished by the redelivery of the message that made it
+            // complete (every consumed queue's visibility timeout outlasts the lease); a
+            // completer that fails brings the entry forward with recoverAt. if_not_exists only
+            // gives an entry to a header that has none.
+            'completingAt = :at, lease = :lease, leaseUntil = :until, ' +
+            'dueAt = if_not_exists(dueAt, :until), dueShard = if_not_exists(dueShard, :shard)' +
             (seal.reason !== undefined ? ', reason = :reason' : ''),
           ConditionExpression: '#status = :open',
           ExpressionAttributeNames: { '#status': 'status' },
@@ -384,6 +394,32 @@ export class DynamoStateStore implements StateStore {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
+  }
+
+  public async recoverAt(aggregateId: string, lease: string, at: number): Promise<void> {
+    const pk = aggregateKey(aggregateId);
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk, sk: 'H' },
+          UpdateExpression: 'SET dueAt = :at, dueShard = :shard',
+          // Only earlier, and only while this lease still holds it: a due entry already sooner,
+          // a lease taken over or an aggregate closed meanwhile are left as they are.
+          ConditionExpression:
+            '#status = :completing AND lease = :held AND (attribute_not_exists(dueAt) OR dueAt > :at)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':at': at,
+            ':shard': dueShard(pk),
+            ':completing': AggregateStatus.COMPLETING,
+            ':held': lease,
+          },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 
   public async markEmitted(

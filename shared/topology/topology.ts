@@ -221,9 +221,13 @@ export function describeTopology(options: TopologyOptions): Topology {
     maxBatchingWindowSeconds,
   }));
   // A queue a handler consumes: long enough that a batch still running (with Lambda's own retries
-  // of a throttled invocation) is not handed to a second invocation.
+  // of a throttled invocation) is not handed to a second invocation, and that a message comes back
+  // only after the completion lease its invocation may have taken has run out (the batching
+  // window, the invocation, then the lease): the redelivery of the message that made an aggregate
+  // complete is what finishes a completer that crashed (docs/data-plane.md).
   const consumed = (consumer: ConsumerSpec): number =>
-    6 * functionTimeoutSeconds + consumer.maxBatchingWindowSeconds;
+    Math.max(6 * functionTimeoutSeconds, functionTimeoutSeconds + leaseSeconds) +
+    consumer.maxBatchingWindowSeconds;
   const queue = (base: string, fifo: boolean, visibilityTimeoutSeconds = 60): QueueSpec => {
     const suffix = fifo ? '.fifo' : '';
     return {

@@ -50,9 +50,12 @@ const RESUME_LIMITS: ExpressionLimits = {
  * 4. publish the result under the aggregate's deterministic output id, channel by channel;
  * 5. close under the lease: the header becomes the tombstone, with its retention as TTL.
  *
- * A crash after step 2 leaves the header `completing` with a lease; once the lease runs out the
- * sweeper calls {@link resumeCompletion}, which takes the lease over (compare-and-set) and redoes
- * steps 3–5 from the sealed member set.
+ * A crash after step 2 leaves the header `completing` with a lease. The message that made it
+ * complete comes back once its visibility timeout runs out, which every consumed queue sets past
+ * the lease (a timer's or the sweeper's due entry is already due and is seen again); its handler
+ * finds the aggregate completing and calls {@link resumeCompletion}, which takes the lease over
+ * (compare-and-set) and redoes steps 3–5 from the sealed member set. A completer that fails
+ * instead of crashing brings the `due` entry forward to its lease's end, for the sweeper.
  *
  * @returns true when this call sealed the aggregate.
  */
@@ -115,7 +118,28 @@ export async function resumeCompletion(ctx: FaninContext, header: AggregateHeade
   await finish(ctx, taken, ctx.definitions.get(taken.definition));
 }
 
+/**
+ * Steps 3–5 under the lease. A completer that fails here (a channel down, a result that cannot be
+ * rebuilt) brings its aggregate's `due` entry forward to its lease's end before the error goes
+ * on, so the sweeper retries it then; one that crashes is retried by its message's redelivery.
+ */
 async function finish(
+  ctx: FaninContext,
+  header: AggregateHeader,
+  definition: Definition | undefined,
+  prebuilt?: OutputMessage,
+): Promise<void> {
+  try {
+    await finishUnderLease(ctx, header, definition, prebuilt);
+  } catch (error) {
+    await ctx.store
+      .recoverAt(header.aggregateId, header.lease as string, header.leaseUntil ?? ctx.clock())
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+async function finishUnderLease(
   ctx: FaninContext,
   header: AggregateHeader,
   definition: Definition | undefined,

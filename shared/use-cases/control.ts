@@ -171,11 +171,13 @@ async function targetsOf(
   ctx: FaninContext,
   command: { aggregateId?: string; definition?: string; all?: true },
 ): Promise<string[]> {
+  // Completing ones too: a command redelivered after its invocation crashed mid-completion is
+  // what finishes that completion (completeAggregate resumes it once its lease has run out).
   if (command.aggregateId) {
     const header = await ctx.store.getHeader(command.aggregateId);
-    return header?.status === AggregateStatus.OPEN ? [command.aggregateId] : [];
+    return header && header.status !== AggregateStatus.CLOSED ? [command.aggregateId] : [];
   }
   return (await ctx.store.listActive(command.definition))
-    .filter((header) => header.status === AggregateStatus.OPEN)
+    .filter((header) => header.status !== AggregateStatus.CLOSED)
     .map((header) => header.aggregateId);
 }

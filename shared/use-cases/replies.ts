@@ -192,7 +192,12 @@ async function recordable(
 }
 
 async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Reply[]): Promise<void> {
-  let header = await ctx.store.getHeader(aggregateId);
+  // What is judged before recording (definition, expected ids, shards) never changes once the
+  // header exists, and the status is read again, consistently, after the puts: an eventually
+  // consistent read is enough here unless it finds nothing.
+  let header =
+    (await ctx.store.getHeader(aggregateId, { consistent: false })) ??
+    (await ctx.store.getHeader(aggregateId));
   if (!header) {
     const starter = replies.find((r) => r.claimed?.mode === 'self-starting')?.claimed;
     if (!starter) {

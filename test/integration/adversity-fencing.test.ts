@@ -1,3 +1,4 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DYNAMO_WRITES } from '../support/aws-probe.ts';
 import { expectInvariants } from '../support/failpoints.ts';
@@ -41,12 +42,16 @@ describe('fenced completion', () => {
       { 'fanin-aggregate-id': id, 'fanin-reply-id': String(r), 'fanin-definition': 'fence' },
     );
 
-  /** Drives the aggregate into `completing` with its owner dead before it published anything. */
+  /**
+   * Drives the aggregate into `completing` with its owner failed before it published anything;
+   * its reply is not redelivered yet (one poll, not a drain), so the sweeper is the resumer: a
+   * completer that fails brings the aggregate's due entry forward to its lease's end.
+   */
   async function stuckCompleting(expected: number): Promise<string> {
     const id = await almostComplete(expected);
     fanin.probe.crashAt({ name: 'SQS.SendMessage', queueRole: 'completed' }, 'before');
     await reply(id, expected - 1);
-    await fanin.drain();
+    await fanin.consumePartition(0);
     expect(fanin.probe.disarm(), 'the completer was crashed before publishing').toBeDefined();
     expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'completing' });
     return id;
@@ -96,9 +101,12 @@ describe('fenced completion', () => {
     const completer = fanin.consumePartition(0);
     await pause.reached;
 
-    // Act: its lease runs out; the sweeper resumes and finishes; then the paused owner goes on
+    // Act: its lease runs out; the reply is delivered again (SQS redelivers after the visibility
+    // timeout, which outlasts the lease) and its handler resumes and finishes; then the paused
+    // owner goes on
     fanin.clock.advance(fanin.ctx.completionLeaseMs + 1);
-    await fanin.sweep();
+    await reply(id, 2);
+    await fanin.consumePartition(0);
     const closedBy = await fanin.ctx.store.getHeader(id);
     expect(closedBy).toMatchObject({ status: 'closed', outcome: 'completed' });
     const released = fanin.probe.now;
@@ -159,5 +167,113 @@ describe('fenced completion', () => {
       .filter((c) => DYNAMO_WRITES.has(c.name) && c.keys.includes(`A#${id}`) && c.outcome === 'ok');
     expect(staleWrites.map((c) => c.name)).toEqual([]);
     expect(await fanin.ctx.store.getHeader(id)).toEqual(closedBy);
+  });
+
+  it('the seal leaves the due entry where the open put it: no index entry rewritten per completion', async () => {
+    // Kills the mutant "the seal moves the due entry to the lease's end" (2 of an aggregate's
+    // write units at fan-out 10: the index entry deleted and put again).
+    // Prepare: the completer is held just after the seal, before it publishes
+    const id = await almostComplete(2);
+    const raw = async () =>
+      (
+        await fanin.clients.dynamo.send(
+          new GetCommand({ TableName: fanin.topology.tableName, Key: { pk: `A#${id}`, sk: 'H' } }),
+        )
+      ).Item;
+    const opened = await raw();
+    const pause = fanin.probe.pauseAt({ name: 'SQS.SendMessage', queueRole: 'completed' });
+    await reply(id, 1);
+    const completer = fanin.consumePartition(0);
+    await pause.reached;
+
+    // Act
+    const sealed = await raw();
+    pause.release();
+    await completer;
+
+    // Assess: sealed, and its due entry is still the deadline's
+    expect(sealed).toMatchObject({ status: 'completing' });
+    expect(opened?.dueAt).toBe(opened?.deadline);
+    expect(sealed?.dueAt).toBe(opened?.dueAt);
+    expect(sealed?.dueShard).toBe(opened?.dueShard);
+    expect(Number(sealed?.dueAt)).toBeGreaterThan(Number(sealed?.leaseUntil));
+  });
+});
+
+/**
+ * A completer that crashes after the seal is finished by the redelivery of the message that made
+ * the aggregate complete: every queue a handler consumes keeps a received message invisible past
+ * the invocation and the lease it may take, so the redelivery finds the lease run out. Shown with
+ * a short function timeout (10 s: lease 100 s), where six timeouts (60 s) would come back inside
+ * the lease, and a deadline an hour away, so the sweeper cannot be what finishes it.
+ */
+describe('recovery of a crashed completer by redelivery', () => {
+  let fanin: FaninUnderTest;
+  const definition = {
+    name: 'redeliver',
+    fanOut: { type: 'none' as const },
+    completion: { strategy: 'all' as const },
+    timeoutSeconds: 3600,
+  };
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start([definition], { functionTimeoutSeconds: 10 });
+  });
+  afterAll(() => fanin.stop());
+
+  const open = async (id: string) => {
+    await fanin.sendRequest({ definition: 'redeliver', aggregateId: id, expected: 2 });
+    await fanin.drain();
+  };
+  const reply = (id: string, r: number) =>
+    fanin.sendReply(
+      { r },
+      { 'fanin-aggregate-id': id, 'fanin-reply-id': String(r), 'fanin-definition': 'redeliver' },
+    );
+
+  it('a reply handler that crashed right after the seal is finished by its reply coming back, long before the deadline', async () => {
+    // Kills the mutant "consumed queues keep 6 x the timeout only" (the redelivery comes back
+    // within the lease, does nothing, is deleted, and the aggregate waits an hour for its deadline).
+    // Prepare
+    const id = `redeliver-reply-${Date.now().toString(36)}`;
+    const start = fanin.clock.now;
+    await open(id);
+    await reply(id, 0);
+    await fanin.drain();
+
+    // Act: the process dies just after the seal; SQS hands the reply back after its visibility
+    fanin.probe.crashAt({ name: 'DynamoDB.UpdateItem', touches: id }, 'after');
+    await reply(id, 1);
+    await fanin.drain();
+    expect(fanin.probe.disarm(), 'the seal was crashed after').toBeDefined();
+
+    // Assess: closed with both replies, no sweep involved, within minutes of the start
+    const output = await expectInvariants(fanin, id, { mode: 'strict' });
+    expect(output).toMatchObject({ type: 'fanin.aggregate.completed', counts: { received: 2 } });
+    expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'closed' });
+    expect(fanin.clock.now - start).toBeLessThan(definition.timeoutSeconds * 1000);
+  });
+
+  it('a complete command that crashed right after the seal is finished by the command coming back', async () => {
+    // Kills the mutant "control commands target open aggregates only" (the redelivered command
+    // finds the aggregate completing, skips it, and it waits for its deadline).
+    // Prepare
+    const id = `redeliver-control-${Date.now().toString(36)}`;
+    const start = fanin.clock.now;
+    await open(id);
+    await reply(id, 0);
+    await fanin.drain();
+
+    // Act
+    fanin.probe.crashAt({ name: 'DynamoDB.UpdateItem', touches: id }, 'after');
+    await fanin.sendControl({ command: 'complete', aggregateId: id });
+    await fanin.drain();
+    expect(fanin.probe.disarm(), 'the seal was crashed after').toBeDefined();
+
+    // Assess
+    const output = await expectInvariants(fanin, id, { mode: 'strict' });
+    expect(output).toMatchObject({ type: 'fanin.aggregate.completed', counts: { received: 1 } });
+    expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'closed' });
+    expect(fanin.clock.now - start).toBeLessThan(definition.timeoutSeconds * 1000);
   });
 });

@@ -143,12 +143,63 @@ export class FaninUnderTest {
     this.ctx = this.buildContext();
     const sqs = this.testSqs;
     const context = () => this.ctx;
-    const poller = (queueUrl: string, handler: ConstructorParameters<typeof QueuePoller>[0]['handler']) =>
-      new QueuePoller({ sqs, queueUrl, handler, failedVisibilitySeconds: 0 });
+    const poller = (
+      queueUrl: string,
+      visibilitySeconds: number,
+      handler: ConstructorParameters<typeof QueuePoller>[0]['handler'],
+    ) =>
+      new QueuePoller({
+        sqs,
+        queueUrl,
+        handler: this.redeliveredAfterVisibility(visibilitySeconds, handler),
+        failedVisibilitySeconds: 0,
+      });
     this.pollers = {
-      ingress: poller(provisioned.queueUrls.ingress, makeFanOutHandler(context)),
-      replies: provisioned.replyQueueUrls.map((url) => poller(url, makeReplyHandler(context))),
-      control: poller(provisioned.queueUrls.control, makeControlHandler(context)),
+      ingress: poller(
+        provisioned.queueUrls.ingress,
+        topology.queues.ingress.visibilityTimeoutSeconds,
+        makeFanOutHandler(context),
+      ),
+      replies: provisioned.replyQueueUrls.map((url, i) =>
+        poller(url, topology.replyPartitions[i]?.visibilityTimeoutSeconds ?? 0, makeReplyHandler(context)),
+      ),
+      control: poller(
+        provisioned.queueUrls.control,
+        topology.queues.control.visibilityTimeoutSeconds,
+        makeControlHandler(context),
+      ),
+    };
+  }
+
+  /** When each failed message may be seen again, in {@link clock} time. */
+  private readonly visibleAgainAt = new Map<string, number>();
+
+  /**
+   * SQS redelivers a message its handler failed (or crashed on) once the queue's visibility
+   * timeout has passed. The pollers hand it back at once, to keep tests fast, and this wrapper
+   * moves the test clock to when SQS would have: a redelivery never comes earlier than it can.
+   */
+  private redeliveredAfterVisibility(
+    visibilitySeconds: number,
+    handler: ConstructorParameters<typeof QueuePoller>[0]['handler'],
+  ): ConstructorParameters<typeof QueuePoller>[0]['handler'] {
+    return async (event) => {
+      for (const record of event.Records) {
+        const at = this.visibleAgainAt.get(record.messageId);
+        if (at !== undefined && this.clock.now < at) this.clock.advance(at - this.clock.now);
+        this.visibleAgainAt.delete(record.messageId);
+      }
+      const failedAt = (ids: readonly string[]) => {
+        for (const id of ids) this.visibleAgainAt.set(id, this.clock.now + visibilitySeconds * 1000);
+      };
+      try {
+        const response = await handler(event);
+        failedAt((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+        return response;
+      } catch (error) {
+        failedAt(event.Records.map((r) => r.messageId));
+        throw error;
+      }
     };
   }
 

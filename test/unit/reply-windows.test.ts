@@ -28,7 +28,7 @@ describe('reply batching window', () => {
 
     // Assess
     expect(topology.replyConsumers.map((c) => c.maxBatchingWindowSeconds)).toEqual([0, 5]);
-    expect(topology.replyPartitions.map((p) => p.visibilityTimeoutSeconds)).toEqual([120, 125]);
+    expect(topology.replyPartitions.map((p) => p.visibilityTimeoutSeconds)).toEqual([130, 135]); // 20 s + a 110 s lease, plus each window
   });
 
   it('applies one value to every partition', () => {

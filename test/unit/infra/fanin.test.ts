@@ -588,7 +588,7 @@ describe('Fanin with its props set', () => {
       template.hasResourceProperties('AWS::SQS::Queue', {
         QueueName: `shop-reply-${index}.fifo`,
         FifoQueue: true,
-        VisibilityTimeout: 6 * 20,
+        VisibilityTimeout: 20 + 110, // the timeout and the lease (20 + 90 s)
         RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
       });
       const mappings = template.findResources('AWS::Lambda::EventSourceMapping', {

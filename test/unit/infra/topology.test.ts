@@ -5,17 +5,26 @@ import { describeTopology, QueueRole } from '../../../shared/topology/topology.t
 describe('topology for the stack', () => {
   const definitions = [{ name: 'd', completion: { strategy: 'all' as const } }];
 
-  it('derives each consumed queue visibility timeout from the handler timeout (6 x timeout + batching window)', () => {
-    // GIVEN a 20 s handler timeout WHEN the topology is described
+  it('keeps each consumed queue message invisible past the handler timeout and the completion lease it may take', () => {
+    // GIVEN a 20 s handler timeout (lease 20 + 90 s) WHEN the topology is described
     const topology = describeTopology({ definitions, functionTimeoutSeconds: 20 });
-    // THEN
+    // THEN a message comes back only after the invocation and its lease have both run out
+    // (mutant killed: the former 6 x timeout, 120 s, under the 130 s a crashed completer's lease
+    // can last: its redelivery would find the lease live and leave the aggregate to its deadline)
     expect(topology.functionTimeoutSeconds).toBe(20);
-    expect(topology.queues[QueueRole.INGRESS].visibilityTimeoutSeconds).toBe(120);
-    expect(topology.queues[QueueRole.CONTROL].visibilityTimeoutSeconds).toBe(120);
-    expect(topology.queues[QueueRole.TIMER].visibilityTimeoutSeconds).toBe(120);
-    for (const partition of topology.replyPartitions) expect(partition.visibilityTimeoutSeconds).toBe(120);
+    expect(topology.completionLeaseSeconds).toBe(110);
+    expect(topology.queues[QueueRole.INGRESS].visibilityTimeoutSeconds).toBe(130);
+    expect(topology.queues[QueueRole.CONTROL].visibilityTimeoutSeconds).toBe(130);
+    expect(topology.queues[QueueRole.TIMER].visibilityTimeoutSeconds).toBe(130);
+    for (const partition of topology.replyPartitions) expect(partition.visibilityTimeoutSeconds).toBe(130);
     // Output queues are read by the user, not by a fanin handler.
     expect(topology.queues[QueueRole.COMPLETED].visibilityTimeoutSeconds).toBe(60);
+  });
+
+  it('keeps six handler timeouts (AWS guidance for Lambda sources) when that is longer', () => {
+    const topology = describeTopology({ definitions, functionTimeoutSeconds: 60 });
+    expect(topology.queues[QueueRole.INGRESS].visibilityTimeoutSeconds).toBe(360);
+    for (const partition of topology.replyPartitions) expect(partition.visibilityTimeoutSeconds).toBe(360);
   });
 
   it('defaults to a 30 s handler timeout', () => {
