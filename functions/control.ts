@@ -1,5 +1,9 @@
-import { contextFromEnvironment } from '../shared/app.ts';
-import { makeControlHandler } from './handlers.ts';
+import { contextFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { instrumented, makeControlHandler } from './handlers.ts';
 
 /** Lambda entry point. */
-export const handler = makeControlHandler(contextFromEnvironment);
+export const handler = instrumented(
+  'control',
+  makeControlHandler(contextFromEnvironment),
+  observabilityFromEnvironment,
+);

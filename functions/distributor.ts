@@ -1,5 +1,9 @@
-import { distributorFromEnvironment } from '../shared/app.ts';
-import { makeDistributorHandler } from './handlers.ts';
+import { distributorFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { instrumented, makeDistributorHandler } from './handlers.ts';
 
 /** Lambda entry point. */
-export const handler = makeDistributorHandler(distributorFromEnvironment);
+export const handler = instrumented(
+  'distributor',
+  makeDistributorHandler(distributorFromEnvironment, () => observabilityFromEnvironment().metrics),
+  observabilityFromEnvironment,
+);

@@ -1,5 +1,9 @@
-import { contextFromEnvironment } from '../shared/app.ts';
-import { makeFanOutHandler } from './handlers.ts';
+import { contextFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { instrumented, makeFanOutHandler } from './handlers.ts';
 
 /** Lambda entry point. */
-export const handler = makeFanOutHandler(contextFromEnvironment);
+export const handler = instrumented(
+  'fan-out',
+  makeFanOutHandler(contextFromEnvironment),
+  observabilityFromEnvironment,
+);

@@ -1,7 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
+import type { Observability } from '../shared/app.ts';
+import { MetricName } from '../shared/observability/metric-names.ts';
+import { withTraceHeader } from '../shared/observability/trace-context.ts';
+import { traced } from '../shared/observability/tracing.ts';
 import type { CycleReport, Distributor } from '../shared/partitions/distributor.ts';
+import type { Metrics } from '../shared/ports.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
 import { handleControl } from '../shared/use-cases/control.ts';
 import { handleRequest } from '../shared/use-cases/fan-out.ts';
@@ -24,9 +29,10 @@ function perRecord(use: (ctx: FaninContext, record: SQSRecord, invocation: Invoc
     async (event: SQSEvent, invocation?: Invocation): Promise<SQSBatchResponse> => {
       const ctx = context();
       const processor = new BatchProcessor(EventType.SQS);
-      return processPartialResponse(event, (record: SQSRecord) => use(ctx, record, invocation), processor, {
-        throwOnFullBatchFailure: false,
-      });
+      // Each record passes its trace (SQS's AWSTraceHeader) on to what handling it sends.
+      const handle = (record: SQSRecord) =>
+        withTraceHeader(record.attributes.AWSTraceHeader, () => use(ctx, record, invocation));
+      return processPartialResponse(event, handle, processor, { throwOnFullBatchFailure: false });
     };
 }
 
@@ -51,7 +57,10 @@ export const makeControlHandler = perRecord((ctx, record) => handleControl(ctx, 
 export function makeReplyHandler(context: ContextSource) {
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const ctx = context();
-    const failed = await handleReplies(ctx, event.Records.map(toRawMessage));
+    // A batch of one trace passes it on (to the result it completes); a mixed batch passes none.
+    const traces = new Set(event.Records.map((r) => r.attributes.AWSTraceHeader));
+    const trace = traces.size === 1 ? [...traces][0] : undefined;
+    const failed = await withTraceHeader(trace, () => handleReplies(ctx, event.Records.map(toRawMessage)));
     ctx.log.info('reply batch', { records: event.Records.length, failed: failed.size });
     const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
     let failing = false;
@@ -64,12 +73,49 @@ export function makeReplyHandler(context: ContextSource) {
   };
 }
 
-/** The sweeper: invoked on a schedule; returns how many due items it examined. */
+/** The sweeper: invoked on a schedule; returns how many due items it examined. A failed sweep is counted. */
 export function makeSweeperHandler(context: ContextSource) {
-  return async (): Promise<{ examined: number }> => ({ examined: await sweep(context()) });
+  return async (): Promise<{ examined: number }> => {
+    const ctx = context();
+    try {
+      return { examined: await sweep(ctx) };
+    } catch (error) {
+      ctx.metrics?.count(MetricName.SWEEP_CYCLES_FAILED);
+      throw error;
+    }
+  };
 }
 
-/** The watermark distributor: invoked on a schedule (or on demand); returns what the cycle moved. */
-export function makeDistributorHandler(distributor: () => Distributor) {
-  return async (): Promise<CycleReport> => distributor().cycle();
+/**
+ * The watermark distributor: invoked on a schedule (or on demand); returns what the cycle moved.
+ * A failed cycle is counted on `metrics`.
+ */
+export function makeDistributorHandler(distributor: () => Distributor, metrics?: () => Metrics) {
+  return async (): Promise<CycleReport> => {
+    try {
+      return await distributor().cycle();
+    } catch (error) {
+      metrics?.().count(MetricName.DISTRIBUTOR_CYCLES_FAILED);
+      throw error;
+    }
+  };
+}
+
+/**
+ * A Lambda entry point around a handler: each invocation runs in a trace subsegment (when tracing
+ * is on) and publishes the metrics it counted once, when it ends, whether it succeeded or threw.
+ */
+export function instrumented<Event, Result>(
+  name: string,
+  handler: (event: Event, invocation?: Invocation) => Promise<Result>,
+  observability: () => Observability,
+) {
+  return async (event: Event, invocation?: Invocation): Promise<Result> => {
+    const { metrics, tracer } = observability();
+    try {
+      return await traced(tracer, name, () => handler(event, invocation));
+    } finally {
+      metrics.flush();
+    }
+  };
 }

@@ -1,5 +1,9 @@
-import { contextFromEnvironment } from '../shared/app.ts';
-import { makeReplyHandler } from './handlers.ts';
+import { contextFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { instrumented, makeReplyHandler } from './handlers.ts';
 
 /** Lambda entry point. */
-export const handler = makeReplyHandler(contextFromEnvironment);
+export const handler = instrumented(
+  'reply',
+  makeReplyHandler(contextFromEnvironment),
+  observabilityFromEnvironment,
+);

@@ -1,5 +1,9 @@
-import { contextFromEnvironment } from '../shared/app.ts';
-import { makeSweeperHandler } from './handlers.ts';
+import { contextFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { instrumented, makeSweeperHandler } from './handlers.ts';
 
 /** Lambda entry point. */
-export const handler = makeSweeperHandler(contextFromEnvironment);
+export const handler = instrumented(
+  'sweeper',
+  makeSweeperHandler(contextFromEnvironment),
+  observabilityFromEnvironment,
+);

@@ -1,5 +1,9 @@
-import { contextFromEnvironment } from '../shared/app.ts';
-import { makeTimerHandler } from './handlers.ts';
+import { contextFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { instrumented, makeTimerHandler } from './handlers.ts';
 
 /** Lambda entry point. */
-export const handler = makeTimerHandler(contextFromEnvironment);
+export const handler = instrumented(
+  'timer',
+  makeTimerHandler(contextFromEnvironment),
+  observabilityFromEnvironment,
+);

@@ -1,17 +1,20 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoPartitionRegistry } from './adapters/dynamo-partition-registry.ts';
 import { DynamoStateStore } from './adapters/dynamo-state-store.ts';
+import { PowertoolsMetricsAdapter } from './adapters/powertools-metrics.ts';
 import { S3ClaimCheck } from './adapters/s3-claim-check.ts';
 import { SqsOutputPublisher } from './adapters/sqs-outputs.ts';
 import { SqsRequestSender } from './adapters/sqs-sender.ts';
 import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
-import { documentClient, eventBridgeClient, s3Client, sqsClient } from './aws/clients.ts';
+import { documentClient, eventBridgeClient, instrumentClients, s3Client, sqsClient } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
 import { WireAttribute } from './engine/correlation.ts';
+import { createTracer, serviceName } from './observability/tracing.ts';
 import { PartitionedDestination } from './partitions/destination.ts';
 import { Distributor, type WatermarkOptions } from './partitions/distributor.ts';
 import type { Log } from './ports.ts';
@@ -150,15 +153,48 @@ let distributorInstance: Distributor | undefined;
 
 /** The distributor of a Lambda function: built once per execution environment. */
 export function distributorFromEnvironment(): Distributor {
-  distributorInstance ??= createDistributor(loadConfig(), undefined, Date.now, { log: powertoolsLog() });
+  if (!distributorInstance) {
+    const config = loadConfig();
+    observabilityFromEnvironment(config);
+    distributorInstance = createDistributor(config, undefined, Date.now, { log: powertoolsLog() });
+  }
   return distributorInstance;
+}
+
+/** What a Lambda function reports about itself: its metrics (EMF) and, when enabled, its traces (X-Ray). */
+export interface Observability {
+  /** Flushed once per invocation by the entry point (see functions/handlers.ts `instrumented`). */
+  readonly metrics: PowertoolsMetricsAdapter;
+  /** Present when `POWERTOOLS_TRACE_ENABLED=true`; the process-wide AWS clients are then captured. */
+  readonly tracer?: Tracer;
+}
+
+let observability: Observability | undefined;
+
+/**
+ * The metrics and tracer of a Lambda function, built once per execution environment, before any
+ * AWS client: with tracing on, every process-wide client is captured by the tracer.
+ */
+export function observabilityFromEnvironment(config: RuntimeConfig = loadConfig()): Observability {
+  if (!observability) {
+    const tracer = createTracer();
+    if (tracer) instrumentClients((client) => tracer.captureAWSv3Client(client));
+    observability = {
+      metrics: new PowertoolsMetricsAdapter({
+        definitions: config.definitions.keys(),
+        serviceName: serviceName(),
+      }),
+      ...(tracer ? { tracer } : {}),
+    };
+  }
+  return observability;
 }
 
 /**
  * fanin's log on Powertools Logger: JSON lines with the Lambda context, level from
  * `POWERTOOLS_LOG_LEVEL` (default INFO). The use cases only ever pass ids, counts and reasons.
  */
-export function powertoolsLog(logger: Logger = new Logger({ serviceName: 'fanin' })): Log {
+export function powertoolsLog(logger: Logger = new Logger({ serviceName: serviceName() })): Log {
   return {
     info: (message, fields) => logger.info(message, fields ?? {}),
     warn: (message, fields) => logger.warn(message, fields ?? {}),
@@ -168,6 +204,10 @@ export function powertoolsLog(logger: Logger = new Logger({ serviceName: 'fanin'
 
 /** The context of a Lambda function: built once per execution environment from its environment. */
 export function contextFromEnvironment(): FaninContext {
-  fromEnvironment ??= createContext(loadConfig(), undefined, { log: powertoolsLog() });
+  if (!fromEnvironment) {
+    const config = loadConfig();
+    const { metrics } = observabilityFromEnvironment(config);
+    fromEnvironment = createContext(config, undefined, { log: powertoolsLog(), metrics });
+  }
   return fromEnvironment;
 }

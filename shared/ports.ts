@@ -1,5 +1,6 @@
 import type { AggregateStatus, Outcome } from './engine/constants.ts';
 import type { EffectiveParameters, RuntimeParameters } from './engine/definition.ts';
+import type { MetricName } from './observability/metric-names.ts';
 import type { OutputRole } from './topology/topology.ts';
 
 /**
@@ -345,3 +346,16 @@ export const Alarm = {
   COMPLETION_STUCK: 'completion-stuck',
 } as const;
 export type Alarm = (typeof Alarm)[keyof typeof Alarm];
+
+/**
+ * What fanin did, counted for CloudWatch (names and units in shared/observability/metric-names.ts,
+ * documented in docs/observability.md). `definition` is a dimension: an adapter publishes only
+ * configured definition names under it. Each fact is counted once, where it is decided.
+ */
+export interface Metrics {
+  count(name: MetricName, definition?: string, n?: number): void;
+  latency(name: MetricName, definition: string | undefined, ms: number): void;
+}
+
+/** {@link Metrics} that records nothing: the default of a context that wires none. */
+export const NO_METRICS: Metrics = { count: () => undefined, latency: () => undefined };

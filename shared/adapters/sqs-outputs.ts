@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { traceEventField, traceSystemAttributes } from '../observability/trace-context.ts';
 import {
   type OutputChannel,
   OutputChannelError,
@@ -83,6 +84,7 @@ export class SqsOutputPublisher implements OutputPublisher {
           MessageGroupId: hash(message.aggregateId ?? message.id).slice(0, 64),
           MessageDeduplicationId: hash(message.id),
           MessageAttributes: encoded.attributes,
+          ...traceSystemAttributes(),
         }),
       );
       delivered.push('queue');
@@ -106,6 +108,7 @@ export class SqsOutputPublisher implements OutputPublisher {
                 Source: EVENT_SOURCE,
                 DetailType: message.type,
                 Detail: detail,
+                ...traceEventField(),
               },
             ],
           }),

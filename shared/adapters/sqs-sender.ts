@@ -6,6 +6,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { traceSystemAttributes } from '../observability/trace-context.ts';
 import type { RequestSender, SubRequest } from '../ports.ts';
 import { parseQueueUrl } from '../use-cases/recipients.ts';
 import { S3ClaimCheck, SUB_REQUEST_PREFIX } from './s3-claim-check.ts';
@@ -66,6 +67,7 @@ export class SqsRequestSender implements RequestSender {
           Id: String(entries.length),
           MessageBody: message.body,
           MessageAttributes: message.attributes,
+          ...traceSystemAttributes(),
           ...(fifo
             ? { MessageGroupId: request.groupId, MessageDeduplicationId: request.deduplicationId }
             : {}),

@@ -100,6 +100,19 @@ interface Slot<Client> {
 
 const slots = new Map<string, Slot<{ destroy(): void }>>();
 
+/** Applied to each process-wide client when it is created (see {@link instrumentClients}). */
+let instrument: <Client>(client: Client) => Client = (client) => client;
+
+/**
+ * Instruments the process-wide clients created from now on, e.g. Powertools Tracer's
+ * `captureAWSv3Client`, which records each AWS call as an X-Ray subsegment. Call it before the
+ * first client is created (clients created earlier stay as they are: {@link resetClients} first).
+ * The document client shares the DynamoDB client's middleware, so it is instrumented with it.
+ */
+export function instrumentClients(capture: <Client>(client: Client) => Client): void {
+  instrument = capture;
+}
+
 /**
  * Returns the process-wide client of `name`, creating it with `options` on first use. Later calls
  * may repeat the same options (compared shallowly, so an inline literal is fine) but not change
@@ -113,7 +126,7 @@ function memoised<Client extends { destroy(): void }, Options extends object>(
 ): Client {
   const slot = slots.get(name) as Slot<Client> | undefined;
   if (slot === undefined) {
-    const client = create(options);
+    const client = name === 'documentClient' ? create(options) : instrument(create(options));
     slots.set(name, { client, options });
     return client;
   }

@@ -105,3 +105,9 @@ export const OUTCOME_METRICS = {
   purged: MetricName.AGGREGATES_PURGED,
   failed: MetricName.AGGREGATES_FAILED,
 } as const satisfies Record<Outcome, MetricName>;
+
+/** The counter of each fate of a reply's conditional put. */
+export const REPLY_FATE_METRICS = {
+  recorded: MetricName.REPLIES_RECORDED,
+  duplicate: MetricName.REPLIES_DUPLICATE,
+} as const satisfies Record<'recorded' | 'duplicate', MetricName>;

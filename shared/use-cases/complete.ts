@@ -4,6 +4,7 @@ import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants
 import type { Definition } from '../engine/definition.ts';
 import { ExpressionError } from '../engine/errors.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
+import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
 import {
   type AggregateHeader,
   type AggregateSnapshot,
@@ -94,6 +95,8 @@ export async function completeAggregate(
     leaseUntil: at + ctx.completionLeaseMs,
   });
   if (!sealed) return false;
+  ctx.metrics?.count(OUTCOME_METRICS[sealed.outcome ?? built.outcome], sealed.definition);
+  ctx.metrics?.latency(MetricName.COMPLETION_LATENCY, sealed.definition, at - sealed.openedAt);
   await finish(ctx, sealed, definition, built.message);
   return true;
 }
@@ -115,6 +118,7 @@ export async function resumeCompletion(ctx: FaninContext, header: AggregateHeade
     now + ctx.completionLeaseMs,
   );
   if (!taken) return;
+  ctx.metrics?.count(MetricName.COMPLETIONS_RESUMED, taken.definition);
   await finish(ctx, taken, ctx.definitions.get(taken.definition));
 }
 
@@ -181,6 +185,7 @@ async function finishUnderLease(
         rebuilt: built.outcome,
         reason: built.reason,
       });
+      ctx.metrics?.count(MetricName.COMPLETIONS_STUCK, header.definition);
       throw new Error(`aggregate ${aggregateId}: sealed outcome ${header.outcome} could not be rebuilt`);
     }
     message = built.message;
@@ -211,6 +216,7 @@ async function finishUnderLease(
         aggregateId,
         alarm: Alarm.COMPLETION_STUCK,
       });
+      ctx.metrics?.count(MetricName.COMPLETIONS_STUCK, header.definition);
     }
     throw error;
   }

@@ -3,6 +3,7 @@ import type { Definition } from '../engine/definition.ts';
 import type {
   Clock,
   Log,
+  Metrics,
   OutputPublisher,
   PayloadStore,
   RawMessage,
@@ -41,6 +42,8 @@ export interface FaninContext {
   readonly recipients: RecipientPolicy;
   /** Puts a request back on the ingress queue, for a large fan-out to go on in another invocation. */
   readonly requeue: (message: RawMessage) => Promise<void>;
+  /** Counts what happened (aggregates opened and sealed, replies by fate) for CloudWatch; none when absent. */
+  readonly metrics?: Metrics;
 }
 
 /** Defaults of the tunables in {@link FaninContext}. */

@@ -4,6 +4,7 @@ import { AggregateStatus } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
 import { readPath } from '../engine/path.ts';
+import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
 import {
   BadMessageError,
@@ -101,6 +102,7 @@ export async function handleRequest(
     request && { ...request, expiresAt: replyExpiry(ctx, definition) },
   );
   const current = opened.header;
+  if (opened.created) ctx.metrics?.count(MetricName.AGGREGATES_OPENED, definition.name);
   if (!opened.created && current.requestId !== plan.requestId) {
     await routeError(
       ctx,

@@ -5,6 +5,7 @@ import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '.
 import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
 import { CorrelationError, ExpressionError } from '../engine/errors.ts';
 import { REPLY_BLOCK_SIZE, replyShard } from '../engine/members.ts';
+import { MetricName, REPLY_FATE_METRICS, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -232,6 +233,7 @@ async function openSelfStarting(
     closeBy: closeByOf(definition, now, deadline),
     ...(deadline !== undefined ? { deadline } : {}),
   });
+  if (opened.created) ctx.metrics?.count(MetricName.AGGREGATES_OPENED, definition.name);
   // Only the invocation that opened it arms the timer; the sweeper's `due` entry covers a crash here.
   if (opened.created && deadline !== undefined)
     await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: deadline }, now);
@@ -292,6 +294,8 @@ async function recordAndEvaluate(
   replies: readonly Reply[],
 ): Promise<void> {
   if (header.status !== AggregateStatus.OPEN) {
+    const duplicates = replies.filter((r) => header.members?.includes(r.replyId)).length;
+    ctx.metrics?.count(MetricName.REPLIES_DUPLICATE, definition.name, duplicates);
     await settle(ctx, definition, header, replies);
     return;
   }
@@ -299,7 +303,13 @@ async function recordAndEvaluate(
   const records = await Promise.all(
     replies.map((r) => recordable(ctx, definition, header.aggregateId, r, now)),
   );
-  await Promise.all(records.map((record) => ctx.store.putReply(header.aggregateId, record, header.shards)));
+  await Promise.all(
+    records.map((record) =>
+      ctx.store
+        .putReply(header.aggregateId, record, header.shards)
+        .then((fate) => ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name)),
+    ),
+  );
   const trigger = completionTrigger(definition, header);
   if (trigger !== 'read-all') {
     // The header read after the puts keeps the argument of the seal (docs/data-plane.md); the
@@ -500,7 +510,8 @@ export async function routeLate(
     readonly retained?: boolean;
   },
 ): Promise<void> {
-  await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition), header.shards);
+  if (await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition), header.shards))
+    ctx.metrics?.count(MetricName.REPLIES_LATE, definition.name);
   if (definition.latePolicy !== 'route') return;
   await ctx.outputs.publish(
     QueueRole.LATE,
@@ -586,6 +597,7 @@ export async function publishUnknown(
     at: ctx.clock(),
     message: { messageId: raw.messageId, body: raw.body, attributes: raw.attributes },
   });
+  ctx.metrics?.count(MetricName.REPLIES_UNKNOWN, definition ?? UNKNOWN_DEFINITION);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { decide, openDueAt } from '../engine/completion.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import { BadMessageError, type FaninContext, loadStored, parseJsonBody, routeError } from './context.ts';
@@ -45,6 +46,9 @@ export async function expireAggregate(ctx: FaninContext, aggregateId: string, re
   const header = await ctx.store.getHeader(aggregateId);
   if (!header) return;
   if (header.status === AggregateStatus.COMPLETING) {
+    // The sweeper (no re-arming) found a completion whose owner's lease ran out: it resumes it.
+    if (!rearm && ctx.clock() >= (header.leaseUntil ?? 0))
+      ctx.metrics?.count(MetricName.COMPLETIONS_LEASE_EXPIRED, header.definition);
     await resumeCompletion(ctx, header);
     return;
   }
@@ -126,6 +130,7 @@ export async function sweep(ctx: FaninContext, limit = 500): Promise<number> {
       else await expireHeld(ctx, item.aggregateId, item.replyId, false);
     } catch (error) {
       errors.push(error);
+      ctx.metrics?.count(MetricName.DUE_ITEMS_FAILED);
       ctx.log.error('a due item failed; it is retried later', {
         alarm: Alarm.DUE_ITEM_FAILED,
         kind: item.kind,
