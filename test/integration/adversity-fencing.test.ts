@@ -198,6 +198,29 @@ describe('fenced completion', () => {
     expect(sealed?.dueShard).toBe(opened?.dueShard);
     expect(Number(sealed?.dueAt)).toBeGreaterThan(Number(sealed?.leaseUntil));
   });
+  it('a completer whose output fails brings the due entry to its lease end, and the sweeper alone finishes it', async () => {
+    // Kills the mutant "a failed completer leaves its due entry at the deadline (no recoverAt)":
+    // the failing reply is kept from coming back (its queue is not polled again), so only the
+    // sweeper can finish, and it finds the aggregate only if the entry was brought forward.
+    // Prepare
+    const id = await almostComplete(2);
+    const restore = fanin.probe.failEvery({ name: 'SQS.SendMessage', queueRole: 'completed' });
+    await reply(id, 1);
+    await fanin.consumePartition(0);
+    restore();
+    const header = await fanin.ctx.store.getHeader(id);
+    expect(header).toMatchObject({ status: 'completing' });
+
+    // Act: the lease runs out; one sweep, no redelivery
+    fanin.clock.advance(fanin.ctx.completionLeaseMs + 1);
+    await fanin.sweep();
+
+    // Assess: closed by the sweep, one result
+    expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'closed', outcome: 'completed' });
+    const output = await expectInvariants(fanin, id, { mode: 'strict' });
+    expect(output).toMatchObject({ counts: { received: 2 } });
+    await fanin.drain();
+  });
 });
 
 /**
