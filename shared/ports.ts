@@ -1,3 +1,4 @@
+import type { CompletedBy } from './engine/completion.ts';
 import type { AggregateStatus, Outcome } from './engine/constants.ts';
 import type { EffectiveParameters, RuntimeParameters } from './engine/definition.ts';
 import type { MetricName } from './observability/metric-names.ts';
@@ -17,6 +18,8 @@ export interface AggregateHeader {
   readonly outcome?: Outcome;
   /** Why the outcome is `failed`, fixed with it. */
   readonly reason?: string;
+  /** What completed it (a rule, the deadline, an external event, a purge, failures), fixed with the outcome. */
+  readonly completedBy?: CompletedBy;
   /** Replies expected (initialized aggregates). */
   readonly expected?: number;
   /**
@@ -78,6 +81,8 @@ export interface ReplyToRecord {
   readonly definition?: string;
   /** Its score under an `override` definition, read once when it is recorded. */
   readonly score?: number;
+  /** Set when the responder answered with a failure (`fanin-failure`): its error text. */
+  readonly failure?: string;
   /** The SQS message it came in (its first id: `fanin-origin-message-id` after a move). */
   readonly messageId?: string;
   /** Epoch seconds after which the item may be deleted (beyond any life its aggregate can have). */
@@ -100,6 +105,7 @@ export interface AggregateSnapshot {
 export interface Seal {
   readonly outcome: Outcome;
   readonly reason?: string;
+  readonly completedBy?: CompletedBy;
   readonly members: readonly string[];
   readonly at: number;
   readonly lease: string;

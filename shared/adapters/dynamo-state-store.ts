@@ -9,7 +9,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { openDueAt } from '../engine/completion.ts';
+import { type CompletedBy, openDueAt } from '../engine/completion.ts';
 import { AggregateStatus, type Outcome } from '../engine/constants.ts';
 import type { RuntimeParameters } from '../engine/definition.ts';
 import { decodeMembers, encodeMembers, replyShard } from '../engine/members.ts';
@@ -186,6 +186,7 @@ export class DynamoStateStore implements StateStore {
         ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
         ...(reply.definition ? { definition: reply.definition } : {}),
         ...(reply.score !== undefined ? { score: reply.score } : {}),
+        ...(reply.failure !== undefined ? { failure: reply.failure } : {}),
         ...(reply.messageId ? { messageId: reply.messageId } : {}),
       },
       ConditionExpression: 'attribute_not_exists(sk)',
@@ -340,7 +341,8 @@ export class DynamoStateStore implements StateStore {
             // gives an entry to a header that has none.
             'completingAt = :at, lease = :lease, leaseUntil = :until, ' +
             'dueAt = if_not_exists(dueAt, :until), dueShard = if_not_exists(dueShard, :shard)' +
-            (seal.reason !== undefined ? ', reason = :reason' : ''),
+            (seal.reason !== undefined ? ', reason = :reason' : '') +
+            (seal.completedBy !== undefined ? ', completedBy = :completedBy' : ''),
           ConditionExpression: '#status = :open',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -354,6 +356,7 @@ export class DynamoStateStore implements StateStore {
             ':until': seal.leaseUntil,
             ':shard': dueShard(pk),
             ...(seal.reason !== undefined ? { ':reason': seal.reason } : {}),
+            ...(seal.completedBy !== undefined ? { ':completedBy': seal.completedBy } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -819,6 +822,7 @@ function toHeader(item: Record<string, unknown>): AggregateHeader {
     status: item.status as AggregateStatus,
     ...(item.outcome ? { outcome: item.outcome as Outcome } : {}),
     ...(item.reason !== undefined ? { reason: String(item.reason) } : {}),
+    ...(item.completedBy !== undefined ? { completedBy: item.completedBy as CompletedBy } : {}),
     received: Number(item.received ?? 0),
     lateCount: Number(item.lateCount ?? 0),
     openedAt: Number(item.openedAt),
@@ -841,6 +845,7 @@ function toReply(item: Record<string, unknown>): StoredReply {
     ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
     ...(item.definition ? { definition: String(item.definition) } : {}),
     ...(item.score !== undefined ? { score: Number(item.score) } : {}),
+    ...(item.failure !== undefined ? { failure: String(item.failure) } : {}),
     ...(item.messageId ? { messageId: String(item.messageId) } : {}),
     ...(item.late === true ? { late: true } : {}),
   };

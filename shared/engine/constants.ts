@@ -35,6 +35,10 @@ export const Strategy = {
   TIMEOUT: 'timeout',
   OVERRIDE: 'override',
   EXTERNAL: 'external',
+  /** A JSONata predicate over the aggregate so far (Camel's `completionPredicate`). */
+  PREDICATE: 'predicate',
+  /** Any of several rules: count, predicate, score threshold, all arrived. */
+  ANY: 'any',
 } as const;
 export type Strategy = (typeof Strategy)[keyof typeof Strategy];
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { Algorithm, Strategy } from './constants.ts';
 import { InvalidDefinitionError } from './errors.ts';
+import { compileExpression } from './expression.ts';
 import { isValidPath } from './path.ts';
+import { countRuleOf, thresholdRuleOf } from './rules.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_TIMEOUT_SECONDS = 365 * 24 * 3600;
@@ -37,6 +39,22 @@ export const ValueSourceSchema = z.discriminatedUnion('source', [
 ]);
 export type ValueSource = z.infer<typeof ValueSourceSchema>;
 
+const ExpressionSource = z.string().min(1).max(4096);
+
+/** One rule of an `any` completion; the first rule (in the definition's order) that holds completes it. */
+export const CompletionRuleSchema = z.discriminatedUnion('rule', [
+  z.strictObject({ rule: z.literal('count'), count: z.int().min(1).max(100_000) }),
+  z.strictObject({ rule: z.literal('predicate'), expression: ExpressionSource }),
+  z.strictObject({
+    rule: z.literal('threshold'),
+    score: ValueSourceSchema,
+    threshold: z.number(),
+    direction: z.enum(['below', 'above']),
+  }),
+  z.strictObject({ rule: z.literal('all-arrived') }),
+]);
+export type CompletionRule = z.infer<typeof CompletionRuleSchema>;
+
 const CompletionSchema = z.discriminatedUnion('strategy', [
   z.strictObject({ strategy: z.literal(Strategy.ALL) }),
   z.strictObject({ strategy: z.literal(Strategy.COUNT), count: z.int().min(1).max(100_000) }),
@@ -56,7 +74,22 @@ const CompletionSchema = z.discriminatedUnion('strategy', [
     completeWhenAllArrived: z.boolean().default(true),
   }),
   z.strictObject({ strategy: z.literal(Strategy.EXTERNAL) }),
+  /** A JSONata predicate over the aggregate so far: truthy completes it (Camel's `completionPredicate`). */
+  z.strictObject({ strategy: z.literal(Strategy.PREDICATE), expression: ExpressionSource }),
+  /** Any of count, predicate, score threshold and all-arrived; the result says which one completed it. */
+  z.strictObject({ strategy: z.literal(Strategy.ANY), rules: z.array(CompletionRuleSchema).min(1).max(4) }),
 ]);
+
+const bounds = <T extends z.ZodNumber>(value: T) => z.strictObject({ min: value, max: value });
+
+/** What a request may set for its own aggregate (`parameters` in its body), and within which bounds. */
+export const RequestParameterBoundsSchema = z.strictObject({
+  timeoutSeconds: bounds(z.int().min(1).max(MAX_TIMEOUT_SECONDS)).optional(),
+  count: bounds(z.int().min(1).max(100_000)).optional(),
+  threshold: bounds(z.number()).optional(),
+  expected: bounds(z.int().min(0).max(10_000)).optional(),
+});
+export type RequestParameterBounds = z.infer<typeof RequestParameterBoundsSchema>;
 
 const CriterionSchema = z.strictObject({ path, order: z.enum(['min', 'max']) });
 const CONDENSE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const;
@@ -104,6 +137,12 @@ export const DefinitionSchema = z
     /** A reply's id, for deduplication (default: attribute `fanin-reply-id`, then the SQS message id). */
     replyId: ValueSourceSchema.optional(),
     completion: CompletionSchema,
+    /** Failed replies tolerated before the aggregate fails (Step Functions' tolerated failure count). Default: none. */
+    toleratedFailureCount: z.int().min(0).max(100_000).optional(),
+    /** Share of failed replies tolerated, in percent (Step Functions' tolerated failure percentage). */
+    toleratedFailurePercentage: z.number().min(0).max(100).optional(),
+    /** Parameters a request may set for its own aggregate, within these bounds (initialized only). */
+    requestParameters: RequestParameterBoundsSchema.optional(),
     aggregation: AggregationSchema.default({ algorithm: 'collect' }),
     fanOut: FanOutSchema.optional(),
     timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
@@ -129,6 +168,7 @@ export const DefinitionSchema = z
     externalEventPattern: z.record(z.string(), z.unknown()).optional(),
   })
   .superRefine((def, ctx) => {
+    for (const issue of completionRuleIssues(def)) ctx.addIssue({ code: 'custom', ...issue });
     const strategy = def.completion.strategy;
     if (
       (strategy === Strategy.TIMEOUT || strategy === Strategy.OVERRIDE) &&
@@ -245,10 +285,91 @@ export function effectiveParameters(
   const params: { timeoutSeconds?: number; threshold?: number; count?: number } = {};
   const timeoutSeconds = overrides.timeoutSeconds ?? definition.timeoutSeconds;
   if (timeoutSeconds !== undefined) params.timeoutSeconds = timeoutSeconds;
-  if (completion.strategy === Strategy.OVERRIDE)
-    params.threshold = overrides.threshold ?? completion.threshold;
-  if (completion.strategy === Strategy.COUNT) params.count = overrides.count ?? completion.count;
+  const threshold = thresholdRuleOf(completion)?.threshold;
+  if (threshold !== undefined) params.threshold = overrides.threshold ?? threshold;
+  const count = countRuleOf(completion);
+  if (count !== undefined) params.count = overrides.count ?? count;
   return params;
+}
+
+/**
+ * What the completion rules, failure tolerance and request bounds require beyond their shapes: a
+ * predicate that parses, each `any` rule once, bounds whose `min` is at most their `max`, and
+ * request parameters only where the definition has something for them to change.
+ */
+function completionRuleIssues(def: {
+  readonly mode: 'initialized' | 'self-starting';
+  readonly completion: CompletionSpec;
+  readonly fanOut?: FanOutSpec | undefined;
+  readonly requestParameters?: RequestParameterBounds | undefined;
+}): { path: (string | number)[]; message: string; input: unknown }[] {
+  const issues: { path: (string | number)[]; message: string; input: unknown }[] = [];
+  const completion = def.completion;
+  const expressions: [string | undefined, (string | number)[]][] = [];
+  if (completion.strategy === Strategy.PREDICATE)
+    expressions.push([completion.expression, ['completion', 'expression']]);
+  if (completion.strategy === Strategy.ANY) {
+    const seen = new Set<string>();
+    completion.rules.forEach((rule, index) => {
+      if (seen.has(rule.rule))
+        issues.push({
+          path: ['completion', 'rules', index, 'rule'],
+          message: `rule '${rule.rule}' appears twice`,
+          input: rule.rule,
+        });
+      seen.add(rule.rule);
+      if (rule.rule === 'predicate')
+        expressions.push([rule.expression, ['completion', 'rules', index, 'expression']]);
+      if (rule.rule === 'all-arrived' && def.mode === 'self-starting')
+        issues.push({
+          path: ['completion', 'rules', index, 'rule'],
+          message: "'all-arrived' needs an expected count, which only an initialized aggregate has",
+          input: rule.rule,
+        });
+    });
+  }
+  for (const [source, at] of expressions) {
+    try {
+      compileExpression(source as string);
+    } catch (error) {
+      issues.push({
+        path: at,
+        message: `is not a valid JSONata expression (${(error as Error).message})`,
+        input: source,
+      });
+    }
+  }
+  const requested = def.requestParameters;
+  if (requested === undefined) return issues;
+  if (def.mode === 'self-starting')
+    issues.push({
+      path: ['requestParameters'],
+      message: 'a self-starting aggregate has no request to carry parameters',
+      input: requested,
+    });
+  for (const [name, range] of Object.entries(requested)) {
+    if (range && range.min > range.max)
+      issues.push({ path: ['requestParameters', name], message: 'min must be at most max', input: range });
+  }
+  if (requested.count && countRuleOf(completion) === undefined)
+    issues.push({
+      path: ['requestParameters', 'count'],
+      message: `completion strategy '${completion.strategy}' has no count for a request to set`,
+      input: requested.count,
+    });
+  if (requested.threshold && thresholdRuleOf(completion) === undefined)
+    issues.push({
+      path: ['requestParameters', 'threshold'],
+      message: `completion strategy '${completion.strategy}' has no score threshold for a request to set`,
+      input: requested.threshold,
+    });
+  if (requested.expected && def.fanOut !== undefined && def.fanOut.type !== 'none')
+    issues.push({
+      path: ['requestParameters', 'expected'],
+      message: `a ${def.fanOut.type} fan-out counts its own replies; only fan-out 'none' takes an expected count from the request`,
+      input: requested.expected,
+    });
+  return issues;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { aggregate, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
+import { aggregate, byReplyOrder, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
+import { CompletedBy } from '../engine/completion.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import { ExpressionError } from '../engine/errors.ts';
@@ -63,9 +64,10 @@ const RESUME_LIMITS: ExpressionLimits = {
 export async function completeAggregate(
   ctx: FaninContext,
   aggregateId: string,
-  outcome: Outcome,
+  ending: Outcome | EndingOf,
   snapshot?: AggregateSnapshot,
 ): Promise<boolean> {
+  const { outcome, completedBy, reason } = endingOf(ending);
   const read = snapshot ?? (await ctx.store.readAggregate(aggregateId));
   const header = read.header;
   if (!header) return false;
@@ -79,7 +81,13 @@ export async function completeAggregate(
   const at = ctx.clock();
   const built = await buildOutput(
     ctx,
-    { ...header, completingAt: at },
+    {
+      ...header,
+      completingAt: at,
+      completedBy,
+      // A failure decided before the seal (failed replies, a predicate that failed) is built as such.
+      ...(outcome === Outcome.FAILED && reason !== undefined ? { outcome, reason } : {}),
+    },
     definition,
     members,
     outcome,
@@ -89,6 +97,7 @@ export async function completeAggregate(
   const sealed = await ctx.store.seal(aggregateId, {
     outcome: built.outcome,
     ...(built.reason !== undefined ? { reason: built.reason } : {}),
+    completedBy,
     members: members.map((r) => r.replyId),
     at,
     lease,
@@ -99,6 +108,30 @@ export async function completeAggregate(
   ctx.metrics?.latency(MetricName.COMPLETION_LATENCY, sealed.definition, at - sealed.openedAt);
   await finish(ctx, sealed, definition, built.message);
   return true;
+}
+
+/** How a caller ends an aggregate: an outcome, what completed it, and why when it failed. */
+export interface EndingOf {
+  readonly outcome: Outcome;
+  readonly completedBy?: CompletedBy;
+  readonly reason?: string;
+}
+
+/**
+ * An ending with what completed it. A bare outcome comes from a control command (a `complete`
+ * command or an external event: `external`; a purge: `purge`) or from a deadline (`deadline`).
+ */
+function endingOf(
+  ending: Outcome | EndingOf,
+): Required<Pick<EndingOf, 'outcome' | 'completedBy'>> & EndingOf {
+  const given = typeof ending === 'string' ? { outcome: ending } : ending;
+  const byOutcome: Record<Outcome, CompletedBy> = {
+    [Outcome.COMPLETED]: CompletedBy.EXTERNAL,
+    [Outcome.PURGED]: CompletedBy.PURGE,
+    [Outcome.TIMED_OUT]: CompletedBy.DEADLINE,
+    [Outcome.FAILED]: CompletedBy.DEADLINE,
+  };
+  return { ...given, completedBy: given.completedBy ?? byOutcome[given.outcome] };
 }
 
 /**
@@ -254,7 +287,10 @@ async function buildOutput(
     definition: header.definition,
     openedAt: header.openedAt,
     closedAt: header.completingAt ?? ctx.clock(),
-    counts: { expected: header.expected ?? null, received: members.length },
+    counts: { expected: header.expected ?? null, received: members.length, failed: 0 },
+    completedBy: header.completedBy ?? null,
+    // Failed replies (within the tolerance, or the ones that failed it), beside the result.
+    failures: [] as { replyId: string; error: string; body: unknown }[],
   };
   const failed = (reason: string, missing: unknown[] = []): Built => ({
     outcome: Outcome.FAILED,
@@ -297,6 +333,14 @@ async function buildOutput(
           request,
         )
       : [];
+  // Failed replies are listed beside the result, never passed to the algorithm as successes.
+  const failing = new Map(members.flatMap((r) => (r.failure === undefined ? [] : [[r.replyId, r.failure]])));
+  for (const reply of [...replies].sort(byReplyOrder)) {
+    const error = failing.get(reply.replyId);
+    if (error !== undefined) base.failures.push({ replyId: reply.replyId, error, body: reply.body });
+  }
+  base.counts.failed = base.failures.length;
+  replies = replies.filter((r) => !failing.has(r.replyId));
   if (header.outcome === Outcome.FAILED && header.reason !== undefined) return failed(header.reason, missing);
   if (!definition) return failed(`unknown definition "${header.definition}"`, missing);
   let result: unknown;

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Definition } from '../engine/definition.ts';
+import { readsRequest } from '../engine/predicate.ts';
+import { predicateOf } from '../engine/rules.ts';
 import type {
   Clock,
   Log,
@@ -166,7 +168,8 @@ export function keepsRequest(definition: Definition): boolean {
   return (
     definition.aggregation.algorithm === 'custom' ||
     fanOut?.type === 'recipient-list' ||
-    (fanOut?.type === 'splitter' && fanOut.labelPath !== undefined)
+    (fanOut?.type === 'splitter' && fanOut.labelPath !== undefined) ||
+    readsRequest(predicateOf(definition.completion) ?? '')
   );
 }
 

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { deadlineOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
-import { type Definition, effectiveParameters } from '../engine/definition.ts';
+import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
 import { readPath } from '../engine/path.ts';
+import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
 import {
@@ -32,6 +33,8 @@ interface Plan {
   /** Sub-requests to send (empty for fan-out `none`). */
   readonly subRequests: readonly { target: string; body: unknown; label?: string }[];
   readonly expected?: number;
+  /** Parameters the request set for its own aggregate, checked against the definition's bounds. */
+  readonly parameters: RuntimeParameters;
 }
 
 /**
@@ -65,7 +68,12 @@ export async function handleRequest(
   }
   const { definition, aggregateId } = plan;
   const now = ctx.clock();
-  const params = effectiveParameters(definition, await ctx.store.getParameters(definition.name));
+  // The request's own parameters (within the definition's bounds) over the runtime ones, fixed in
+  // the header at open: every later decision reads the same values.
+  const params = {
+    ...effectiveParameters(definition, await ctx.store.getParameters(definition.name)),
+    ...plan.parameters,
+  };
   const deadline = deadlineOf(params, now);
   const header: AggregateHeader = {
     aggregateId,
@@ -246,8 +254,15 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
   }
   if (expected !== undefined && expected > MAX_FAN_OUT)
     throw new BadMessageError(`fan-out of ${expected} exceeds the limit of ${MAX_FAN_OUT}`);
+  const overrides = requestOverrides(definition, body.parameters);
+  if ('refusal' in overrides) throw new BadMessageError(overrides.refusal);
+  if (fanOut.type === 'none') {
+    const refusal = expectedOutsideBounds(definition, expected);
+    if (refusal) throw new BadMessageError(refusal);
+  }
   return {
     definition,
+    parameters: overrides.parameters,
     requestId,
     aggregateId,
     body,

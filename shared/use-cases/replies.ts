@@ -1,10 +1,12 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, decide, meetsThreshold, scoreOf } from '../engine/completion.ts';
+import { deadlineOf, meetsThreshold, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus, Strategy } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
 import { CorrelationError, ExpressionError } from '../engine/errors.ts';
+import { failureOf } from '../engine/failures.ts';
 import { REPLY_BLOCK_SIZE, replyShard } from '../engine/members.ts';
+import { thresholdRuleOf } from '../engine/rules.ts';
 import { MetricName, REPLY_FATE_METRICS, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
 import type {
   AggregateHeader,
@@ -16,6 +18,7 @@ import type {
 } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
+import { decideOnReplies } from './completion-rules.ts';
 import {
   BadMessageError,
   type FaninContext,
@@ -179,8 +182,12 @@ async function recordable(
   reply: Reply,
   receivedAt: number,
 ): Promise<ReplyToRecord> {
-  const json = JSON.stringify(retainedBody(definition, reply.inbound.body) ?? null);
-  const score = await scoreOf(definition, reply.inbound).catch(() => undefined);
+  const failure = failureOf(reply.raw.attributes);
+  // A failed reply keeps its whole body (the failure's detail) and has no score.
+  const body = failure === undefined ? retainedBody(definition, reply.inbound.body) : reply.inbound.body;
+  const json = JSON.stringify(body ?? null);
+  const score =
+    failure === undefined ? await scoreOf(definition, reply.inbound).catch(() => undefined) : undefined;
   return {
     replyId: reply.replyId,
     receivedAt,
@@ -188,6 +195,7 @@ async function recordable(
     messageId: reply.messageId,
     ...(reply.claimed ? { definition: reply.claimed.name } : {}),
     ...(score !== undefined ? { score } : {}),
+    ...(failure !== undefined ? { failure } : {}),
     ...(await storable(ctx, `reply\u0000${aggregateId}\u0000${reply.replyId}`, json, 'reply body')),
   };
 }
@@ -310,7 +318,10 @@ async function recordAndEvaluate(
         .then((fate) => ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name)),
     ),
   );
-  const trigger = completionTrigger(definition, header);
+  // A failed reply can end any aggregate at once (beyond the tolerance): the set is read.
+  const trigger = records.some((r) => r.failure !== undefined)
+    ? 'read-all'
+    : completionTrigger(definition, header);
   if (trigger !== 'read-all') {
     // The header read after the puts keeps the argument of the seal (docs/data-plane.md); the
     // reply set is read only when these replies could complete the aggregate.
@@ -446,8 +457,9 @@ export function completionState(definition: Definition, snapshot: AggregateSnaps
   const header = snapshot.header as AggregateHeader;
   const replies = validReplies(header, snapshot.replies);
   let best: number | undefined;
-  if (definition.completion.strategy === Strategy.OVERRIDE) {
-    const { direction } = definition.completion;
+  const threshold = thresholdRuleOf(definition.completion);
+  if (threshold !== undefined) {
+    const { direction } = threshold;
     for (const reply of replies) {
       if (reply.score === undefined) continue;
       if (best === undefined || meetsThreshold(direction, reply.score, best)) best = reply.score;
@@ -456,6 +468,7 @@ export function completionState(definition: Definition, snapshot: AggregateSnaps
   return {
     state: {
       received: replies.length,
+      failed: replies.filter((r) => r.failure !== undefined).length,
       params: header.params,
       ...(header.expected !== undefined ? { expected: header.expected } : {}),
     },
@@ -486,11 +499,10 @@ export async function evaluate(
   }
   if (header.status !== AggregateStatus.OPEN) return 'waiting';
   const { state, best } = completionState(definition, snapshot);
-  const decision = decide(definition, state, { type: 'reply', score: best });
+  const members = validReplies(header, snapshot.replies);
+  const decision = await decideOnReplies(ctx, definition, header, members, state, best);
   if (!decision.complete) return 'waiting';
-  return (await completeAggregate(ctx, header.aggregateId, decision.outcome, snapshot))
-    ? 'completed'
-    : 'lost';
+  return (await completeAggregate(ctx, header.aggregateId, decision, snapshot)) ? 'completed' : 'lost';
 }
 
 /**

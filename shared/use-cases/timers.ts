@@ -68,7 +68,7 @@ export async function expireAggregate(ctx: FaninContext, aggregateId: string, re
   const decision = definition
     ? decide(definition, completionState(definition, snapshot).state, { type: 'deadline' })
     : ({ complete: true, outcome: Outcome.FAILED } as const);
-  if (decision.complete) await completeAggregate(ctx, aggregateId, decision.outcome, snapshot);
+  if (decision.complete) await completeAggregate(ctx, aggregateId, decision, snapshot);
 }
 
 /**

@@ -12,9 +12,9 @@ import type { Definition } from '../../../shared/engine/definition.ts';
 import { aDefinition, aMessage, anOverrideDefinition, aState } from './factories.ts';
 
 const WAIT: Decision = { complete: false };
-const COMPLETED: Decision = { complete: true, outcome: Outcome.COMPLETED };
-const TIMED_OUT: Decision = { complete: true, outcome: Outcome.TIMED_OUT };
-const PURGED: Decision = { complete: true, outcome: Outcome.PURGED };
+const COMPLETED = { complete: true, outcome: Outcome.COMPLETED };
+const TIMED_OUT = { complete: true, outcome: Outcome.TIMED_OUT };
+const PURGED = { complete: true, outcome: Outcome.PURGED };
 
 const REPLY: CompletionEvent = { type: 'reply' };
 const DEADLINE: CompletionEvent = { type: 'deadline' };
@@ -41,7 +41,7 @@ describe('decide: all', () => {
     const decision = decide(all, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it('all: completes when the last expected reply arrives', () => {
@@ -52,7 +52,7 @@ describe('decide: all', () => {
     const decision = decide(all, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('all: times out at the deadline even when all but one reply arrived', () => {
@@ -63,7 +63,7 @@ describe('decide: all', () => {
     const decision = decide(all, state, DEADLINE);
 
     // Assess
-    expect(decision).toStrictEqual(TIMED_OUT);
+    expect(decision).toMatchObject(TIMED_OUT);
   });
 
   it('all: keeps waiting when the expected count is unknown', () => {
@@ -74,7 +74,7 @@ describe('decide: all', () => {
     const decision = decide(all, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 });
 
@@ -91,7 +91,7 @@ describe('decide: count', () => {
     const decision = decide(count, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(expected);
+    expect(decision).toMatchObject(expected);
   });
 
   it("count: uses the definition's count when the parameters carry none", () => {
@@ -102,7 +102,7 @@ describe('decide: count', () => {
     const decision = decide(count, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it.each([
@@ -117,7 +117,7 @@ describe('decide: count', () => {
     const decision = decide(count, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(expected);
+    expect(decision).toMatchObject(expected);
   });
 
   it('count: completes when every expected reply is in although fewer than N are expected', () => {
@@ -128,7 +128,7 @@ describe('decide: count', () => {
     const decision = decide(count, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('count: times out at the deadline short of N', () => {
@@ -139,7 +139,7 @@ describe('decide: count', () => {
     const decision = decide(count, state, DEADLINE);
 
     // Assess
-    expect(decision).toStrictEqual(TIMED_OUT);
+    expect(decision).toMatchObject(TIMED_OUT);
   });
 });
 
@@ -152,7 +152,7 @@ describe('decide: first', () => {
     const decision = decide(first, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('first: times out at the deadline with no reply', () => {
@@ -163,7 +163,7 @@ describe('decide: first', () => {
     const decision = decide(first, state, DEADLINE);
 
     // Assess
-    expect(decision).toStrictEqual(TIMED_OUT);
+    expect(decision).toMatchObject(TIMED_OUT);
   });
 });
 
@@ -176,7 +176,7 @@ describe('decide: timeout', () => {
     const decision = decide(timeout, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it('timeout: waits on replies when the expected count is unknown', () => {
@@ -187,7 +187,7 @@ describe('decide: timeout', () => {
     const decision = decide(timeout, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it('timeout: completes early when every expected reply arrived (completeWhenAllArrived true)', () => {
@@ -198,7 +198,7 @@ describe('decide: timeout', () => {
     const decision = decide(timeout, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('timeout: waits for the deadline even when all arrived (completeWhenAllArrived false)', () => {
@@ -209,7 +209,7 @@ describe('decide: timeout', () => {
     const decision = decide(timeoutToTheEnd, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it.each([
@@ -226,7 +226,7 @@ describe('decide: timeout', () => {
     const decision = decide(definition, state, DEADLINE);
 
     // Assess
-    expect(decision).toStrictEqual(expected);
+    expect(decision).toMatchObject(expected);
   });
 });
 
@@ -252,7 +252,7 @@ describe('decide: override', () => {
       const decision = decide(definition, state, scored(score));
 
       // Assess
-      expect(decision).toStrictEqual(expected);
+      expect(decision).toMatchObject(expected);
     },
   );
 
@@ -265,7 +265,7 @@ describe('decide: override', () => {
     const decision = decide(loan, state, scored(3.25));
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it.each([
@@ -280,7 +280,7 @@ describe('decide: override', () => {
     const decision = decide(below, state, scored(score));
 
     // Assess
-    expect(decision).toStrictEqual(expected);
+    expect(decision).toMatchObject(expected);
   });
 
   it("override: uses the definition's threshold when the parameters carry none", () => {
@@ -291,7 +291,7 @@ describe('decide: override', () => {
     const decision = decide(below, state, scored(5));
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('override: a reply without a score waits', () => {
@@ -302,7 +302,7 @@ describe('decide: override', () => {
     const decision = decide(below, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it('override: completes when every expected reply arrived without a winning score', () => {
@@ -313,7 +313,7 @@ describe('decide: override', () => {
     const decision = decide(below, state, scored(9));
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('override: waits when every reply arrived but completeWhenAllArrived is false', () => {
@@ -325,7 +325,7 @@ describe('decide: override', () => {
     const decision = decide(definition, state, scored(9));
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it('override: a winning score still completes when completeWhenAllArrived is false', () => {
@@ -337,7 +337,7 @@ describe('decide: override', () => {
     const decision = decide(definition, state, scored(1));
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it.each([
@@ -351,7 +351,7 @@ describe('decide: override', () => {
     const decision = decide(below, state, DEADLINE);
 
     // Assess
-    expect(decision).toStrictEqual(expected);
+    expect(decision).toMatchObject(expected);
   });
 });
 
@@ -368,7 +368,7 @@ describe('decide: external', () => {
     const decision = decide(external, state, REPLY);
 
     // Assess
-    expect(decision).toStrictEqual(WAIT);
+    expect(decision).toMatchObject(WAIT);
   });
 
   it('external: the external event completes the aggregate', () => {
@@ -379,7 +379,7 @@ describe('decide: external', () => {
     const decision = decide(external, state, EXTERNAL);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 
   it('external: the deadline times it out, whatever arrived', () => {
@@ -390,7 +390,7 @@ describe('decide: external', () => {
     const decision = decide(external, state, DEADLINE);
 
     // Assess
-    expect(decision).toStrictEqual(TIMED_OUT);
+    expect(decision).toMatchObject(TIMED_OUT);
   });
 });
 
@@ -412,7 +412,7 @@ describe('decide: every strategy', () => {
     const decision = decide(definition, state, PURGE);
 
     // Assess
-    expect(decision).toStrictEqual(PURGED);
+    expect(decision).toMatchObject(PURGED);
   });
 
   it.each(strategies)('%s: an external event completes the aggregate', (_strategy, definition) => {
@@ -423,7 +423,7 @@ describe('decide: every strategy', () => {
     const decision = decide(definition, state, EXTERNAL);
 
     // Assess
-    expect(decision).toStrictEqual(COMPLETED);
+    expect(decision).toMatchObject(COMPLETED);
   });
 });
 
