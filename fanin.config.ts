@@ -52,11 +52,13 @@ export default defineConfig({
       timeoutSeconds: 6,
     },
     {
-      // Completed only by an external event (`npx fanin complete ...`) or its deadline.
+      // Completed only by an external event (`npx fanin complete ...`) or its deadline. A long
+      // wait: who has approved so far goes to the status output every minute, as a snapshot.
       name: 'order-approval',
       description: 'Collects replies until an approval event arrives',
       completion: { strategy: 'external' },
       timeoutSeconds: 24 * 3600,
+      snapshotIntervalSeconds: 60,
       externalEventPattern: { source: ['example.orders'], 'detail-type': ['OrderApproved'] },
     },
   ],

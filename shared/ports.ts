@@ -195,6 +195,18 @@ export interface StateStore {
    * holds it: a completer that failed leaves its aggregate to the sweeper at its lease's end.
    */
   recoverAt(aggregateId: string, lease: string, at: number): Promise<void>;
+  /**
+   * Moves an open aggregate's deadline and its `due` entry from `from` to `to` (the inactivity
+   * timeout, checked lazily when it falls due); false when the aggregate is no longer open or its
+   * deadline moved meanwhile.
+   */
+  moveDeadline(aggregateId: string, from: number, to: number): Promise<boolean>;
+  /**
+   * Marks snapshot `period` of an open aggregate as taken, on its header: `marked` the first time,
+   * `already` when this period was marked before, `passed` when a later one was, `closed` when the
+   * aggregate is not open (no snapshot once it is sealed).
+   */
+  markSnapshot(aggregateId: string, period: number): Promise<'marked' | 'already' | 'passed' | 'closed'>;
   /** Records a channel delivered under the lease; false when the lease is no longer held. */
   markEmitted(aggregateId: string, lease: string, channels: readonly OutputChannel[]): Promise<boolean>;
   /** completing → closed under the lease (the header becomes the tombstone); false when not held. */
@@ -271,7 +283,14 @@ export interface OutputPublisher {
 /** What a timer fires for. */
 export type TimerMessage =
   | { readonly kind: 'deadline'; readonly aggregateId: string; readonly dueAt: number }
-  | { readonly kind: 'held'; readonly aggregateId: string; readonly replyId: string; readonly dueAt: number };
+  | { readonly kind: 'held'; readonly aggregateId: string; readonly replyId: string; readonly dueAt: number }
+  /** Periodic release: snapshot `period` (1, 2, …) of an open aggregate, due at openedAt + period × interval. */
+  | {
+      readonly kind: 'snapshot';
+      readonly aggregateId: string;
+      readonly period: number;
+      readonly dueAt: number;
+    };
 
 /** Arms timers (SQS delay messages, at most 900 s, re-armed until due). */
 export interface TimerScheduler {

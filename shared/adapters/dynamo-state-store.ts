@@ -425,6 +425,57 @@ export class DynamoStateStore implements StateStore {
       });
   }
 
+  public async moveDeadline(aggregateId: string, from: number, to: number): Promise<boolean> {
+    const pk = aggregateKey(aggregateId);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk, sk: 'H' },
+          UpdateExpression: 'SET deadline = :to, dueAt = :to, dueShard = if_not_exists(dueShard, :shard)',
+          ConditionExpression: '#status = :open AND deadline = :from',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':open': AggregateStatus.OPEN,
+            ':from': from,
+            ':to': to,
+            ':shard': dueShard(pk),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  public async markSnapshot(
+    aggregateId: string,
+    period: number,
+  ): Promise<'marked' | 'already' | 'passed' | 'closed'> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          UpdateExpression: 'SET lastSnapshot = :n',
+          ConditionExpression:
+            '#status = :open AND (attribute_not_exists(lastSnapshot) OR lastSnapshot < :n)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':open': AggregateStatus.OPEN, ':n': period },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'marked';
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item ? unmarshallLoose(error.Item) : undefined;
+      if (old?.status !== AggregateStatus.OPEN) return 'closed';
+      return Number(old.lastSnapshot) === period ? 'already' : 'passed';
+    }
+  }
+
   public async markEmitted(
     aggregateId: string,
     lease: string,

@@ -24,6 +24,9 @@ export const DEFAULT_TOMBSTONE_RETENTION_SECONDS = 30 * DAY_SECONDS;
  */
 export const DEFAULT_MAX_OPEN_SECONDS = 14 * DAY_SECONDS;
 
+/** The shortest snapshot interval: well above SQS's one-second delay granularity, so snapshots cannot flood. */
+export const MIN_SNAPSHOT_INTERVAL_SECONDS = 10;
+
 const path = z
   .string()
   .refine(isValidPath, { message: 'must be a path such as $.quote.rate or items[0].sku' });
@@ -146,6 +149,27 @@ export const DefinitionSchema = z
     aggregation: AggregationSchema.default({ algorithm: 'collect' }),
     fanOut: FanOutSchema.optional(),
     timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+    /**
+     * Camel's `completionTimeout`, Spring's `group-timeout`: the aggregate times out this long after
+     * its last recorded reply (or its opening). Checked lazily: no reply writes the header.
+     */
+    inactivityTimeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+    /**
+     * Periodic release (Camel's `completionInterval`, as a progress report): every N seconds an
+     * open aggregate's replies so far go to the status output as a snapshot; it stays open.
+     */
+    snapshotIntervalSeconds: z
+      .int()
+      .min(MIN_SNAPSHOT_INTERVAL_SECONDS, {
+        message: `must be at least ${MIN_SNAPSHOT_INTERVAL_SECONDS} seconds, so snapshots cannot flood the status output`,
+      })
+      .max(MAX_TIMEOUT_SECONDS)
+      .optional(),
+    /**
+     * A timed-out aggregate publishes its partial result (`release`, the default) or only its
+     * outcome, counts and missing list (`discard`, Camel's `discardOnCompletionTimeout`).
+     */
+    onTimeout: z.enum(['release', 'discard']).optional(),
     unknownTimeoutSeconds: z.int().min(0).max(MAX_TIMEOUT_SECONDS).default(0),
     latePolicy: z.enum(['route', 'discard']).default('route'),
     tombstoneRetentionSeconds: z
@@ -172,15 +196,17 @@ export const DefinitionSchema = z
     const strategy = def.completion.strategy;
     if (
       (strategy === Strategy.TIMEOUT || strategy === Strategy.OVERRIDE) &&
-      def.timeoutSeconds === undefined
+      def.timeoutSeconds === undefined &&
+      def.inactivityTimeoutSeconds === undefined
     ) {
       ctx.addIssue({
         code: 'custom',
         path: ['timeoutSeconds'],
-        message: `is required by completion strategy '${strategy}'`,
+        message: `is required by completion strategy '${strategy}' (or inactivityTimeoutSeconds)`,
         input: def.timeoutSeconds,
       });
     }
+    refineTiming(def, ctx);
     if (def.mode === 'self-starting' && strategy === Strategy.ALL) {
       ctx.addIssue({
         code: 'custom',
@@ -211,6 +237,45 @@ export const DefinitionSchema = z
       });
     }
   });
+
+/** The rules between the timing fields: each must be able to matter. */
+function refineTiming(
+  def: {
+    readonly timeoutSeconds?: number | undefined;
+    readonly inactivityTimeoutSeconds?: number | undefined;
+    readonly maxOpenSeconds: number;
+    readonly onTimeout?: 'release' | 'discard' | undefined;
+    readonly completion: { readonly strategy: string };
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const inactivity = def.inactivityTimeoutSeconds;
+  if (inactivity !== undefined && def.timeoutSeconds !== undefined && inactivity >= def.timeoutSeconds) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['inactivityTimeoutSeconds'],
+      message: `must be shorter than timeoutSeconds (${def.timeoutSeconds}), or the absolute deadline always comes first`,
+      input: inactivity,
+    });
+  }
+  if (inactivity !== undefined && inactivity >= Math.max(def.maxOpenSeconds, def.timeoutSeconds ?? 0)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['inactivityTimeoutSeconds'],
+      message: `must be shorter than maxOpenSeconds (${def.maxOpenSeconds}), or the allowed life always ends first`,
+      input: inactivity,
+    });
+  }
+  const strategy = def.completion.strategy;
+  if (def.onTimeout === 'discard' && (strategy === Strategy.TIMEOUT || strategy === Strategy.OVERRIDE)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['onTimeout'],
+      message: `'discard' has no effect with completion strategy '${strategy}': its deadline completes the aggregate with what arrived (outcome completed), and times it out only when nothing did`,
+      input: def.onTimeout,
+    });
+  }
+}
 
 /** A validated aggregation definition, defaults applied. */
 export type Definition = z.output<typeof DefinitionSchema>;
@@ -272,6 +337,8 @@ export type RuntimeParameters = z.infer<typeof RuntimeParametersSchema>;
 /** The parameters an aggregate is opened with: the definition's, overridden by the runtime ones. */
 export interface EffectiveParameters {
   readonly timeoutSeconds?: number;
+  /** The definition's inactivity timeout, fixed at open like the others. */
+  readonly inactivityTimeoutSeconds?: number;
   readonly threshold?: number;
   readonly count?: number;
 }
@@ -282,9 +349,16 @@ export function effectiveParameters(
   overrides: RuntimeParameters = {},
 ): EffectiveParameters {
   const completion = definition.completion;
-  const params: { timeoutSeconds?: number; threshold?: number; count?: number } = {};
+  const params: {
+    timeoutSeconds?: number;
+    inactivityTimeoutSeconds?: number;
+    threshold?: number;
+    count?: number;
+  } = {};
   const timeoutSeconds = overrides.timeoutSeconds ?? definition.timeoutSeconds;
   if (timeoutSeconds !== undefined) params.timeoutSeconds = timeoutSeconds;
+  if (definition.inactivityTimeoutSeconds !== undefined)
+    params.inactivityTimeoutSeconds = definition.inactivityTimeoutSeconds;
   const threshold = thresholdRuleOf(completion)?.threshold;
   if (threshold !== undefined) params.threshold = overrides.threshold ?? threshold;
   const count = countRuleOf(completion);

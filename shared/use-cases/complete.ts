@@ -343,6 +343,19 @@ async function buildOutput(
   replies = replies.filter((r) => !failing.has(r.replyId));
   if (header.outcome === Outcome.FAILED && header.reason !== undefined) return failed(header.reason, missing);
   if (!definition) return failed(`unknown definition "${header.definition}"`, missing);
+  if (outcome === Outcome.TIMED_OUT && definition.onTimeout === 'discard') {
+    // The definition discards a timed-out aggregate's partial result (Camel's
+    // discardOnCompletionTimeout): its outcome, counts and missing list only.
+    const message = {
+      ...base,
+      type: `fanin.aggregate.${outcome}`,
+      outcome,
+      result: null,
+      discarded: true,
+      missing,
+    };
+    return { outcome, message };
+  }
   let result: unknown;
   try {
     result = await aggregate(definition, replies, {
@@ -384,7 +397,7 @@ function isGone(error: unknown): boolean {
 }
 
 /** Missing reply ids, with the recipient or item label the request gave them when there is one. */
-function labelMissing(ids: string[], request: unknown): { replyId: string; label?: string }[] {
+export function labelMissing(ids: string[], request: unknown): { replyId: string; label?: string }[] {
   const labels = (request as { labels?: unknown } | undefined)?.labels;
   return ids.map((replyId) => {
     const label = Array.isArray(labels) ? labels[Number(replyId)] : undefined;

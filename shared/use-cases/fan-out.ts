@@ -16,8 +16,10 @@ import {
   routeError,
   storable,
 } from './context.ts';
+import { openingDeadline } from './inactivity.ts';
 import { checkRecipient } from './recipients.ts';
 import { closeByOf, consolidateHeld, evaluate, replyExpiry } from './replies.ts';
+import { armFirstSnapshot } from './snapshots.ts';
 
 /** Most sub-requests one request may fan out to. */
 export const MAX_FAN_OUT = 10_000;
@@ -74,7 +76,8 @@ export async function handleRequest(
     ...effectiveParameters(definition, await ctx.store.getParameters(definition.name)),
     ...plan.parameters,
   };
-  const deadline = deadlineOf(params, now);
+  // With an inactivity timeout the first deadline may come before the absolute one (inactivity.ts).
+  const deadline = openingDeadline(params, now);
   const header: AggregateHeader = {
     aggregateId,
     definition: definition.name,
@@ -86,7 +89,7 @@ export async function handleRequest(
     params,
     requestId: plan.requestId,
     shards: definition.writeShards,
-    closeBy: closeByOf(definition, now, deadline),
+    closeBy: closeByOf(definition, now, deadlineOf(params, now)),
     ...(deadline !== undefined ? { deadline } : {}),
   };
   const labels = plan.subRequests.map((s) => s.label ?? null);
@@ -132,6 +135,7 @@ export async function handleRequest(
   if (current.deadline !== undefined) {
     await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: current.deadline }, now);
   }
+  await armFirstSnapshot(ctx, definition, current, now);
   await evaluate(ctx, definition, await ctx.store.readAggregate(aggregateId));
 }
 

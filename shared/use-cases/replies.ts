@@ -29,6 +29,8 @@ import {
   routeError,
   storable,
 } from './context.ts';
+import { openingDeadline } from './inactivity.ts';
+import { armFirstSnapshot } from './snapshots.ts';
 
 /** The longest aggregate id fanin accepts, in bytes (DynamoDB keys are at most 2,048). */
 export const MAX_AGGREGATE_ID_BYTES = 1024;
@@ -227,7 +229,7 @@ async function openSelfStarting(
 ): Promise<AggregateHeader> {
   const now = ctx.clock();
   const params = effectiveParameters(definition, await ctx.store.getParameters(definition.name));
-  const deadline = deadlineOf(params, now);
+  const deadline = openingDeadline(params, now);
   const opened = await ctx.store.openAggregate({
     aggregateId,
     definition: definition.name,
@@ -238,13 +240,14 @@ async function openSelfStarting(
     params,
     openedBy,
     shards: definition.writeShards,
-    closeBy: closeByOf(definition, now, deadline),
+    closeBy: closeByOf(definition, now, deadlineOf(params, now)),
     ...(deadline !== undefined ? { deadline } : {}),
   });
   if (opened.created) ctx.metrics?.count(MetricName.AGGREGATES_OPENED, definition.name);
   // Only the invocation that opened it arms the timer; the sweeper's `due` entry covers a crash here.
   if (opened.created && deadline !== undefined)
     await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: deadline }, now);
+  if (opened.created) await armFirstSnapshot(ctx, definition, opened.header, now);
   return opened.header;
 }
 

@@ -4,7 +4,9 @@ import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import { BadMessageError, type FaninContext, loadStored, parseJsonBody, routeError } from './context.ts';
-import { completionState, consolidateHeld, describeError, publishUnknown } from './replies.ts';
+import { inactivityDeadline } from './inactivity.ts';
+import { completionState, consolidateHeld, describeError, publishUnknown, validReplies } from './replies.ts';
+import { takeSnapshot } from './snapshots.ts';
 
 /**
  * Handles a timer message. Timers are hints: every action re-reads state and is a no-op when the
@@ -20,7 +22,8 @@ export async function handleTimer(ctx: FaninContext, raw: RawMessage): Promise<v
     await routeError(ctx, 'timer', raw, error.message);
     return;
   }
-  if (timer.kind === 'deadline') await expireAggregate(ctx, timer.aggregateId, true);
+  if (timer.kind === 'deadline') await expireAggregate(ctx, timer.aggregateId, true, timer.dueAt);
+  else if (timer.kind === 'snapshot') await takeSnapshot(ctx, timer, raw.receiveCount);
   else await expireHeld(ctx, timer.aggregateId, timer.replyId, true);
 }
 
@@ -31,9 +34,13 @@ function parseTimer(raw: RawMessage): TimerMessage {
     typeof body === 'object' &&
     typeof body.aggregateId === 'string' &&
     typeof body.dueAt === 'number' &&
-    (body.kind === 'deadline' || (body.kind === 'held' && typeof body.replyId === 'string'));
+    (body.kind === 'deadline' ||
+      (body.kind === 'held' && typeof body.replyId === 'string') ||
+      (body.kind === 'snapshot' && Number.isSafeInteger(body.period) && (body.period as number) >= 1));
   if (!valid)
-    throw new BadMessageError('not a timer message: expected { kind, aggregateId, dueAt[, replyId] }');
+    throw new BadMessageError(
+      'not a timer message: expected { kind, aggregateId, dueAt[, replyId | period] } with kind deadline, held or snapshot',
+    );
   return body as unknown as TimerMessage;
 }
 
@@ -41,8 +48,22 @@ function parseTimer(raw: RawMessage): TimerMessage {
  * The deadline of an aggregate (or the end of its allowed life, `closeBy`): held replies are
  * consolidated first (IBM: replies that arrive before the timeout count), then the strategy
  * decides the outcome at the deadline on the aggregate as read.
+ *
+ * With an inactivity timeout the deadline moves lazily (inactivity.ts): when a reply was recorded
+ * since it was set, the deadline and its `due` entry move forward (one conditional update, only
+ * while open) and a timer is armed for the new one, by the timer and the sweeper alike; a timer
+ * that finds its deadline already moved by someone else (`firedFor` earlier than the header's)
+ * does not re-arm, since the mover did.
+ *
+ * @param rearm re-arm a timer that fired before its deadline (timers; the sweeper only acts on due items)
+ * @param firedFor the deadline the firing timer was armed for
  */
-export async function expireAggregate(ctx: FaninContext, aggregateId: string, rearm: boolean): Promise<void> {
+export async function expireAggregate(
+  ctx: FaninContext,
+  aggregateId: string,
+  rearm: boolean,
+  firedFor?: number,
+): Promise<void> {
   const header = await ctx.store.getHeader(aggregateId);
   if (!header) return;
   if (header.status === AggregateStatus.COMPLETING) {
@@ -56,7 +77,7 @@ export async function expireAggregate(ctx: FaninContext, aggregateId: string, re
   if (header.status !== AggregateStatus.OPEN || due === undefined) return;
   const now = ctx.clock();
   if (now < due) {
-    if (rearm && header.deadline !== undefined)
+    if (rearm && header.deadline !== undefined && (firedFor === undefined || firedFor >= header.deadline))
       await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: header.deadline }, now);
     return;
   }
@@ -64,6 +85,20 @@ export async function expireAggregate(ctx: FaninContext, aggregateId: string, re
   const snapshot = await ctx.store.readAggregate(aggregateId);
   const latest = snapshot.header;
   if (!latest || latest.status !== AggregateStatus.OPEN) return;
+  const moved = inactivityDeadline(latest, validReplies(latest, snapshot.replies));
+  if (moved !== undefined && moved > now) {
+    // Replies came since the deadline was set: it moves on instead of timing the aggregate out.
+    if (
+      latest.deadline !== undefined &&
+      (await ctx.store.moveDeadline(aggregateId, latest.deadline, moved))
+    ) {
+      await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: moved }, now);
+      return;
+    }
+    // Moved or sealed by another invocation meanwhile: look again (a move only goes forward).
+    await expireAggregate(ctx, aggregateId, rearm, firedFor);
+    return;
+  }
   const definition = ctx.definitions.get(latest.definition);
   const decision = definition
     ? decide(definition, completionState(definition, snapshot).state, { type: 'deadline' })
