@@ -1,14 +1,14 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /** The integration projects' shared settings: the emulators, long timeouts, two workers. */
-const integration = {
+const integration: TestProjectInlineConfiguration['test'] = {
   environment: 'node',
   globalSetup: ['test/support/global-setup.ts'],
   testTimeout: 60_000,
   hookTimeout: 60_000,
   // Two cores: keep the emulators from being starved by too many workers.
   maxWorkers: 2,
-} as const;
+};
 
 /**
  * Three projects: `unit` (pure, no I/O), `integration` (through the emulators or LocalStack) and

@@ -101,7 +101,15 @@ export interface FaninProps {
    */
   readonly replyBatchingWindowSeconds?: number | readonly number[];
   /**
-   * How the reply partitions are kept available and fed from the backlog by the watermark
+   * How many invocations each reply partition's event source may run at once (its
+   * `MaximumConcurrency`, 2-1000): one value for every partition, or one per partition. One
+   * aggregate's replies all go to its reply partition, so this bounds how fast one aggregate can
+   * take replies; raise it with the definition's `writeShards` for hot aggregates
+   * (docs/hot-aggregates.md). @default 5
+   */
+  readonly replyConcurrency?: number | readonly number[];
+  /**
+ are kept available and fed from the backlog by the watermark
    * distributor (docs/partitions.md): `highThreshold`, `highWatermark`, `lowWatermark`,
    * `stallSeconds`, `distributorIntervalSeconds`. Checked by the topology (integers, low below high
    * watermark, high watermark at most the threshold); `distributorIntervalSeconds` must also be a
@@ -310,6 +318,7 @@ export class Fanin extends Construct {
       ...(props.replyBatchingWindowSeconds !== undefined
         ? { replyBatchingWindowSeconds: props.replyBatchingWindowSeconds }
         : {}),
+      ...(props.replyConcurrency !== undefined ? { replyConcurrency: props.replyConcurrency } : {}),
       ...(props.maxReceiveCount !== undefined ? { maxReceiveCount: props.maxReceiveCount } : {}),
       ...(props.partitioning !== undefined ? { partitioning: props.partitioning } : {}),
       functionTimeoutSeconds: functionTimeout.toSeconds({ integral: false }),

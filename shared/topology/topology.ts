@@ -97,9 +97,12 @@ export interface TopologyOptions {
   /** Receives before a message is dead-lettered. @default 5 */
   readonly maxReceiveCount?: number;
   /**
-   * How long one handler invocation (one batch) may run, in seconds. The visibility timeout of
-   * every queue a handler consumes is derived from it: 6 x this + the batching window, as AWS
-   * advises for Lambda SQS event sources, so a batch is not redelivered while it is still running.
+   * How long one handler invocation (one batch) may run, in seconds. The completion lease is this
+   * + 90 s, and the visibility timeout of every queue a handler consumes is derived from both:
+   * max(6 x this, this + the lease) + the batching window — 6 x as AWS advises for Lambda SQS
+   * event sources, so a batch is not redelivered while it is still running, and past the lease,
+   * so the redelivery of a message whose invocation crashed mid-completion finds the lease run out
+   * and resumes the completion (docs/data-plane.md).
    * @default 30
    */
   readonly functionTimeoutSeconds?: number;
@@ -112,6 +115,15 @@ export interface TopologyOptions {
    * benchmark's arrival patterns for the trade-off. @default 0
    */
   readonly replyBatchingWindowSeconds?: number | readonly number[];
+  /**
+   * How many invocations the reply consumer of a partition may run at once (the event source's
+   * `MaximumConcurrency`, 2 to 1000): one value for every partition, or one per partition. The
+   * replies of one aggregate all go to its reply partition, so this bounds how fast one aggregate
+   * can take replies (about 230 replies/s per invocation slot at batches of 10): raise it, with
+   * the definition's `writeShards`, for hot aggregates (docs/hot-aggregates.md). The sum over
+   * every handler must stay within the account's Lambda concurrency. @default 5
+   */
+  readonly replyConcurrency?: number | readonly number[];
   /** Partition availability and the watermark distributor of the reply destination. */
   readonly partitioning?: PartitioningOptions;
   /** The aggregation definitions. */
@@ -210,15 +222,21 @@ export function describeTopology(options: TopologyOptions): Topology {
   const definitions = parseDefinitions(options.definitions);
   const fifoReplies = options.fifoReplies ?? false;
   const windows = replyWindows(options.replyBatchingWindowSeconds, partitions, fifoReplies);
+  const concurrency = replyConcurrency(options.replyConcurrency, partitions);
   const consumers = {
     fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
-    reply: { batchSize: 10, maxBatchingWindowSeconds: windows[0] ?? 0, maxConcurrency: 5 },
+    reply: {
+      batchSize: 10,
+      maxBatchingWindowSeconds: windows[0] ?? 0,
+      maxConcurrency: concurrency[0] ?? DEFAULT_REPLY_CONCURRENCY,
+    },
     timer: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
     control: { batchSize: 1, maxBatchingWindowSeconds: 0, maxConcurrency: 2 },
   } as const satisfies Topology['consumers'];
-  const replyConsumers = windows.map((maxBatchingWindowSeconds) => ({
+  const replyConsumers = windows.map((maxBatchingWindowSeconds, i) => ({
     ...consumers.reply,
     maxBatchingWindowSeconds,
+    maxConcurrency: concurrency[i] ?? DEFAULT_REPLY_CONCURRENCY,
   }));
   // A queue a handler consumes: long enough that a batch still running (with Lambda's own retries
   // of a throttled invocation) is not handed to a second invocation, and that a message comes back
@@ -328,6 +346,27 @@ function replyWindows(
     }
   }
   return windows;
+}
+
+/** Reply consumer invocations at once per partition unless `replyConcurrency` says otherwise. */
+export const DEFAULT_REPLY_CONCURRENCY = 5;
+
+/** The reply consumers' concurrency per partition, validated (Lambda takes 2 to 1000). */
+function replyConcurrency(option: number | readonly number[] | undefined, partitions: number): number[] {
+  const values = Array.isArray(option)
+    ? [...option]
+    : Array.from({ length: partitions }, () => (option as number | undefined) ?? DEFAULT_REPLY_CONCURRENCY);
+  if (values.length !== partitions) {
+    throw new Error(
+      `replyConcurrency must have one value per reply partition (given ${values.length} for ${partitions})`,
+    );
+  }
+  for (const value of values) {
+    if (!Number.isInteger(value) || value < 2 || value > 1000) {
+      throw new Error(`replyConcurrency must be integers between 2 and 1000 inclusive (given ${value})`);
+    }
+  }
+  return values;
 }
 
 /** Applies the partitioning defaults and checks the values; messages name the value received. */

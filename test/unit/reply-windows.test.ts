@@ -61,3 +61,42 @@ describe('reply batching window in the stack', () => {
     expect(windows).toEqual([0, 4]);
   });
 });
+
+describe('reply consumer concurrency', () => {
+  const definitions = [{ name: 'd', completion: { strategy: 'all' as const } }];
+
+  it('is 5 per partition unless configured, one value or one per partition', () => {
+    expect(describeTopology({ definitions }).replyConsumers.map((c) => c.maxConcurrency)).toEqual([5, 5]);
+    expect(
+      describeTopology({ definitions, replyConcurrency: 25 }).replyConsumers.map((c) => c.maxConcurrency),
+    ).toEqual([25, 25]);
+    const mixed = describeTopology({ definitions, replyPartitions: 2, replyConcurrency: [40, 5] });
+    expect(mixed.replyConsumers.map((c) => c.maxConcurrency)).toEqual([40, 5]);
+    // the window and the concurrency of a partition are set independently
+    expect(mixed.replyConsumers.map((c) => c.maxBatchingWindowSeconds)).toEqual([0, 0]);
+  });
+
+  it('refuses what Lambda refuses, naming the value (below 2, above 1000, not one per partition)', () => {
+    expect(() => describeTopology({ definitions, replyConcurrency: 1 })).toThrow(
+      /between 2 and 1000.*given 1\)/,
+    );
+    expect(() => describeTopology({ definitions, replyConcurrency: 1001 })).toThrow(/given 1001/);
+    expect(() => describeTopology({ definitions, replyConcurrency: [5] })).toThrow(
+      /one value per reply partition/,
+    );
+  });
+
+  it('reaches the stack: each partition event source gets its own maximum concurrency', async () => {
+    const { synthFanin } = await import('./infra/synth.ts');
+    const { template } = synthFanin({ replyPartitions: 2, replyConcurrency: [40, 5] });
+    const concurrencies = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map(
+        (r) =>
+          (r as { Properties: { ScalingConfig?: { MaximumConcurrency?: number } } }).Properties.ScalingConfig
+            ?.MaximumConcurrency,
+      )
+      .filter((c) => c !== undefined);
+    expect(concurrencies).toContain(40);
+    expect(concurrencies.filter((c) => c === 5).length).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+});
