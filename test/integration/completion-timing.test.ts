@@ -47,6 +47,17 @@ describe('completion timing', () => {
         onTimeout: 'discard',
       },
       {
+        // Going once, going twice: the auction closes 5 s after the last bid.
+        name: 'lively-auction',
+        mode: 'self-starting',
+        correlation: { source: 'path', path: '$.auctionId' },
+        replyId: { source: 'path', path: '$.bidId' },
+        completion: { strategy: 'timeout' },
+        aggregation: { algorithm: 'best', criteria: [{ path: '$.price', order: 'max' }] },
+        inactivityTimeoutSeconds: 5,
+        snapshotIntervalSeconds: 10,
+      },
+      {
         name: 'releasing',
         fanOut: { type: 'none' },
         completion: { strategy: 'all' },
@@ -200,6 +211,39 @@ describe('completion timing', () => {
       expect(channel).toBe('timed-out');
       expect(output).toMatchObject({ counts: { received: 2 }, closedAt: openedAt + 20_000 });
     });
+  });
+
+  it('a self-starting auction closes once the bids stop, completed with the best bid', async () => {
+    // Prepare: the first bid opens the auction and arms its deadline and first snapshot timers
+    const key = `lot-${++n}`;
+    const id = `lively-auction:${key}`;
+    const bid = (bidId: string, price: number) =>
+      fanin
+        .sendReply({ auctionId: key, bidId, price }, { 'fanin-definition': 'lively-auction' })
+        .then(() => fanin.drain());
+    await bid('b1', 10);
+    const openedAt = (await fanin.ctx.store.getHeader(id))?.openedAt ?? Number.NaN;
+    expect(armed(id, 'deadline').map((t) => t.dueAt - openedAt)).toEqual([5_000]);
+    expect(armed(id, 'snapshot').map((t) => [t.period, t.dueAt - openedAt])).toEqual([[1, 10_000]]);
+    at(openedAt, 4_000);
+    await bid('b2', 12);
+
+    // Act: the first deadline moves to 5 s after the second bid; nothing comes after that
+    at(openedAt, 5_000);
+    await deliver(armed(id, 'deadline')[0] as TimerMessage);
+    at(openedAt, 9_000);
+    await deliver(armed(id, 'deadline')[1] as TimerMessage);
+    at(openedAt, 10_000);
+    await deliver(armed(id, 'snapshot')[0] as TimerMessage);
+
+    // Assess: strategy 'timeout' completes with what arrived; the closed auction takes no snapshot
+    const { output, channel } = fanin.expectExactlyOneTerminalOutput(id);
+    expect(channel).toBe('completed');
+    expect(output).toMatchObject({
+      closedAt: openedAt + 9_000,
+      result: { replyId: 'b2', body: { price: 12 } },
+    });
+    expect(fanin.published('status').filter((p) => p.body.aggregateId === id)).toEqual([]);
   });
 
   describe('periodic snapshots', () => {
