@@ -330,6 +330,25 @@ describe('completion timing', () => {
       expect(armed(id, 'snapshot').map((t) => t.period)).toEqual([1, 2]);
     });
 
+    it('a snapshot timer without a valid period goes to the error output with the reason', async () => {
+      // Act
+      await handleTimer(fanin.ctx, {
+        messageId: 'bad-snapshot-timer',
+        body: JSON.stringify({ kind: 'snapshot', aggregateId: 'progress-x', dueAt: 1, period: 0 }),
+        attributes: {},
+        receiveCount: 1,
+      });
+
+      // Assess (mutant killed: a snapshot timer accepted without checking its period)
+      expect(fanin.published('error').map((p) => p.body)).toContainEqual(
+        expect.objectContaining({
+          id: 'error/timer/bad-snapshot-timer',
+          source: 'timer',
+          reason: expect.stringContaining('with kind deadline, held or snapshot'),
+        }),
+      );
+    });
+
     it('no snapshot once the aggregate is closed, and no further timer', async () => {
       // Prepare: all replies in, the aggregate completes before its first snapshot is due
       const { id, openedAt } = await open('progress', 2);
