@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -55,10 +56,18 @@ export interface FaninFunctionProps {
   readonly retryAttempts?: number;
   /** @default - none */
   readonly description?: string;
+  /** The instruction set the handler runs on. @default lambda.Architecture.ARM_64 */
+  readonly architecture?: lambda.Architecture;
+  /** Concurrency reserved for (and limiting) the function. @default - none: the account's unreserved pool */
+  readonly reservedConcurrentExecutions?: number;
+  /** Lambda active tracing (X-Ray): CDK adds the X-Ray write permissions to the role. @default false */
+  readonly tracing?: boolean;
+  /** A customer managed KMS key for the log group. @default - CloudWatch Logs' own encryption */
+  readonly logEncryptionKey?: kms.IKey;
 }
 
 /**
- * A fanin handler with the project's defaults: arm64, the newest Node.js runtime, ESM bundled by the
+ * A fanin handler with the project's defaults: arm64 (or x86_64), the newest Node.js runtime, ESM bundled by the
  * local esbuild (never Docker), minified with source maps, the AWS SDK bundled at the version the
  * project pins, its own log group with a retention, and its own role that starts with nothing but
  * writing to that log group (no AWS managed policy); every other permission is a grant.
@@ -76,6 +85,7 @@ export class FaninFunction extends nodejs.NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+      ...(props.logEncryptionKey ? { encryptionKey: props.logEncryptionKey } : {}),
     });
     super(scope, id, {
       entry: path.join(props.projectRoot, 'functions', `${props.handler}.ts`),
@@ -83,7 +93,11 @@ export class FaninFunction extends nodejs.NodejsFunction {
       projectRoot: props.projectRoot,
       depsLockFilePath: path.join(props.projectRoot, 'package-lock.json'),
       runtime: FANIN_RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      architecture: props.architecture ?? lambda.Architecture.ARM_64,
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
+      ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
       timeout: props.timeout,
       memorySize: props.memorySize,
       role,
