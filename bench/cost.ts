@@ -27,11 +27,7 @@ export interface Prices {
     readonly express_billed_memory_mb: number;
     readonly express_duration_increment_ms: number;
   };
-  readonly cloudwatch: {
-    readonly standard_alarm_per_month: number;
-    readonly dashboard_per_month: number;
-    readonly logs_ingested_per_gb: number;
-  };
+  readonly cloudwatch: { readonly standard_alarm_per_month: number; readonly logs_ingested_per_gb: number };
   readonly at_rest: {
     readonly pollers_per_queue: number;
     readonly long_poll_seconds: number;
@@ -257,12 +253,7 @@ export function fixedMonthly(
     ((invocations * r.log_kb_per_invocation) / 1024 / 1024) * prices.cloudwatch.logs_ingested_per_gb;
   const sweeps = (minutes * 60) / topology.sweepIntervalSeconds;
   const cycles = (minutes * 60) / topology.distributorIntervalSeconds;
-  // The stack's alarms (test/unit/infra/observability.test.ts counts them in the template): a
-  // not-empty alarm per DLQ (10 + N), a depth alarm per reply partition (N), the use cases' 3, and
-  // infra/observability.ts's: errors and throttles of the 6 handlers (12), the table's read and
-  // write throttles (2), the oldest message of each consumed queue (4 + N), failing sweeps and
-  // distributor cycles (2).
-  const alarms = 33 + 3 * n;
+  const alarms = 10 + 2 * n;
   const polled = 3 + n;
   const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * minutes;
   const invocation = (count: number, ms: number) =>
@@ -270,13 +261,8 @@ export function fixedMonthly(
   const items: FixedItem[] = [
     {
       item: 'CloudWatch alarms',
-      how: `33 + 3N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
+      how: `10 + 2N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
       usd: alarms * prices.cloudwatch.standard_alarm_per_month,
-    },
-    {
-      item: 'CloudWatch dashboard',
-      how: `1 dashboard (over 50 metrics, so not one of the 3 free ones) × $${prices.cloudwatch.dashboard_per_month}`,
-      usd: prices.cloudwatch.dashboard_per_month,
     },
     {
       item: 'SQS empty receives (idle polling)',

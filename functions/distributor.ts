@@ -1,9 +1,13 @@
-import { distributorFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import {
+  distributorFromEnvironment,
+  observabilityFromEnvironment,
+  tracedObservabilityFromEnvironment,
+} from '../shared/app.ts';
 import { instrumented, makeDistributorHandler } from './handlers.ts';
 
 /** Lambda entry point. */
 export const handler = instrumented(
   'distributor',
   makeDistributorHandler(distributorFromEnvironment, () => observabilityFromEnvironment().metrics),
-  observabilityFromEnvironment,
+  tracedObservabilityFromEnvironment,
 );

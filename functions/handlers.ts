@@ -108,10 +108,10 @@ export function makeDistributorHandler(distributor: () => Distributor, metrics?:
 export function instrumented<Event, Result>(
   name: string,
   handler: (event: Event, invocation?: Invocation) => Promise<Result>,
-  observability: () => Observability,
+  observability: () => Observability | Promise<Observability>,
 ) {
   return async (event: Event, invocation?: Invocation): Promise<Result> => {
-    const { metrics, tracer } = observability();
+    const { metrics, tracer } = await observability();
     try {
       return await traced(tracer, name, () => handler(event, invocation));
     } finally {

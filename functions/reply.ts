@@ -1,9 +1,9 @@
-import { contextFromEnvironment, observabilityFromEnvironment } from '../shared/app.ts';
+import { contextFromEnvironment, tracedObservabilityFromEnvironment } from '../shared/app.ts';
 import { instrumented, makeReplyHandler } from './handlers.ts';
 
 /** Lambda entry point. */
 export const handler = instrumented(
   'reply',
   makeReplyHandler(contextFromEnvironment),
-  observabilityFromEnvironment,
+  tracedObservabilityFromEnvironment,
 );

@@ -155,7 +155,6 @@ let distributorInstance: Distributor | undefined;
 export function distributorFromEnvironment(): Distributor {
   if (!distributorInstance) {
     const config = loadConfig();
-    observabilityFromEnvironment(config);
     distributorInstance = createDistributor(config, undefined, Date.now, { log: powertoolsLog() });
   }
   return distributorInstance;
@@ -170,24 +169,33 @@ export interface Observability {
 }
 
 let observability: Observability | undefined;
+let traced: Promise<Observability> | undefined;
+
+/** The metrics of a Lambda function (and its tracer once {@link tracedObservabilityFromEnvironment} set it up). */
+export function observabilityFromEnvironment(config: RuntimeConfig = loadConfig()): Observability {
+  observability ??= {
+    metrics: new PowertoolsMetricsAdapter({
+      definitions: config.definitions.keys(),
+      serviceName: serviceName(),
+    }),
+  };
+  return observability;
+}
 
 /**
- * The metrics and tracer of a Lambda function, built once per execution environment, before any
- * AWS client: with tracing on, every process-wide client is captured by the tracer.
+ * The metrics and tracer of a Lambda function, set up once per execution environment by its entry
+ * point before the first AWS client exists: with tracing on, every process-wide client is
+ * captured by the tracer.
  */
-export function observabilityFromEnvironment(config: RuntimeConfig = loadConfig()): Observability {
-  if (!observability) {
-    const tracer = createTracer();
-    if (tracer) instrumentClients((client) => tracer.captureAWSv3Client(client));
-    observability = {
-      metrics: new PowertoolsMetricsAdapter({
-        definitions: config.definitions.keys(),
-        serviceName: serviceName(),
-      }),
-      ...(tracer ? { tracer } : {}),
-    };
-  }
-  return observability;
+export function tracedObservabilityFromEnvironment(): Promise<Observability> {
+  traced ??= createTracer().then((tracer) => {
+    const base = observabilityFromEnvironment();
+    if (!tracer) return base;
+    instrumentClients((client) => tracer.captureAWSv3Client(client));
+    observability = { ...base, tracer };
+    return observability;
+  });
+  return traced;
 }
 
 /**
