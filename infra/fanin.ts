@@ -1,11 +1,13 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Annotations, Aws, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -21,9 +23,13 @@ import {
   QueueRole,
   type Topology,
 } from '../shared/topology/topology.ts';
+import { checkEnvironmentSize } from './environment-check.ts';
 import { FaninFunction, HandlerName } from './fanin-function.ts';
 import { FaninQueue, MAX_RETENTION_SECONDS } from './fanin-queue.ts';
-import { environmentSizeBound, handlerEnvironment, LAMBDA_ENV_LIMIT_BYTES } from './handler-environment.ts';
+import { handlerEnvironment } from './handler-environment.ts';
+import { FaninObservability } from './observability.ts';
+import { createPayloadBucket, createStateTable } from './state-resources.ts';
+import { type FunctionRole, validateOptions } from './validate-options.ts';
 
 /**
  * The partition key of the reply destination's partition-state items in the state table:
@@ -109,7 +115,7 @@ export interface FaninProps {
    */
   readonly replyConcurrency?: number | readonly number[];
   /**
- are kept available and fed from the backlog by the watermark
+   * How the reply partitions are kept available and fed from the backlog by the watermark
    * distributor (docs/partitions.md): `highThreshold`, `highWatermark`, `lowWatermark`,
    * `stallSeconds`, `distributorIntervalSeconds`. Checked by the topology (integers, low below high
    * watermark, high watermark at most the threshold); `distributorIntervalSeconds` must also be a
@@ -134,6 +140,28 @@ export interface FaninProps {
   readonly functionTimeout?: Duration;
   /** Memory of every handler, in MiB (128 to 10240). @default 512 */
   readonly functionMemorySize?: number;
+  /**
+   * The instruction set of every handler: `lambda.Architecture.ARM_64` (Graviton, about 20% cheaper
+   * per GB-second) or `lambda.Architecture.X86_64` (e.g. for LocalStack on an x86 host without
+   * `LAMBDA_IGNORE_ARCHITECTURE=1`). The bundles are plain JavaScript and run on either.
+   * @default lambda.Architecture.ARM_64
+   */
+  readonly architecture?: lambda.Architecture;
+  /**
+   * Concurrency reserved for a handler, by role (`fanOut`, `reply`, `timer`, `sweeper`, `control`,
+   * `distributor`): guaranteed to it and its upper limit. At least the maximum concurrency of its
+   * SQS event sources (fan-out 5, reply 5 per reply partition, timer 2, control 2; sweeper and
+   * distributor 1), checked at synth: less would throttle Lambda's pollers and push messages to
+   * the dead-letter queues.
+   * @default - none: every handler draws on the account's unreserved concurrency
+   */
+  readonly reservedConcurrency?: Partial<Readonly<Record<FunctionRole, number>>>;
+  /**
+   * Trace the handlers with AWS X-Ray: Lambda active tracing, the X-Ray write permissions on each
+   * role, and `POWERTOOLS_TRACE_ENABLED=true` for the handlers' Powertools Tracer (docs/observability.md).
+   * @default false
+   */
+  readonly tracing?: boolean;
   /** Retention of the handlers' log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /**
@@ -189,6 +217,19 @@ export interface FaninProps {
   /** Actions of every alarm (e.g. an SNS topic action). @default - no actions */
   readonly alarmActions?: readonly cloudwatch.IAlarmAction[];
   /**
+   * Alarm when the oldest message of a queue a handler consumes (ingress, control, timer, backlog,
+   * each reply partition) has waited this long, for 5 minutes; the timer queue's threshold is 15
+   * minutes more (a timer may wait SQS's longest delay). Whole seconds, at least 60.
+   * @default Duration.minutes(15)
+   */
+  readonly oldestMessageAgeAlarm?: Duration;
+  /**
+   * Build the CloudWatch dashboard `<prefix>-fanin` (docs/observability.md). A dashboard costs $3 a
+   * month beyond the account's first three.
+   * @default true
+   */
+  readonly dashboard?: boolean;
+  /**
    * An existing EventBridge bus for outputs of definitions with `outputs.eventBridge`.
    * @default - see `createEventBus`
    */
@@ -212,6 +253,34 @@ export interface FaninProps {
   /** Refuse to delete the state table (DynamoDB deletion protection). @default false */
   readonly deletionProtection?: boolean;
   /**
+   * An existing state table instead of the one fanin creates. It must have the topology's keys
+   * and indexes (`pk`/`sk` strings; GSI `due` on `dueShard` (N) / `dueAt` (N) and GSI `open` on
+   * `openDefinition` (S) / `openedAt` (N), keys only), TTL on `expiresAt`, and should deny
+   * requests without TLS in its resource policy; a `dynamodb.Table` of the same app is checked at
+   * synth, an imported one cannot be. Other fanin instances must not share it.
+   * @default - a table `<prefix>-state` (see "What it creates")
+   */
+  readonly table?: dynamodb.ITable;
+  /**
+   * An existing claim-check bucket instead of the one fanin creates. fanin adds its `Deny` of
+   * writes under `state/`, `requests/` and `outputs/` by other principals to the bucket's policy
+   * when the bucket is of this app (an imported bucket's policy is its owner's: add it there); give
+   * it a lifecycle rule expiring objects after at least `payloadExpirationDays`, block public access
+   * and enforce TLS.
+   * @default - a bucket named by CloudFormation (see "What it creates")
+   */
+  readonly bucket?: s3.IBucket;
+  /**
+   * A customer managed KMS key for everything fanin creates that holds data: the queues and their
+   * DLQs (SSE-KMS), the state table, the payload bucket (SSE-KMS with an S3 bucket key) and the
+   * handlers' log groups. Each handler's role may use it; a key of this stack also lets
+   * CloudWatch Logs and EventBridge (the external-event rules) use it in its key policy, an
+   * imported key's policy must allow them (docs/security.md). Producers, responders and output
+   * consumers need `kms:GenerateDataKey` / `kms:Decrypt` on it (the queues' grant methods add them).
+   * @default - AWS managed encryption: SSE-SQS, `aws/dynamodb`, SSE-S3
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
    * What happens to the state table, the payload bucket and the log groups when they leave the
    * stack; `SNAPSHOT` is refused (none of them supports it). Queues are always destroyed (their messages are transient).
    * @default RemovalPolicy.RETAIN
@@ -229,7 +298,9 @@ export interface FaninProps {
    */
   readonly serverAccessLogsBucket?: s3.IBucket;
   /**
-   * Directory holding `functions/<handler>.ts` and `package-lock.json`.
+   * Directory holding the handlers' code: `dist/handlers/<handler>/handler.mjs`, pre-bundled by
+   * `npm run build` (the `@fanin/cdk` package), or else `functions/<handler>.ts`, bundled at synth
+   * by the local esbuild (a clone of the repository). See infra/handler-code.ts.
    * @default - the fanin package this file belongs to
    */
   readonly projectRoot?: string;
@@ -279,9 +350,9 @@ export class Fanin extends Construct {
   /** The resolved topology the resources were built from. */
   public readonly topology: Topology;
   /** The state table (aggregates, replies, tombstones, held replies, runtime parameters, partition state). */
-  public readonly table: dynamodb.Table;
+  public readonly table: dynamodb.ITable;
   /** The claim-check bucket for payloads too large for SQS or DynamoDB. */
-  public readonly bucket: s3.Bucket;
+  public readonly bucket: s3.IBucket;
   /** Every queue by role, with its dead-letter queue. */
   public readonly queues: Readonly<Record<QueueRole, FaninQueue>>;
   /** The reply partitions, in partition order. */
@@ -297,10 +368,12 @@ export class Fanin extends Construct {
   /** One rule per definition with an `externalEventPattern`, by definition name. */
   public readonly externalEventRules: ReadonlyMap<string, events.Rule>;
   /**
-   * Every alarm: one per dead-letter queue, one per reply partition's depth, and one per condition
-   * the use cases log with an `alarm` field ({@link Alarm}).
+   * Every alarm: one per dead-letter queue, one per reply partition's depth, one per condition
+   * the use cases log with an `alarm` field ({@link Alarm}), and those of {@link observability}.
    */
   public readonly alarms: readonly cloudwatch.Alarm[];
+  /** The dashboard and the alarms on the handlers, the table, the queues' ages and the cycles. */
+  public readonly observability: FaninObservability;
   /** The use cases' alarms by {@link Alarm} value, each on a metric fed by every handler's log group. */
   public readonly useCaseAlarms: Readonly<Record<Alarm, cloudwatch.Alarm>>;
   /** How many days objects live in the payload bucket: at least the state's life plus a day. */
@@ -332,7 +405,18 @@ export class Fanin extends Construct {
     const wantsBus = definitions.some((d) => d.outputs.eventBridge);
     const createBus = !props.eventBus && (props.createEventBus ?? wantsBus);
     const busName = props.eventBus?.eventBusName ?? (createBus ? `${topology.prefix}-outputs` : undefined);
-    checkEnvironmentSize(topology, busName, props.claimCheckThreshold, props.recipientAccounts);
+    validateOptions(topology, props);
+    checkEnvironmentSize(topology, {
+      ...(busName !== undefined ? { eventBusName: busName } : {}),
+      ...(props.claimCheckThreshold !== undefined
+        ? { claimCheckThresholdBytes: props.claimCheckThreshold }
+        : {}),
+      ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
+      ...(props.table ? { tableName: props.table.tableName } : {}),
+      serviceName: topology.prefix,
+      tracing: props.tracing ?? false,
+    });
+    const key = props.encryptionKey;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const alarmActions = props.alarmActions ?? [];
 
@@ -343,6 +427,7 @@ export class Fanin extends Construct {
       queues[role] = new FaninQueue(queueScope, queueId(role), {
         spec: topology.queues[role],
         alarmActions,
+        ...(key ? { encryptionKey: key } : {}),
       });
     }
     this.queues = queues;
@@ -351,6 +436,7 @@ export class Fanin extends Construct {
       const partition = new FaninQueue(queueScope, `Reply${index}`, {
         spec,
         alarmActions,
+        ...(key ? { encryptionKey: key } : {}),
       });
       const depth = partition.queue
         .metricApproximateNumberOfMessagesVisible({
@@ -370,70 +456,28 @@ export class Fanin extends Construct {
     });
 
     // ---- State --------------------------------------------------------------------------------
-    const spec = topology.table;
-    this.table = new dynamodb.Table(this, 'Table', {
-      tableName: spec.name,
-      partitionKey: attribute(spec.partitionKey),
-      sortKey: attribute(spec.sortKey),
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      timeToLiveAttribute: spec.ttlAttribute,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      // AWS managed key (aws/dynamodb): key use is visible in CloudTrail, no key to pay for or rotate.
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      // DynamoDB's endpoints also answer plain HTTP; the queues and the bucket refuse it in their
-      // policies (CDK's enforceSSL), and the table does the same in its resource policy. `*` is
-      // the table itself and its indexes: a table policy cannot name its own ARN before it exists.
-      resourcePolicy: new iam.PolicyDocument({
-        statements: [
-          new iam.PolicyStatement({
-            sid: 'DenyInsecureTransport',
-            effect: iam.Effect.DENY,
-            principals: [new iam.AnyPrincipal()],
-            actions: ['dynamodb:*'],
-            resources: ['*'],
-            conditions: { Bool: { 'aws:SecureTransport': 'false' } },
-          }),
-        ],
-      }),
-      deletionProtection: props.deletionProtection ?? false,
-      removalPolicy,
-    });
-    for (const index of spec.indexes) {
-      this.table.addGlobalSecondaryIndex({
-        indexName: index.name,
-        partitionKey: attribute(index.partitionKey),
-        sortKey: attribute(index.sortKey),
-        projectionType:
-          index.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
+    // The table and the bucket fanin creates (infra/state-resources.ts), or the user's own.
+    this.table =
+      props.table ??
+      createStateTable(this, topology, {
+        removalPolicy,
+        deletionProtection: props.deletionProtection ?? false,
+        ...(key ? { encryptionKey: key } : {}),
       });
-    }
-
-    this.bucket = new s3.Bucket(this, 'Payloads', {
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      lifecycleRules: [
-        {
-          // No prefix: incoming/, state/ and outputs/ all live at least as long as the state.
-          id: 'expire-claim-checks',
-          expiration: Duration.days(this.payloadExpirationDays),
-          abortIncompleteMultipartUploadAfter: Duration.days(1),
-        },
-      ],
-      removalPolicy,
-      autoDeleteObjects: props.autoDeleteObjects ?? false,
-      ...(props.serverAccessLogsBucket
-        ? { serverAccessLogsBucket: props.serverAccessLogsBucket, serverAccessLogsPrefix: 'fanin-payloads/' }
-        : {}),
-    });
-    if (!props.serverAccessLogsBucket) {
-      Validations.of(this.bucket).acknowledge({
-        id: 'AwsSolutions-S1',
-        reason:
-          'Claim-check objects live for days and are read once by fanin; server access logs would cost more than the data. Pass serverAccessLogsBucket (or use CloudTrail data events) to audit access.',
+    this.bucket =
+      props.bucket ??
+      createPayloadBucket(this, {
+        expirationDays: this.payloadExpirationDays,
+        removalPolicy,
+        autoDeleteObjects: props.autoDeleteObjects ?? false,
+        ...(props.serverAccessLogsBucket ? { serverAccessLogsBucket: props.serverAccessLogsBucket } : {}),
+        ...(key ? { encryptionKey: key } : {}),
       });
+    if (props.bucket && !(props.bucket instanceof s3.Bucket)) {
+      Annotations.of(this).addWarningV2(
+        'fanin:importedBucket',
+        `the payload bucket is imported: fanin cannot add its lifecycle rule (objects must expire after at least ${this.payloadExpirationDays} days) nor its policy denying writes under state/, requests/ and outputs/ to other principals; add both to the bucket (README, construct options)`,
+      );
     }
 
     // ---- Output bus ---------------------------------------------------------------------------
@@ -458,7 +502,13 @@ export class Fanin extends Construct {
         : {}),
       completionLeaseSeconds: topology.completionLeaseSeconds,
       ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
+      serviceName: topology.prefix,
+      tracing: props.tracing ?? false,
     });
+    const reserved = (role: FunctionRole) =>
+      props.reservedConcurrency?.[role] !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrency[role] }
+        : {};
     const common = {
       projectRoot: props.projectRoot ?? DEFAULT_PROJECT_ROOT,
       timeout: functionTimeout,
@@ -467,25 +517,32 @@ export class Fanin extends Construct {
       logRemovalPolicy: removalPolicy,
       environment,
       definitionsJson: JSON.stringify(definitions),
+      ...(props.architecture ? { architecture: props.architecture } : {}),
+      tracing: props.tracing ?? false,
+      ...(key ? { logEncryptionKey: key } : {}),
     };
     this.functions = {
       fanOut: new FaninFunction(this, 'FanOut', {
         ...common,
+        ...reserved('fanOut'),
         handler: HandlerName.FAN_OUT,
         description: 'fanin: opens an aggregate, then sends its sub-requests',
       }),
       reply: new FaninFunction(this, 'Reply', {
         ...common,
+        ...reserved('reply'),
         handler: HandlerName.REPLY,
         description: 'fanin: records replies once, completes aggregates',
       }),
       timer: new FaninFunction(this, 'Timer', {
         ...common,
+        ...reserved('timer'),
         handler: HandlerName.TIMER,
         description: 'fanin: deadlines of aggregates and held replies',
       }),
       sweeper: new FaninFunction(this, 'Sweeper', {
         ...common,
+        ...reserved('sweeper'),
         handler: HandlerName.SWEEPER,
         description: 'fanin: safety net for overdue aggregates and lost timers',
         // The next sweep is the retry.
@@ -493,11 +550,13 @@ export class Fanin extends Construct {
       }),
       control: new FaninFunction(this, 'Control', {
         ...common,
+        ...reserved('control'),
         handler: HandlerName.CONTROL,
         description: 'fanin: control commands and external events',
       }),
       distributor: new FaninFunction(this, 'Distributor', {
         ...common,
+        ...reserved('distributor'),
         handler: HandlerName.DISTRIBUTOR,
         description: 'fanin: feeds the reply partitions from the backlog between watermarks',
         // The next cycle is the retry; a retried cycle would only race the next one.
@@ -557,15 +616,16 @@ export class Fanin extends Construct {
           resourceArns: access.indexes.map((index) => `${this.table.tableArn}/index/${index}`),
         });
       }
+      const payloads = s3.BucketGrants.fromBucket(this.bucket);
       if (access.payloads) {
         // Read what producers wrote; read and write stored bodies and large outputs.
-        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.INCOMING}*`, 's3:GetObject');
-        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.STATE}*`, ...PAYLOAD_ACTIONS);
-        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.OUTPUTS}*`, ...PAYLOAD_ACTIONS);
+        payloads.actionsOnObjectKeys(fn, `${PayloadPrefix.INCOMING}*`, 's3:GetObject');
+        payloads.actionsOnObjectKeys(fn, `${PayloadPrefix.STATE}*`, ...PAYLOAD_ACTIONS);
+        payloads.actionsOnObjectKeys(fn, `${PayloadPrefix.OUTPUTS}*`, ...PAYLOAD_ACTIONS);
       }
       // Large sub-requests, for the responders to read.
       if (access.sendsRequests) {
-        this.bucket.grants.actionsOnObjectKeys(fn, `${PayloadPrefix.REQUESTS}*`, 's3:PutObject');
+        payloads.actionsOnObjectKeys(fn, `${PayloadPrefix.REQUESTS}*`, 's3:PutObject');
       }
       if (access.outputs) {
         for (const role of OUTPUT_ROLES) queues[role].queue.grants.sendMessages(fn);
@@ -717,12 +777,44 @@ export class Fanin extends Construct {
       );
     }
 
-    this.alarms = [
-      ...[...Object.values(queues), ...this.replyPartitions].flatMap((q) =>
-        q.node.children.filter((c): c is cloudwatch.Alarm => c instanceof cloudwatch.Alarm),
-      ),
-      ...Object.values(useCaseAlarms),
-    ];
+    // ---- Customer managed key, tracing ---------------------------------------------------------
+    if (key) grantKeyUse(key, Object.values(this.functions));
+    if (props.tracing) acknowledgeTracing(Object.values(this.functions));
+
+    // ---- Dashboard and alarms (infra/observability.ts) ------------------------------------------
+    const queueAlarms = [...Object.values(queues), ...this.replyPartitions].flatMap((q) =>
+      q.node.children.filter((c): c is cloudwatch.Alarm => c instanceof cloudwatch.Alarm),
+    );
+    const working = (role: QueueRole, delayed = false) => ({
+      name: topology.queues[role].name,
+      queue: queues[role].queue,
+      ...(delayed ? { delayed } : {}),
+    });
+    this.observability = new FaninObservability(this, 'Observability', {
+      prefix: topology.prefix,
+      serviceName: topology.prefix,
+      functions: { ...this.functions },
+      table: this.table,
+      workingQueues: [
+        working(QueueRole.INGRESS),
+        working(QueueRole.CONTROL),
+        working(QueueRole.TIMER, true),
+        working(QueueRole.BACKLOG),
+        ...this.replyPartitions.map((p, index) => ({
+          name: topology.replyPartitions[index]?.name ?? `reply-${index}`,
+          queue: p.queue,
+        })),
+      ],
+      deadLetterQueues: [...Object.values(queues), ...this.replyPartitions].map((q) => q.deadLetterQueue),
+      replyQueues: [...this.replyPartitions.map((p) => p.queue), queues[QueueRole.BACKLOG].queue],
+      sweepIntervalSeconds: topology.sweepIntervalSeconds,
+      distributorIntervalSeconds: topology.partitioning.distributorIntervalSeconds,
+      oldestMessageAgeAlarm: props.oldestMessageAgeAlarm ?? Duration.minutes(15),
+      alarmActions,
+      dashboard: props.dashboard ?? true,
+      existingAlarms: [...Object.values(useCaseAlarms), ...queueAlarms],
+    });
+    this.alarms = [...queueAlarms, ...Object.values(useCaseAlarms), ...this.observability.alarms];
   }
 
   /**
@@ -731,7 +823,11 @@ export class Fanin extends Construct {
    * to the queues is granted separately, e.g. `fanin.queues.ingress.queue.grantSendMessages`.)
    */
   public grantLargeMessageWrites(grantee: iam.IGrantable): iam.Grant {
-    return this.bucket.grants.actionsOnObjectKeys(grantee, `${PayloadPrefix.INCOMING}*`, 's3:PutObject');
+    return s3.BucketGrants.fromBucket(this.bucket).actionsOnObjectKeys(
+      grantee,
+      `${PayloadPrefix.INCOMING}*`,
+      's3:PutObject',
+    );
   }
 
   /**
@@ -740,7 +836,7 @@ export class Fanin extends Construct {
    */
   public grantLargeMessageReads(grantee: iam.IGrantable): iam.Grant {
     const grants = READER_PREFIXES.map((prefix) =>
-      this.bucket.grants.actionsOnObjectKeys(grantee, `${prefix}*`, 's3:GetObject'),
+      s3.BucketGrants.fromBucket(this.bucket).actionsOnObjectKeys(grantee, `${prefix}*`, 's3:GetObject'),
     );
     return grants.reduce((all, grant) => all.combine(grant));
   }
@@ -752,7 +848,10 @@ export class Fanin extends Construct {
    */
   private acknowledgeGrantWildcards(extraTargetQueueArns: readonly string[]): void {
     const stack = Stack.of(this);
-    const bucketId = stack.resolve((this.bucket.node.defaultChild as s3.CfnBucket).logicalId) as string;
+    // The resource as cdk-nag writes it: `<Payloads….Arn>/state/*` for the bucket fanin creates,
+    // the user's bucket's ARN otherwise.
+    const objects = (prefix: string): string =>
+      nagResource(stack.resolve(this.bucket.arnForObjects(`${prefix}*`)));
     for (const [name, fn] of Object.entries(this.functions) as [keyof FaninFunctions, FaninFunction][]) {
       const access = HANDLER_ACCESS[name];
       const prefixes = [
@@ -761,7 +860,7 @@ export class Fanin extends Construct {
       ];
       for (const prefix of prefixes) {
         Validations.of(fn.role!).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
+          id: `AwsSolutions-IAM5[Resource::${objects(prefix)}]`,
           reason:
             prefix === PayloadPrefix.INCOMING
               ? 'Producers name the claim-check objects they write under incoming/; s3:GetObject only, on that prefix of the payload bucket.'
@@ -916,13 +1015,6 @@ function queueId(role: QueueRole): string {
     .split('-')
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('');
-}
-
-function attribute(key: { readonly name: string; readonly type: 'S' | 'N' }): dynamodb.Attribute {
-  return {
-    name: key.name,
-    type: key.type === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER,
-  };
 }
 
 function eventSource(queue: sqs.IQueue, consumer: ConsumerSpec): SqsEventSource {
@@ -1208,24 +1300,67 @@ function validateDefinitionsAgainstProps(definitions: readonly Definition[], pro
 }
 
 /**
- * Lambda refuses a function whose environment exceeds 4 KB; say so at synth, not at deploy. The
- * bound counts every variable the handlers get, with the longest value each deploy-time name can
- * take (see handler-environment.ts).
+ * Lets every handler use the customer managed key of the queues, the table, the bucket and the log
+ * groups: the data-key and encrypt/decrypt calls SQS, DynamoDB and S3 make on its behalf (the
+ * queues' own grants add theirs too). With a key of this stack, CloudWatch Logs may use it for the
+ * log groups (an imported key's policy is its owner's).
  */
-function checkEnvironmentSize(
-  topology: Topology,
-  eventBusName: string | undefined,
-  claimCheckThresholdBytes: number | undefined,
-  recipientAccounts: readonly string[] | undefined,
-): void {
-  const size = environmentSizeBound(topology, {
-    ...(eventBusName !== undefined ? { eventBusName } : {}),
-    ...(claimCheckThresholdBytes !== undefined ? { claimCheckThresholdBytes } : {}),
-    ...(recipientAccounts !== undefined ? { recipientAccounts } : {}),
-  });
-  if (size > LAMBDA_ENV_LIMIT_BYTES) {
-    throw new Error(
-      `replyPartitions ${topology.replyPartitions.length} with prefix "${topology.prefix}" makes the handlers' environment up to ${size} bytes, over Lambda's ${LAMBDA_ENV_LIMIT_BYTES}-byte limit: use fewer partitions, a shorter prefix or fewer recipientAccounts (given ${recipientAccounts?.length ?? 0} recipient accounts)`,
-    );
+function grantKeyUse(key: kms.IKey, functions: readonly FaninFunction[]): void {
+  for (const fn of functions) {
+    key.grant(fn, 'kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey');
+    for (const action of ['kms:GenerateDataKey*', 'kms:ReEncrypt*']) {
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Action::${action}]`,
+        reason:
+          "CDK's send grant on a queue encrypted with the customer managed key (encryptionKey) adds this action family, on that one key only.",
+      });
+    }
   }
+  const region = Stack.of(key).region;
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'FaninLogGroups',
+      principals: [new iam.ServicePrincipal(`logs.${region}.amazonaws.com`)],
+      actions: ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey*', 'kms:ReEncrypt*', 'kms:Describe*'],
+      resources: ['*'],
+      conditions: {
+        ArnLike: {
+          'kms:EncryptionContext:aws:logs:arn': Stack.of(key).formatArn({
+            service: 'logs',
+            resource: 'log-group',
+            resourceName: '*',
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        },
+      },
+    }),
+    /* allowNoOp */ true,
+  );
+}
+
+/**
+ * Lambda active tracing adds `xray:PutTraceSegments` and `xray:PutTelemetryRecords` on `*` to
+ * each role: X-Ray has no resource-level permissions for them, so the wildcard is the only form.
+ */
+function acknowledgeTracing(functions: readonly FaninFunction[]): void {
+  for (const fn of functions) {
+    Validations.of(fn.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Lambda active tracing (the tracing prop): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so their resource is *.',
+    });
+  }
+}
+
+/** A resolved CloudFormation value as cdk-nag names it in a finding: `<Id>`, `<Id.Attr>`, joins concatenated. */
+function nagResource(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (v && 'Ref' in v) return `<${String(v.Ref)}>`;
+  if (v && 'Fn::GetAtt' in v) return `<${(v['Fn::GetAtt'] as string[]).join('.')}>`;
+  if (v && 'Fn::Join' in v) {
+    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map(nagResource).join(separator);
+  }
+  return JSON.stringify(value);
 }
