@@ -27,7 +27,11 @@ export interface Prices {
     readonly express_billed_memory_mb: number;
     readonly express_duration_increment_ms: number;
   };
-  readonly cloudwatch: { readonly standard_alarm_per_month: number; readonly logs_ingested_per_gb: number };
+  readonly cloudwatch: {
+    readonly standard_alarm_per_month: number;
+    readonly dashboard_per_month: number;
+    readonly logs_ingested_per_gb: number;
+  };
   readonly at_rest: {
     readonly pollers_per_queue: number;
     readonly long_poll_seconds: number;
@@ -220,6 +224,22 @@ export function expressBreakEvenSeconds(faninPerMillion: number, prices: Prices)
   return best;
 }
 
+/**
+ * What replies cost at the least, per million aggregates of `fanOut` replies, whatever the design,
+ * as long as each reply is an SQS message a responder sends, a Lambda event source receives and
+ * deletes, and one DynamoDB write makes durable before it is acknowledged: the responder's send,
+ * the receive and delete of its batch, the invocation of its batch and one write unit, with
+ * `repliesPerBatch` replies sharing a batch. Nothing else is counted (no read, no Lambda duration,
+ * no request, fan-out, open, seal, close or result), so any design costs more.
+ */
+export function replyFloorPerMillion(fanOut: number, repliesPerBatch: number, prices: Prices): number {
+  const perReply =
+    prices.sqs.standard_per_million_requests * (1 + 2 / repliesPerBatch) +
+    prices.lambda.per_million_requests / repliesPerBatch +
+    prices.dynamodb.write_request_unit_per_million;
+  return perReply * fanOut;
+}
+
 /** One line of the monthly bill of an idle deployment. */
 export interface FixedItem {
   readonly item: string;
@@ -253,7 +273,12 @@ export function fixedMonthly(
     ((invocations * r.log_kb_per_invocation) / 1024 / 1024) * prices.cloudwatch.logs_ingested_per_gb;
   const sweeps = (minutes * 60) / topology.sweepIntervalSeconds;
   const cycles = (minutes * 60) / topology.distributorIntervalSeconds;
-  const alarms = 10 + 2 * n;
+  // The stack's alarms (test/unit/infra/observability.test.ts counts them in the template): a
+  // not-empty alarm per DLQ (10 + N), a depth alarm per reply partition (N), the use cases' 3, and
+  // infra/observability.ts's: errors and throttles of the 6 handlers (12), the table's read and
+  // write throttles (2), the oldest message of each consumed queue (4 + N), failing sweeps and
+  // distributor cycles (2).
+  const alarms = 33 + 3 * n;
   const polled = 3 + n;
   const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * minutes;
   const invocation = (count: number, ms: number) =>
@@ -261,8 +286,13 @@ export function fixedMonthly(
   const items: FixedItem[] = [
     {
       item: 'CloudWatch alarms',
-      how: `10 + 2N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
+      how: `33 + 3N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
       usd: alarms * prices.cloudwatch.standard_alarm_per_month,
+    },
+    {
+      item: 'CloudWatch dashboard',
+      how: `1 dashboard (over 50 metrics, so not one of the 3 free ones) × $${prices.cloudwatch.dashboard_per_month}`,
+      usd: prices.cloudwatch.dashboard_per_month,
     },
     {
       item: 'SQS empty receives (idle polling)',

@@ -54,6 +54,12 @@ export interface HotMeasurement {
   readonly busiestKeyShare: number;
   /** Write units per reply on the busiest key: what 1,000 units/s per key divides. */
   readonly busiestKeyWriteUnitsPerReply: number;
+  /** Table read units per partition key of the aggregate, as {@link unitsByKey}. */
+  readonly readUnitsByKey: Readonly<Record<string, number>>;
+  /** Read units per reply on the key read most: what 3,000 units/s per key divides. */
+  readonly busiestKeyReadUnitsPerReply: number;
+  /** Sequential DynamoDB round trips per reply handler invocation (parallel calls count once). */
+  readonly roundTripsPerInvocation: number;
   /** Share of the reply puts' units on the key that got most of them (1/S when even). */
   readonly busiestKeyReplyShare: number;
   readonly outcome: string;
@@ -93,6 +99,7 @@ export async function runHotAggregate(
   await rig.idle();
   const meter = rig.meter;
   meter.keyUnits.clear();
+  meter.keyReadUnits.clear();
   meter.trackKeys = true;
   const before = meter.snapshot();
   const started = performance.now();
@@ -153,6 +160,11 @@ export async function runHotAggregate(
     if (key === own) unitsByKey['shard 0'] = n;
     else if (key.startsWith(`${own}#`)) unitsByKey[`shard ${key.slice(own.length + 1)}`] = n;
   }
+  const readUnitsByKey: Record<string, number> = {};
+  for (const [key, n] of meter.keyReadUnits) {
+    if (key === own) readUnitsByKey['shard 0'] = n;
+    else if (key.startsWith(`${own}#`)) readUnitsByKey[`shard ${key.slice(own.length + 1)}`] = n;
+  }
   const keyTotal = Object.values(unitsByKey).reduce((sum, n) => sum + n, 0);
   const [busiestKey, busiest] = Object.entries(unitsByKey).reduce<[string, number]>(
     (max, entry) => (entry[1] > max[1] ? entry : max),
@@ -185,6 +197,10 @@ export async function runHotAggregate(
     busiestKey,
     busiestKeyShare: busiest / Math.max(1e-9, keyTotal),
     busiestKeyWriteUnitsPerReply: busiest / options.replies,
+    readUnitsByKey,
+    busiestKeyReadUnitsPerReply: Math.max(0, ...Object.values(readUnitsByKey)) / options.replies,
+    roundTripsPerInvocation:
+      total(counters, 'ddb.round_trips', (who) => who === 'reply') / Math.max(1, invocations),
     busiestKeyReplyShare: Math.max(0, ...replyUnitsByKey) / Math.max(1e-9, recording),
     outcome: result?.type ?? 'none',
     counters,
@@ -201,9 +217,9 @@ export interface HotDesign {
   readonly shards: number;
   /** Write units of one reply put (1 for a stored form up to 1 KB). */
   readonly replyUnits: number;
-  /** Other write units per reply, all on the header's key (a per-batch completion trigger, the seal, the close), as measured. */
+  /** Other write units per reply on the busiest key (a per-batch completion trigger, the seal, the close), as measured. */
   readonly headerKeyWriteUnitsPerReply: number;
-  /** Read units per reply on the header's key: at most every read measured (the header reads are all there). */
+  /** Read units per reply on the key read most, as measured per key. */
   readonly headerKeyReadUnitsPerReply: number;
   /** Replies per invocation (Lambda batch; fanin's reply topology uses 10). */
   readonly batch: number;

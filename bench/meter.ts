@@ -25,7 +25,18 @@ import {
  */
 
 /** The handler an SDK call is made from, set by {@link Meter.wrapHandler}. */
-export const invocationScope = new AsyncLocalStorage<{ readonly handler: string }>();
+export const invocationScope = new AsyncLocalStorage<InvocationScope>();
+
+/**
+ * One handler invocation as the meter follows it: its name, and its DynamoDB round trips — a
+ * round trip starts when a call starts while none of the invocation's calls is in flight, so calls
+ * made in parallel (a batch's puts, the other shards' counters) are one round trip.
+ */
+export interface InvocationScope {
+  readonly handler: string;
+  inFlight: number;
+  roundTrips: number;
+}
 
 /** A snapshot of the counters. */
 export type Counters = Readonly<Record<string, number>>;
@@ -64,6 +75,8 @@ export class Meter {
   public readonly images: ItemImages = new Map();
   /** Write units per partition key (`table:<pk>`, `<index>:<pk>`), while {@link trackKeys} is on. */
   public readonly keyUnits = new Map<string, number>();
+  /** Read units per partition key (`table:<pk>`; index reads are not counted), while {@link trackKeys} is on. */
+  public readonly keyReadUnits = new Map<string, number>();
   /** Transactions, while {@link recordTransactions} is on. */
   public readonly transactions: TransactionRecord[] = [];
   public trackKeys = false;
@@ -153,6 +166,11 @@ export class Meter {
         const who = whoIs(role);
         const input = args.input as Input;
         this.add(`ddb.calls|${who}|${op}`);
+        const scope = invocationScope.getStore();
+        if (scope) {
+          if (scope.inFlight === 0) scope.roundTrips += 1;
+          scope.inFlight += 1;
+        }
         try {
           const result = await next(args);
           this.afterDynamo(who, op, input, result.output as unknown as Input);
@@ -160,6 +178,8 @@ export class Meter {
         } catch (error) {
           this.onDynamoError(who, op, input, error);
           throw error;
+        } finally {
+          if (scope) scope.inFlight -= 1;
         }
       },
       { step: 'build', name: 'benchCapacityMeter' },
@@ -178,10 +198,12 @@ export class Meter {
       const started = performance.now();
       this.add(`lambda.invocations|${name}`);
       this.add(`lambda.records|${name}`, event.Records?.length ?? 0);
+      const scope: InvocationScope = { handler: name, inFlight: 0, roundTrips: 0 };
       try {
-        return await invocationScope.run({ handler: name }, () => handler(event));
+        return await invocationScope.run(scope, () => handler(event));
       } finally {
         this.add(`lambda.ms|${name}`, performance.now() - started);
+        this.add(`ddb.round_trips|${name}`, scope.roundTrips);
       }
     };
   }
@@ -190,6 +212,7 @@ export class Meter {
     const reported = capacityOf(output.ConsumedCapacity);
     if (READ_OPERATIONS.has(op)) {
       this.add(`ddb.rcu|${who}|${op}`, reported.total);
+      if (this.trackKeys) this.trackRead(input, reported.total);
       this.rememberRead(op, input, output);
       return;
     }
@@ -219,6 +242,18 @@ export class Meter {
     this.add(`ddb.wcu_index|${who}|${op}`, reported.index);
     if (this.trackKeys) this.trackWrite(input, reported.total - reported.index);
     this.rememberWrite(op, input, output);
+  }
+
+  /** Attributes a read's units to its partition key: a `GetItem`'s key, a table `Query`'s `:pk`. */
+  private trackRead(input: Input, units: number): void {
+    const table = this.tables.get(String(input.TableName));
+    if (!table || input.IndexName !== undefined) return;
+    const key =
+      (input.Key as WireItem | undefined)?.[table.partitionKey] ??
+      (input.ExpressionAttributeValues as WireItem | undefined)?.[':pk'];
+    if (key === undefined) return;
+    const name = `table:${scalar(key)}`;
+    this.keyReadUnits.set(name, (this.keyReadUnits.get(name) ?? 0) + units);
   }
 
   /** Attributes a non-transactional write's table units to its partition key(s). */

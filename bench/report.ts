@@ -201,6 +201,11 @@ export interface Results {
       /** Express costs less than fanin end to end while the slowest responder answers within this. */
       readonly cheaper_than_fanin_below_seconds: number;
     };
+    /** The least fan-out 10's replies can cost per million aggregates: {@link replyFloorPerMillion}. */
+    readonly reply_floor_per_million: {
+      readonly one_reply_per_batch: number;
+      readonly ten_replies_per_batch: number;
+    };
     readonly naive_baseline_dynamodb: {
       readonly usage_per_aggregate: { readonly write_units: number; readonly read_units: number };
       readonly per_million_aggregates: number;
@@ -622,22 +627,41 @@ function hotSection(r: Results): string[] {
       '1,000 per second per key divided by this is the write bound.',
     ),
     row(
+      'read units by partition key',
+      (m) =>
+        Object.entries(m.readUnitsByKey)
+          .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
+          .map(([, n]) => fmt(n, 0))
+          .join(' · '),
+      "consistent and eventually consistent reads on each key, shard 0 first: the header before and after the puts, the other shards' counters, the reply set once.",
+    ),
+    row(
+      'read units per reply on the key read most',
+      (m) => fmt(m.busiestKeyReadUnitsPerReply, 3),
+      '3,000 per second per key divided by this is the read bound.',
+    ),
+    row(
+      'DynamoDB round trips per invocation',
+      (m) => fmt(m.roundTripsPerInvocation, 2),
+      "measured: calls made in parallel (a batch's puts, the other shards' counters) count once.",
+    ),
+    row(
       'replies per second (emulator)',
       (m) => fmt(m.repliesPerSecond, 0),
       'first reply sent to result visible; the emulator enforces no per-key limit.',
     ),
     row('outcome', (m) => m.outcome, ''),
     '',
-    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.keyWriteUnitsPerSecond, 0)} write units/s and ${fmt(l.keyReadUnitsPerSecond, 0)} read units/s per partition key (no split for heat assumed), ${l.callMs} ms per DynamoDB call (the puts of a batch in parallel), ${l.overheadMs} ms per invocation besides; a throttled put retried in place up to ${l.throttleRetries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibilityTimeoutSeconds} s. Shard 0 is the busiest key: it holds 1/S of the replies and every write on the header. The read bound counts every measured read as if on the header's key. 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
+    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.keyWriteUnitsPerSecond, 0)} write units/s and ${fmt(l.keyReadUnitsPerSecond, 0)} read units/s per partition key (no split for heat assumed), ${l.callMs} ms per DynamoDB round trip (as measured per invocation above), ${l.overheadMs} ms per invocation besides; a throttled put retried in place up to ${l.throttleRetries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibilityTimeoutSeconds} s. The write and read bounds divide the per-key limits by the units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
     '',
-    '| layout | write units / reply on the busiest key | write bound | read bound | consumer bound | DynamoDB bound (replies/s) | binding limit | simulated, sustained | throttled puts | failed back to SQS |',
+    '| layout | write units / reply on the busiest key | write bound | read bound | consumer bound | bound (replies/s) | binding limit | simulated, sustained (DynamoDB) | throttled puts | failed back to SQS |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...h.model.map(
       (m) =>
-        `| ${m.design.name} | ${fmt(m.bounds.busiestKeyWriteUnitsPerReply, 3)} | ${fmt(m.bounds.writeBound, 0)} | ${fmt(m.bounds.readBound, 0)} | ${fmt(m.bounds.consumerBound, 0)} | **${fmt(m.bounds.dynamoBound, 0)}** | ${m.bounds.bindingConstraint} | ${fmt(m.simulation.sustainedRepliesPerSecond, 0)} | ${fmt(m.simulation.throttles, 0)} | ${fmt(m.simulation.redeliveries, 0)} |`,
+        `| ${m.design.name} | ${fmt(m.bounds.busiestKeyWriteUnitsPerReply, 3)} | ${fmt(m.bounds.writeBound, 0)} | ${fmt(m.bounds.readBound, 0)} | ${fmt(m.bounds.consumerBound, 0)} | **${fmt(m.bounds.bound, 0)}** | ${m.bounds.bindingConstraint} | ${fmt(m.simulation.sustainedRepliesPerSecond, 0)} | ${fmt(m.simulation.throttles, 0)} | ${fmt(m.simulation.redeliveries, 0)} |`,
     ),
     '',
-    "The consumer bound is the reply partition's invocations (consumers × batch per invocation time): at the topology's concurrency it binds a sharded aggregate before its keys do; rows with more consumers show what the keys take. The last two rows are the reply puts alone (no write on the header's key per batch): the difference to the rows above is what the completion trigger's counter update per batch (1 write unit on `A#<id>` per ~10 replies) takes from the busiest key.",
+    "The consumer bound is the reply partition's invocations (`replyConcurrency` × batch per invocation time): at the default concurrency (5) it binds a sharded aggregate before its keys do; `replyConcurrency` (topology and construct option, per partition) lifts it, and `writeShards` lifts the keys'. The simulation models the keys only (the DynamoDB side), with as many consumers as the row. The last row is the reply puts alone (no other write on the busiest key): the difference to the first rows is what the completion trigger's counter update per batch takes from the busiest key.",
     '',
   ];
 }
@@ -747,11 +771,14 @@ function storeCapacitySection(r: Results): string[] {
   ];
 }
 
-/** When Step Functions Express is the cheaper pick, with the figure. */
+/** When Step Functions Express is the cheaper pick, with the figure; and the floor of any design. */
 function expressSection(r: Results): string[] {
   const e = r.cost.step_functions_express;
   const breakEven = e.cheaper_than_fanin_below_seconds;
+  const floor = r.cost.reply_floor_per_million;
   return [
+    `**The floor of any design.** Whatever the state protocol, each of an aggregate's ten replies is one SQS message its responder sends, that a Lambda event source receives and deletes in a batch, and one DynamoDB write unit (1 KB) that makes it durable before it is acknowledged. Those alone, and nothing else (no read, no Lambda duration, no request, fan-out, completion or result), cost ${usd(floor.one_reply_per_batch)} per million aggregates when each batch holds one reply — as it does when replies arrive independently at a rate the consumers keep up with, with no batching window — and ${usd(floor.ten_replies_per_batch)} when batches hold ten (\`bench/cost.ts\`, \`replyFloorPerMillion\`). fanin's figures above are that floor plus the aggregate's own work; a target below the first figure for independently arriving replies needs full batches, i.e. a batching window (latency) or a load high enough to fill them.`,
+    '',
     `**When Step Functions Express is cheaper.** Express bills $1.00 per million executions plus its duration (rounded up to 100 ms) at 64 MB, not state transitions, but runs at most five minutes and has no callback tokens: responders must answer synchronously (a Lambda or HTTP task in the Map). Then one aggregate is one execution as long as its slowest responder, plus the result's FIFO send: ${e.per_million_by_answer_seconds.map((x) => `${usd(x.per_million_usd)} per million at ${fmt(x.seconds, 1)} s`).join(', ')}. ${breakEven > 0 ? `Against fanin's ${usd(r.cost_per_million_aggregates_usd)} (replies ${r.headline_pattern}), **Express is the cheaper pick whenever responders are synchronous and the slowest answers within ${fmt(breakEven, 1)} s**` : 'Express is cheaper than fanin at any answer time up to its five-minute limit'}; fanin is the pick when responders are asynchronous (queues, other teams' services, humans), take longer than five minutes, or when the aggregation needs fanin's completion strategies, late-reply routing or partitions.`,
     '',
   ];

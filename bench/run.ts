@@ -18,6 +18,7 @@ import {
   fixedMonthly,
   loadPrices,
   readmeAtRestTotal,
+  replyFloorPerMillion,
   stepFunctionsExpressPerMillion,
   stepFunctionsUsage,
   usageOf,
@@ -410,38 +411,35 @@ async function main(): Promise<void> {
       name,
       shards,
       replyUnits: m.recordingWriteUnitsPerReply,
-      headerKeyWriteUnitsPerReply: m.headerKeyOtherWriteUnitsPerReply,
-      // At most: every read of the run, as if all were on the header's key (the header reads are).
-      headerKeyReadUnitsPerReply: m.readUnitsPerReply,
+      // What the busiest key takes besides its share of the reply puts, and what it is read, both
+      // as measured per key (with more shards than measured, the per-batch writes spread alike).
+      headerKeyWriteUnitsPerReply:
+        (Math.max(0, m.busiestKeyWriteUnitsPerReply - m.recordingWriteUnitsPerReply / m.writeShards) *
+          m.writeShards) /
+        shards,
+      headerKeyReadUnitsPerReply: m.busiestKeyReadUnitsPerReply,
       batch: Math.max(1, Math.round(m.repliesPerInvocation)),
       consumers,
-      // The puts of a batch go in parallel (one round trip); every other call is sequential.
-      roundTrips:
-        1 +
-        (m.callsPerInvocation.GetItem ?? 0) +
-        (m.callsPerInvocation.UpdateItem ?? 0) +
-        (m.callsPerInvocation.Query ?? 0),
+      // Measured: parallel calls (a batch's puts, the other shards' counters) are one round trip.
+      roundTrips: m.roundTripsPerInvocation,
     });
     const consumers = rig.topology.consumers.reply.maxConcurrency;
     const designs: HotDesign[] = [
-      designOf(hot, `writeShards 1, ${consumers} consumers (the topology's)`, consumers),
-      designOf(hot, 'writeShards 1, 40 consumers', 40),
-      designOf(hotSharded, `writeShards ${HOT_SHARDS}, ${consumers} consumers (the topology's)`, consumers),
-      designOf(hotSharded, `writeShards ${HOT_SHARDS}, 80 consumers`, 80),
+      designOf(hot, `writeShards 1, replyConcurrency ${consumers} (the default)`, consumers),
+      designOf(hot, 'writeShards 1, replyConcurrency 40', 40),
+      designOf(
+        hotSharded,
+        `writeShards ${HOT_SHARDS}, replyConcurrency ${consumers} (the default)`,
+        consumers,
+      ),
+      designOf(hotSharded, `writeShards ${HOT_SHARDS}, replyConcurrency 40`, 40),
+      designOf(hotSharded, `writeShards ${HOT_SHARDS}, replyConcurrency 80`, 80),
       // Not measured: the writeShards 8 run's figures with the replies spread over 16 keys.
-      designOf(hotSharded, 'writeShards 16, 160 consumers (from the writeShards 8 run)', 160, 16),
-      // docs/hot-aggregates.md's model: the reply puts alone on the keys (no per-batch write on the
-      // header's key), to show what the completion trigger's counter costs the bound.
+      designOf(hotSharded, 'writeShards 16, replyConcurrency 160 (from the writeShards 8 run)', 160, 16),
+      // The reply puts alone on the keys (no other write on the busiest key), to show what the
+      // completion trigger's counter costs the bound.
       {
-        ...designOf(hot, 'writeShards 1, 40 consumers, reply puts only (no per-batch counter)', 40),
-        headerKeyWriteUnitsPerReply: 0,
-      },
-      {
-        ...designOf(
-          hotSharded,
-          `writeShards ${HOT_SHARDS}, 80 consumers, reply puts only (no per-batch counter)`,
-          80,
-        ),
+        ...designOf(hot, 'writeShards 1, replyConcurrency 40, reply puts only (no per-batch counter)', 40),
         headerKeyWriteUnitsPerReply: 0,
       },
     ];
@@ -975,6 +973,10 @@ function assemble(input: {
       step_functions_express: {
         per_million_by_answer_seconds: expressAt,
         cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(faninTotal, prices),
+      },
+      reply_floor_per_million: {
+        one_reply_per_batch: round(replyFloorPerMillion(10, 1, prices), 2),
+        ten_replies_per_batch: round(replyFloorPerMillion(10, 10, prices), 2),
       },
       naive_baseline_dynamodb: {
         usage_per_aggregate: {
