@@ -24,6 +24,8 @@ export interface ReceivedSubRequest {
   readonly definition?: string;
   /** Every `fanin-*` attribute, to copy onto the reply (the wire contract). */
   readonly faninAttributes: Readonly<Record<string, string>>;
+  /** The X-Ray trace it carried (SQS's `AWSTraceHeader`): {@link FaninClient.reply} passes it on. */
+  readonly traceHeader?: string;
 }
 
 /** Options of a {@link FaninClient}. */
@@ -65,7 +67,12 @@ export class FaninClient {
   public async sendRequest(
     definition: string,
     body: Record<string, unknown>,
-    options: { readonly requestId?: string; readonly aggregateId?: string } = {},
+    options: {
+      readonly requestId?: string;
+      readonly aggregateId?: string;
+      /** An X-Ray trace header to send as `AWSTraceHeader`: fanin passes it on to the sub-requests and the result. */
+      readonly traceHeader?: string;
+    } = {},
   ): Promise<string> {
     const queueUrl = this.options.ingressQueueUrl;
     if (!queueUrl) throw new Error('FaninClient has no ingressQueueUrl');
@@ -75,7 +82,7 @@ export class FaninClient {
       [WireAttribute.REQUEST_ID]: text(requestId),
       ...(options.aggregateId ? { [WireAttribute.AGGREGATE_ID]: text(options.aggregateId) } : {}),
     };
-    await this.sendTo(queueUrl, JSON.stringify(body), attributes);
+    await this.sendTo(queueUrl, JSON.stringify(body), attributes, options.traceHeader);
     return requestId;
   }
 
@@ -97,6 +104,7 @@ export class FaninClient {
           ? { VisibilityTimeout: options.visibilityTimeoutSeconds }
           : {}),
         MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['AWSTraceHeader'],
       }),
     );
     return Promise.all(Messages.map((m) => this.toSubRequest(queueUrl, m)));
@@ -126,11 +134,11 @@ export class FaninClient {
       const target = own?.available
         ? own
         : await destination.choose({ kind: 'affinity', key: subRequest.aggregateId });
-      await this.sendTo(target.queueUrl, payload, attributes);
+      await this.sendTo(target.queueUrl, payload, attributes, subRequest.traceHeader);
       return { queueUrl: target.queueUrl, partition: target.index };
     }
     if (!replyTo) throw new Error(`sub-request ${subRequest.messageId} has no ${WireAttribute.REPLY_TO}`);
-    await this.sendTo(replyTo, payload, attributes);
+    await this.sendTo(replyTo, payload, attributes, subRequest.traceHeader);
     return { queueUrl: replyTo };
   }
 
@@ -164,6 +172,7 @@ export class FaninClient {
     queueUrl: string,
     body: string,
     attributes: Record<string, MessageAttributeValue>,
+    traceHeader?: string,
   ): Promise<void> {
     const message = await this.encode(body, attributes);
     const fifo = queueUrl.endsWith('.fifo');
@@ -172,6 +181,7 @@ export class FaninClient {
         QueueUrl: queueUrl,
         MessageBody: message.body,
         MessageAttributes: message.attributes,
+        ...(traceHeader ? { MessageSystemAttributes: { AWSTraceHeader: text(traceHeader) } } : {}),
         ...(fifo
           ? {
               MessageGroupId: attributes[WireAttribute.AGGREGATE_ID]?.StringValue ?? 'fanin',
@@ -218,6 +228,7 @@ export class FaninClient {
       ...(optional(WireAttribute.REPLY_ID) ? { replyId: optional(WireAttribute.REPLY_ID) } : {}),
       ...(optional(WireAttribute.REPLY_TO) ? { replyTo: optional(WireAttribute.REPLY_TO) } : {}),
       ...(optional(WireAttribute.DEFINITION) ? { definition: optional(WireAttribute.DEFINITION) } : {}),
+      ...(message.Attributes?.AWSTraceHeader ? { traceHeader: message.Attributes.AWSTraceHeader } : {}),
     };
   }
 }

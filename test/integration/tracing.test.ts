@@ -4,6 +4,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeFanOutHandler } from '../../functions/handlers.ts';
 import { instrumentClients, resetClients, sqsClient } from '../../shared/aws/clients.ts';
+import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { validTraceHeader, withTraceHeader } from '../../shared/observability/trace-context.ts';
 import { createTracer, tracingEnabled } from '../../shared/observability/tracing.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
@@ -133,6 +134,40 @@ describe('tracing', () => {
     const subRequests = seen.filter((m) => m.queueUrl === fanin.targetUrl(warehouse));
     expect(subRequests.map((m) => m.trace)).toEqual([TRACE, undefined]);
     expect(await fanin.takeRequests(warehouse)).toHaveLength(2);
+  });
+
+  it("a producer's trace header goes with its request, and a responder's reply carries its sub-request's on (FaninClient)", async () => {
+    // Prepare
+    const seen = recordTraceHeaders(fanin.clients.sqs);
+    const client = new FaninClient({
+      sqs: fanin.clients.sqs,
+      ingressQueueUrl: fanin.provisioned.queueUrls.ingress,
+    });
+    const replyTo = fanin.provisioned.replyQueueUrls[0] ?? '';
+
+    // Act
+    await client.sendRequest('order', { aggregateId: 'o-4', items: [] }, { traceHeader: TRACE });
+    await client.reply(
+      {
+        queueUrl: fanin.targetUrl(warehouse),
+        receiptHandle: 'r',
+        messageId: 'm',
+        body: {},
+        aggregateId: 'o-4',
+        replyId: '0',
+        replyTo,
+        faninAttributes: { 'fanin-aggregate-id': 'o-4', 'fanin-reply-id': '0', 'fanin-reply-to': replyTo },
+        traceHeader: TRACE,
+      },
+      { ok: true },
+    );
+
+    // Assess
+    expect(seen).toEqual([
+      { queueUrl: fanin.provisioned.queueUrls.ingress, trace: TRACE },
+      { queueUrl: replyTo, trace: TRACE },
+    ]);
+    await fanin.drain();
   });
 
   it('a trace header that is not in the X-Ray format is dropped, never passed on', () => {
