@@ -1,10 +1,10 @@
-import * as path from 'node:path';
 import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { ESM_REQUIRE_BANNER, handlerCode } from './handler-code.ts';
 
 /** fanin's handlers; each is `functions/<name>.ts` exporting `handler`. */
 export const HandlerName = {
@@ -32,9 +32,13 @@ export const FUNCTION_ENVIRONMENT: Readonly<Record<string, string>> = {
 
 /** Properties of a {@link FaninFunction}. */
 export interface FaninFunctionProps {
-  /** Which handler: the entry is `<projectRoot>/functions/<handler>.ts`. */
+  /**
+   * Which handler: its code is `<projectRoot>/dist/handlers/<handler>/handler.mjs` (pre-bundled by
+   * `npm run build`, as in the `@fanin/cdk` package) when it exists, else
+   * `<projectRoot>/functions/<handler>.ts` bundled at synth (this repository).
+   */
   readonly handler: HandlerName;
-  /** The directory holding `functions/` and `package-lock.json`. */
+  /** The directory holding `dist/handlers/` (the package) or `functions/` (the repository). */
   readonly projectRoot: string;
   /** Invocation timeout. */
   readonly timeout: Duration;
@@ -55,19 +59,28 @@ export interface FaninFunctionProps {
   readonly retryAttempts?: number;
   /** @default - none */
   readonly description?: string;
+  /** The instruction set the handler runs on. @default lambda.Architecture.ARM_64 */
+  readonly architecture?: lambda.Architecture;
+  /** Concurrency reserved for (and limiting) the function. @default - none: the account's unreserved pool */
+  readonly reservedConcurrentExecutions?: number;
+  /** Lambda active tracing (X-Ray): CDK adds the X-Ray write permissions to the role. @default false */
+  readonly tracing?: boolean;
+  /** A customer managed KMS key for the log group. @default - CloudWatch Logs' own encryption */
+  readonly logEncryptionKey?: kms.IKey;
 }
 
 /**
- * A fanin handler with the project's defaults: arm64, the newest Node.js runtime, ESM bundled by the
- * local esbuild (never Docker), minified with source maps, the AWS SDK bundled at the version the
- * project pins, its own log group with a retention, and its own role that starts with nothing but
- * writing to that log group (no AWS managed policy); every other permission is a grant.
+ * A fanin handler with the project's defaults: arm64 (or x86_64), the newest Node.js runtime, ESM bundled by
+ * esbuild (at build time for the package, by the local esbuild at synth in this repository; never
+ * Docker), minified with source maps, the AWS SDK bundled at the version the project pins, its own
+ * log group with a retention, and its own role that starts with nothing but writing to that log
+ * group (no AWS managed policy); every other permission is a grant.
  *
- * The definitions are set on `process.env` by the first statement of the bundle (an esbuild banner)
- * rather than by esbuild `define`: `define` only rewrites the literal expression
- * `process.env.FANIN_DEFINITIONS`, and `loadConfig` reads the environment by a computed key.
+ * The definitions travel in the code, not the 4 KB environment: the asset's `index.mjs` imports a
+ * `definitions.mjs` that sets `process.env.FANIN_DEFINITIONS` before the handler's bundle loads
+ * (see infra/handler-code.ts).
  */
-export class FaninFunction extends nodejs.NodejsFunction {
+export class FaninFunction extends lambda.Function {
   public constructor(scope: Construct, id: string, props: FaninFunctionProps) {
     const role = new iam.Role(scope, `${id}Role`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -76,14 +89,17 @@ export class FaninFunction extends nodejs.NodejsFunction {
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+      ...(props.logEncryptionKey ? { encryptionKey: props.logEncryptionKey } : {}),
     });
     super(scope, id, {
-      entry: path.join(props.projectRoot, 'functions', `${props.handler}.ts`),
-      handler: 'handler',
-      projectRoot: props.projectRoot,
-      depsLockFilePath: path.join(props.projectRoot, 'package-lock.json'),
+      code: handlerCode(props.projectRoot, props.handler, props.definitionsJson),
+      handler: 'index.handler',
       runtime: FANIN_RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      architecture: props.architecture ?? lambda.Architecture.ARM_64,
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
+      ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
       timeout: props.timeout,
       memorySize: props.memorySize,
       role,
@@ -91,30 +107,16 @@ export class FaninFunction extends nodejs.NodejsFunction {
       ...(props.retryAttempts !== undefined ? { retryAttempts: props.retryAttempts } : {}),
       ...(props.description !== undefined ? { description: props.description } : {}),
       environment: { ...props.environment, ...FUNCTION_ENVIRONMENT },
-      bundling: {
-        forceDockerBundling: false,
-        format: nodejs.OutputFormat.ESM,
-        // ESM builds first (tree shaking of the SDK); CommonJS as the fallback.
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        bundleAwsSDK: true,
-        externalModules: [],
-        banner: bundleBanner(props.definitionsJson),
-      },
     });
     logGroup.grantWrite(role);
   }
 }
 
 /**
- * The first statements of every bundle: a `require` for bundled CommonJS code that requires Node
- * built-ins (not available in an ES module otherwise), then the definitions.
+ * A `require` for bundled CommonJS code that requires Node built-ins, then the definitions, as one
+ * banner. The stack no longer bundles this way (see infra/handler-code.ts: the definitions are a
+ * module of the asset); kept for test/unit/infra/bundle.test.ts.
  */
 export function bundleBanner(definitionsJson: string): string {
-  return [
-    "import { createRequire as __faninCreateRequire } from 'node:module';",
-    'const require = __faninCreateRequire(import.meta.url);',
-    `process.env.FANIN_DEFINITIONS = ${JSON.stringify(definitionsJson)};`,
-  ].join(' ');
+  return `${ESM_REQUIRE_BANNER} process.env.FANIN_DEFINITIONS = ${JSON.stringify(definitionsJson)};`;
 }

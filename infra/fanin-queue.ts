@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { QueueSpec } from '../shared/topology/topology.ts';
@@ -16,13 +17,16 @@ export interface FaninQueueProps {
   readonly alarmActions?: readonly cloudwatch.IAlarmAction[];
   /** @default RemovalPolicy.DESTROY (CDK's default for queues) */
   readonly removalPolicy?: RemovalPolicy;
+  /** A customer managed KMS key for both queues (SSE-KMS). @default - SSE-SQS */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /** SQS's longest retention, the topology's default: 14 days. */
 export const MAX_RETENTION_SECONDS = 14 * 24 * 3600;
 
 /**
- * One queue of the topology and its dead-letter queue: SSE-SQS encryption at rest, a queue policy
+ * One queue of the topology and its dead-letter queue: SSE-SQS encryption at rest (SSE-KMS with a
+ * customer managed key when one is given), a queue policy
  * that refuses requests without TLS, the topology's retention on both (14 days: a consumer's outage
  * loses nothing, and the tombstones are kept longer than a message can live here and in the DLQ),
  * a redrive after `maxReceiveCount` receives, and an alarm as soon as the dead-letter queue is not empty.
@@ -40,6 +44,9 @@ export class FaninQueue extends Construct {
     const { spec } = props;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.DESTROY;
     const retentionPeriod = Duration.seconds(spec.retentionSeconds ?? MAX_RETENTION_SECONDS);
+    const encryption = props.encryptionKey
+      ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: props.encryptionKey }
+      : { encryption: sqs.QueueEncryption.SQS_MANAGED };
     // FIFO queues in high-throughput mode: ordering and deduplication per message group (fanin's
     // groups are aggregates), so an output queue is not capped near 300 messages per second.
     const fifo = spec.fifo
@@ -53,7 +60,7 @@ export class FaninQueue extends Construct {
     this.deadLetterQueue = new sqs.Queue(this, 'Dlq', {
       queueName: spec.dlqName,
       ...fifo,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      ...encryption,
       enforceSSL: true,
       retentionPeriod,
       removalPolicy,
@@ -61,7 +68,7 @@ export class FaninQueue extends Construct {
     this.queue = new sqs.Queue(this, 'Queue', {
       queueName: spec.name,
       ...fifo,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      ...encryption,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
       retentionPeriod,

@@ -188,6 +188,30 @@ describe('completion timing', () => {
       expect(output).toMatchObject({ counts: { received: 1 }, closedAt: openedAt + 17_000 });
     });
 
+    it('a timer lost between the move and its arming: the moved due entry brings the sweeper', async () => {
+      // Prepare
+      const { id, openedAt } = await open('idle', 2);
+      at(openedAt, 5_000);
+      await reply(id, 0);
+      at(openedAt, 10_000);
+      fanin.probe.crashAt({ name: 'SQS.SendMessage', queueRole: 'timer' }, 'before');
+
+      // Act: the deadline moves, the invocation dies before arming the next timer
+      await expect(deliver(armed(id, 'deadline')[0] as TimerMessage)).rejects.toBeInstanceOf(InjectedCrash);
+      fanin.probe.disarm();
+      at(openedAt, 14_000);
+      await fanin.sweep();
+      fanin.expectNoTerminalOutput(id);
+      at(openedAt, 15_000);
+      await fanin.sweep();
+
+      // Assess (mutant killed: the move puts the due entry later than the new deadline, e.g. at the
+      // allowed life, so a lost timer leaves the aggregate open until then)
+      expect((await fanin.ctx.store.getHeader(id))?.status).toBe('closed');
+      const { output } = fanin.expectExactlyOneTerminalOutput(id);
+      expect(output).toMatchObject({ closedAt: openedAt + 15_000, counts: { received: 1 } });
+    });
+
     it('with an absolute deadline too, the absolute deadline wins when it comes first', async () => {
       // Prepare: replies every 8 s keep the inactivity timeout from ever firing
       const { id, openedAt } = await open('idle-bounded', 3);
@@ -328,6 +352,25 @@ describe('completion timing', () => {
         [[`${id}/snapshot/1`, 1]],
       );
       expect(armed(id, 'snapshot').map((t) => t.period)).toEqual([1, 2]);
+    });
+
+    it('a snapshot timer without a valid period goes to the error output with the reason', async () => {
+      // Act
+      await handleTimer(fanin.ctx, {
+        messageId: 'bad-snapshot-timer',
+        body: JSON.stringify({ kind: 'snapshot', aggregateId: 'progress-x', dueAt: 1, period: 0 }),
+        attributes: {},
+        receiveCount: 1,
+      });
+
+      // Assess (mutant killed: a snapshot timer accepted without checking its period)
+      expect(fanin.published('error').map((p) => p.body)).toContainEqual(
+        expect.objectContaining({
+          id: 'error/timer/bad-snapshot-timer',
+          source: 'timer',
+          reason: expect.stringContaining('with kind deadline, held or snapshot'),
+        }),
+      );
     });
 
     it('no snapshot once the aggregate is closed, and no further timer', async () => {

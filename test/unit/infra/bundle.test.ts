@@ -36,6 +36,7 @@ const ENV = {
     partitioning: resolvePartitioning({ highWatermark: 50 }),
     completionLeaseSeconds: completionLeaseSeconds(30),
     recipientAccounts: ['444455556666'],
+    serviceName: 'fanin',
   }),
 };
 

@@ -1,39 +1,53 @@
 import { Duration, Fn, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import { describe, expect, it } from 'vitest';
 import { Fanin, type FaninProps } from '../../../infra/fanin.ts';
 import {
+  ENV_BUDGET_BYTES,
+  ENV_MARGIN_BYTES,
+  environmentSizeBound,
   LAMBDA_ENV_LIMIT_BYTES,
   LONGEST_QUEUE_URL_PREFIX,
+  QUEUE_URL_PREFIXES,
   worstCaseEnvironment,
 } from '../../../infra/handler-environment.ts';
+import { describeTopology } from '../../../shared/topology/topology.ts';
 import { construct, DEFINITIONS, testApp } from './synth.ts';
 
 /**
  * The 4 KB check is only useful if it is an upper bound of what is deployed: these tests render
- * the synthesized environment with the values CloudFormation would return in the longest region
- * and compare it, variable by variable, with the bound the check uses.
+ * the synthesized environment with the values CloudFormation would return in the longest region,
+ * on AWS and on LocalStack, and compare it, variable by variable, with the bound the check uses.
  */
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
-/** GIVEN a Fanin in a stack in cn-northwest-1 (the longest queue URLs) WHEN synthesized. */
+/** GIVEN a Fanin in a stack in cn-northwest-1 (the longest region name) WHEN synthesized. */
 function deployed(props: Partial<FaninProps>): { fanin: Fanin; template: Template; stack: Stack } {
   const stack = new Stack(testApp(), 'Test', { env: { account: '123456789012', region: 'cn-northwest-1' } });
   const fanin = new Fanin(stack, 'Fanin', { definitions: DEFINITIONS, ...props });
   return { fanin, stack, template: Template.fromStack(stack) };
 }
 
+/** The two forms a deployed queue URL takes in cn-northwest-1: AWS's and LocalStack's (the longer). */
+const DEPLOYED_URL = {
+  aws: (name: string) => `https://sqs.cn-northwest-1.amazonaws.com.cn/123456789012/${name}`,
+  localstack: (name: string) =>
+    `http://sqs.cn-northwest-1.localhost.localstack.cloud:4566/123456789012/${name}`,
+} as const;
+type UrlForm = keyof typeof DEPLOYED_URL;
+
 /** What a resolved value becomes at deploy: a Ref is the queue's URL, the table's or bus's name, a 63-character bucket name. */
-function deployValue(value: unknown, resources: Resources): string {
+function deployValue(value: unknown, resources: Resources, form: UrlForm): string {
   if (typeof value === 'string') return value;
   const v = value as Record<string, unknown>;
   if ('Ref' in v) {
     const resource = resources[String(v.Ref)];
     switch (resource?.Type) {
       case 'AWS::SQS::Queue':
-        return `https://sqs.cn-northwest-1.amazonaws.com.cn/123456789012/${String(resource.Properties.QueueName)}`;
+        return DEPLOYED_URL[form](String(resource.Properties.QueueName));
       case 'AWS::DynamoDB::Table':
         return String(resource.Properties.TableName);
       case 'AWS::S3::Bucket':
@@ -45,20 +59,32 @@ function deployValue(value: unknown, resources: Resources): string {
   }
   if ('Fn::Join' in v) {
     const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
-    return parts.map((part) => deployValue(part, resources)).join(separator);
+    return parts.map((part) => deployValue(part, resources, form)).join(separator);
   }
   throw new Error(`no deploy value for ${JSON.stringify(value)}`);
 }
 
-/** Every handler's environment as deployed. */
-function deployedEnvironments(template: Template): Record<string, string>[] {
+/** Every handler's environment as deployed, with queue URLs of this form. */
+function deployedEnvironments(template: Template, form: UrlForm): Record<string, string>[] {
   const resources = template.toJSON().Resources as Resources;
   return Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => {
     const variables = (fn.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment
       .Variables;
     return Object.fromEntries(
-      Object.entries(variables).map(([name, value]) => [name, deployValue(value, resources)]),
+      Object.entries(variables).map(([name, value]) => [name, deployValue(value, resources, form)]),
     );
+  });
+}
+
+/** The bound the construct checks, for a Fanin built with these props. */
+function boundOf(fanin: Fanin, props: Partial<FaninProps>): Record<string, string> {
+  return worstCaseEnvironment(fanin.topology, {
+    ...(fanin.eventBus ? { eventBusName: fanin.eventBus.eventBusName } : {}),
+    ...(props.claimCheckThreshold !== undefined
+      ? { claimCheckThresholdBytes: props.claimCheckThreshold }
+      : {}),
+    ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
+    ...(props.tracing ? { tracing: true } : {}),
   });
 }
 
@@ -69,58 +95,88 @@ describe("the handlers' 4 KB environment check", () => {
     ['FIFO replies and a long prefix', { fifoReplies: true, prefix: 'a-rather-long-prefix-for-fanin' }],
     [
       'the most partitions the default prefix allows with a bus',
-      { replyPartitions: 36, createEventBus: true },
+      { replyPartitions: 26, createEventBus: true },
     ],
+    ['tracing on', { tracing: true }],
     [
       'recipient accounts and the longest lease',
       { recipientAccounts: ['111122223333', '444455556666'], functionTimeout: Duration.seconds(900) },
     ],
-  ])('bounds every variable of the deployed environment with %s', (_, props) => {
+  ])('bounds every variable of the deployed environment, on AWS and on LocalStack, with %s', (_, props) => {
     const { fanin, stack } = deployed(props);
     const template = Template.fromStack(stack);
-    const bound = worstCaseEnvironment(fanin.topology, {
-      ...(fanin.eventBus ? { eventBusName: fanin.eventBus.eventBusName } : {}),
-      ...(props.claimCheckThreshold !== undefined
-        ? { claimCheckThresholdBytes: props.claimCheckThreshold }
-        : {}),
-      ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
-    });
-    for (const environment of deployedEnvironments(template)) {
-      // THEN the check counts the same variables, each at least as long as deployed
-      expect(Object.keys(environment).sort()).toEqual(Object.keys(bound).sort());
-      for (const [name, value] of Object.entries(environment)) {
-        expect(Buffer.byteLength(value), name).toBeLessThanOrEqual(Buffer.byteLength(bound[name] ?? ''));
+    const bound = boundOf(fanin, props);
+    for (const form of ['aws', 'localstack'] as const) {
+      for (const environment of deployedEnvironments(template, form)) {
+        // THEN the check counts the same variables, each at least as long as deployed
+        expect(Object.keys(environment).sort()).toEqual(Object.keys(bound).sort());
+        for (const [name, value] of Object.entries(environment)) {
+          expect(Buffer.byteLength(value), `${form} ${name}`).toBeLessThanOrEqual(
+            Buffer.byteLength(bound[name] ?? ''),
+          );
+        }
+        expect(Buffer.byteLength(JSON.stringify(environment))).toBeLessThanOrEqual(ENV_BUDGET_BYTES);
       }
-      expect(Buffer.byteLength(JSON.stringify(environment))).toBeLessThanOrEqual(LAMBDA_ENV_LIMIT_BYTES);
     }
   });
 
-  it('assumes the longest queue URL of the targeted partitions', () => {
-    const { fanin, template } = deployed({});
-    const url = deployedEnvironments(template)[0]?.FANIN_REPLY_QUEUES ?? '';
-    expect(JSON.parse(url)[0]).toBe(`${LONGEST_QUEUE_URL_PREFIX}${fanin.topology.replyPartitions[0]?.name}`);
-  });
-
-  it('fails when recipient accounts leave no room, naming them', () => {
-    // GIVEN 37 partitions, which fit, WHEN a recipient account is added THEN the bound counts it
-    expect(construct({ replyPartitions: 37 })).not.toThrow();
-    expect(construct({ replyPartitions: 37, recipientAccounts: ['111122223333'] })).toThrow(
-      /over Lambda's 4096-byte limit: .*fewer recipientAccounts \(given 1 recipient accounts\)/,
+  it("assumes LocalStack's queue URLs, the longest form a handler can be given", () => {
+    // (mutant killed: the AWS form only, which LocalStack's URLs outgrow by 14 bytes each)
+    expect(LONGEST_QUEUE_URL_PREFIX).toBe(QUEUE_URL_PREFIXES.localstack);
+    expect(QUEUE_URL_PREFIXES.localstack.length).toBeGreaterThan(QUEUE_URL_PREFIXES.aws.length);
+    const { fanin } = deployed({});
+    const bound = boundOf(fanin, {});
+    expect(JSON.parse(bound.FANIN_REPLY_QUEUES ?? '[]')[0]).toBe(
+      DEPLOYED_URL.localstack(fanin.topology.replyPartitions[0]?.name ?? ''),
     );
   });
 
-  it('accepts 37 partitions with the default prefix and fails at 38, naming the size', () => {
+  it('accepts 26 partitions with the default prefix and fails at 27, naming the size and the count that fits', () => {
     // GIVEN the default prefix WHEN the partition count crosses what fits THEN the construct says so
-    expect(construct({ replyPartitions: 37 })).not.toThrow();
-    expect(construct({ replyPartitions: 38 })).toThrow(
-      /replyPartitions 38 with prefix "fanin" makes the handlers' environment up to 41\d\d bytes, over Lambda's 4096-byte limit/,
+    expect(construct({ replyPartitions: 26 })).not.toThrow();
+    expect(construct({ replyPartitions: 27 })).toThrow(
+      /replyPartitions 27 with prefix "fanin" makes the handlers' environment up to 3\d\d\d bytes .*over the 3840 bytes allowed \(Lambda's 4096-byte limit less a 256-byte margin\): at most 26 reply partitions fit/,
+    );
+  });
+
+  it('keeps the margin: 27 partitions fit 4096 bytes but not the 3840 allowed', () => {
+    // (mutant killed: the check against 4096 bytes, without a margin)
+    const { fanin } = deployed({});
+    const at27 = environmentSizeBound(describeTopology({ definitions: DEFINITIONS, replyPartitions: 27 }), {
+      serviceName: fanin.topology.prefix,
+    });
+    expect(at27).toBeGreaterThan(ENV_BUDGET_BYTES);
+    expect(at27).toBeLessThanOrEqual(LAMBDA_ENV_LIMIT_BYTES);
+    expect(ENV_BUDGET_BYTES).toBe(LAMBDA_ENV_LIMIT_BYTES - ENV_MARGIN_BYTES);
+  });
+
+  it('fails when recipient accounts leave no room, naming them and the count that fits', () => {
+    // GIVEN 26 partitions, which fit, WHEN recipient accounts are added THEN the bound counts them
+    const accounts = ['111122223333', '222233334444', '333344445555', '444455556666', '555566667777'];
+    expect(construct({ replyPartitions: 26 })).not.toThrow();
+    expect(construct({ replyPartitions: 26, recipientAccounts: accounts })).toThrow(
+      /over the 3840 bytes allowed .*at most 2[0-5] reply partitions fit .*fewer recipientAccounts \(given 5 recipient accounts\)/,
+    );
+  });
+
+  it('says when not even one partition fits', () => {
+    const accounts = Array.from({ length: 200 }, (_, i) => String(100000000000 + i));
+    expect(construct({ replyPartitions: 1, recipientAccounts: accounts })).toThrow(
+      /not even one reply partition fits with this prefix and these options/,
     );
   });
 
   it('fails if an imported bus, whose name is unknown at synth, leaves no room', () => {
     // GIVEN a bus imported by a deploy-time name: the check assumes EventBridge's longest name
     const bus = events.EventBus.fromEventBusName(new Stack(), 'Bus', Fn.importValue('shared-bus-name'));
-    expect(construct({ replyPartitions: 33, eventBus: bus })).not.toThrow();
-    expect(construct({ replyPartitions: 34, eventBus: bus })).toThrow(/over Lambda's 4096-byte limit/);
+    expect(construct({ replyPartitions: 23, eventBus: bus })).not.toThrow();
+    expect(construct({ replyPartitions: 24, eventBus: bus })).toThrow(/at most 23 reply partitions fit/);
+  });
+
+  it('counts a table given by a deploy-time name as the longest table name', () => {
+    const table = dynamodb.Table.fromTableName(new Stack(), 'Table', Fn.importValue('shared-table-name'));
+    // 255 characters instead of 11 ("fanin-state"): two or three partitions fewer
+    expect(construct({ replyPartitions: 23, table })).not.toThrow();
+    expect(construct({ replyPartitions: 26, table })).toThrow(/at most 2[0-3] reply partitions fit/);
   });
 });

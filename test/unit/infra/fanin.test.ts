@@ -420,8 +420,11 @@ describe('Fanin with its defaults', () => {
             'FANIN_REPLY_QUEUES',
             'FANIN_TABLE',
             'NODE_OPTIONS',
+            'POWERTOOLS_SERVICE_NAME',
           ].sort(),
         );
+        // the metrics' service dimension is the prefix: two instances' alarms never mix
+        expect(variables.Variables.POWERTOOLS_SERVICE_NAME).toBe(fanin.topology.prefix);
         expect(variables.Variables.FANIN_TABLE).toEqual({ Ref: logicalId(stack, fanin.table) });
         expect(variables.Variables.FANIN_BUCKET).toEqual({ Ref: logicalId(stack, fanin.bucket) });
         expect(variables.Variables.FANIN_LEASE_SECONDS).toBe(String(fanin.topology.completionLeaseSeconds));
@@ -497,8 +500,11 @@ describe('Fanin with its defaults', () => {
           EvaluationPeriods: 5,
         });
       }
-      // one per DLQ, one per partition's depth, one per use-case alarm (adversity.test.ts)
-      const count = Object.keys(fanin.queues).length + 2 * fanin.replyPartitions.length + 3;
+      // one per DLQ, one per partition's depth, one per use-case alarm (adversity.test.ts), and
+      // observability's (observability.test.ts): errors and throttles of 6 handlers, 2 table
+      // throttles, the oldest message of 4 + N working queues, failing sweeps and cycles
+      const n = fanin.replyPartitions.length;
+      const count = Object.keys(fanin.queues).length + 2 * n + 3 + (12 + 2 + (4 + n) + 2);
       template.resourceCountIs('AWS::CloudWatch::Alarm', count);
       expect(fanin.alarms).toHaveLength(count);
     });

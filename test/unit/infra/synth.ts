@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
 import { Fanin, type FaninProps } from '../../../infra/fanin.ts';
 import type { DefinitionInput } from '../../../shared/engine/definition.ts';
+import type { Topology } from '../../../shared/topology/topology.ts';
 
 /**
  * Stack-test helpers. Apps get the context of cdk.json (the feature flags the real app runs with),
@@ -151,4 +155,43 @@ export function sorted(map: Map<string, Set<string>>): Record<string, string[]> 
   return Object.fromEntries(
     [...map].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, [...v].sort()]),
   );
+}
+
+/**
+ * A table a user brings (`table` prop), built as the README says: the topology's keys, indexes
+ * and TTL, point-in-time recovery, a resource policy denying requests without TLS.
+ */
+export function ownTable(scope: Construct, topology: Topology, id = 'OwnTable'): dynamodb.Table {
+  const attr = (key: { name: string; type: 'S' | 'N' }): dynamodb.Attribute => ({
+    name: key.name,
+    type: key.type === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER,
+  });
+  const spec = topology.table;
+  const table = new dynamodb.Table(scope, id, {
+    partitionKey: attr(spec.partitionKey),
+    sortKey: attr(spec.sortKey),
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    timeToLiveAttribute: spec.ttlAttribute,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    resourcePolicy: new iam.PolicyDocument({
+      statements: [
+        new iam.PolicyStatement({
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['dynamodb:*'],
+          resources: ['*'],
+          conditions: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      ],
+    }),
+  });
+  for (const index of spec.indexes) {
+    table.addGlobalSecondaryIndex({
+      indexName: index.name,
+      partitionKey: attr(index.partitionKey),
+      sortKey: attr(index.sortKey),
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+  }
+  return table;
 }
