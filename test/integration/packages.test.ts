@@ -181,6 +181,13 @@ describe('@fanin/cdk in another CDK app', () => {
     expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
   });
 
+  it('loads from a CommonJS app too (require of an ES module, Node 20.19 and later)', async () => {
+    const required = await exec(process.execPath, ['-e', "console.log(typeof require('@fanin/cdk').Fanin)"], {
+      cwd: app,
+    });
+    expect(required.stdout.trim()).toBe('function');
+  });
+
   it('synthesizes the six handlers as asset code with the pre-bundled handler and the definitions', async () => {
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     expect(functions).toHaveLength(6);
@@ -208,7 +215,7 @@ describe('@fanin/cdk in another CDK app', () => {
     );
     expect(checked.stdout).toBe('');
     expect(checked.code).toBe(0);
-  }, 180_000);
+  }, 300_000);
 
   it("loads a handler from the app's staged asset with the definitions given at synth", async () => {
     // GIVEN the reply handler's asset as Lambda would unzip it
@@ -318,7 +325,7 @@ console.log(JSON.stringify(results[0].body));
     );
     expect(checked.stdout).toBe('');
     expect(checked.code).toBe(0);
-  }, 180_000);
+  }, 300_000);
 
   it('runs the fanin CLI from node_modules/.bin without tsx', async () => {
     const bin = join(producer, 'node_modules/.bin/fanin');
