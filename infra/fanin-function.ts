@@ -51,8 +51,8 @@ export interface FaninFunctionProps {
   /** Environment variables (the runtime configuration contract, see shared/config.ts). */
   readonly environment: Readonly<Record<string, string>>;
   /**
-   * JSON text of the aggregation definitions, compiled into the bundle as
-   * `process.env.FANIN_DEFINITIONS` (Lambda's environment is limited to 4 KB in total).
+   * JSON text of the aggregation definitions, a module of the code asset (`definitions.mjs`) that
+   * sets `process.env.FANIN_DEFINITIONS` (Lambda's environment is limited to 4 KB in total).
    */
   readonly definitionsJson: string;
   /** Retries of an asynchronous invocation (EventBridge schedule). @default 2 (Lambda's default) */
