@@ -39,6 +39,11 @@ export default defineConfig({
       },
       // Shorter than the AWS example's 30 s so the demo does not keep you waiting.
       timeoutSeconds: 10,
+      // A bank may answer with a failure (attribute fanin-failure): two of five are tolerated and
+      // listed beside the best quote; a third ends the request as failed at once.
+      toleratedFailureCount: 2,
+      // A request may ask for its own deadline, e.g. "parameters": { "timeoutSeconds": 60 }.
+      requestParameters: { timeoutSeconds: { min: 5, max: 120 } },
     },
     {
       // Seed 002's auction: self-starting (the first bid opens it), bids correlated by auction id,
