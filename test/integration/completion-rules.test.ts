@@ -265,6 +265,39 @@ describe('completion rules', () => {
     });
   });
 
+  it('a completion resumed after its owner failed to publish carries the same completedBy and failures', async () => {
+    // Kills two mutants: the seal not keeping completedBy (the resumer publishes null), and the
+    // store not keeping a reply's failure (the resumer folds the failure into the result).
+    // Prepare
+    await fanin.sendRequest({ definition: 'survey', aggregateId: 's-resumed', expected: 2 });
+    await fanin.drain();
+    await reply('s-resumed', '0', { score: 4 });
+    await fanin.drain();
+    const restore = fanin.probe.failEvery({ name: 'SQS.SendMessage', queueRole: 'completed' });
+    await failure('s-resumed', '1', 'respondent unreachable');
+    await fanin.consumePartition(0);
+    restore();
+    expect(await fanin.ctx.store.getHeader('s-resumed')).toMatchObject({
+      status: 'completing',
+      completedBy: 'all-arrived',
+    });
+
+    // Act: the owner's lease runs out; the sweeper resumes it from the sealed header
+    fanin.clock.advance(fanin.ctx.completionLeaseMs + 1);
+    await fanin.sweep();
+
+    // Assess
+    expect(await fanin.ctx.store.getHeader('s-resumed')).toMatchObject({ status: 'closed' });
+    const { output } = fanin.expectExactlyOneTerminalOutput('s-resumed');
+    expect(output).toMatchObject({
+      completedBy: 'all-arrived',
+      counts: { received: 2, failed: 1 },
+      result: { count: 1, avg: 4 },
+      failures: [{ replyId: '1', error: 'respondent unreachable' }],
+    });
+    await fanin.drain();
+  });
+
   it('failures beyond the tolerance end the aggregate failed at once, listing them, with one terminal output', async () => {
     // Prepare
     await fanin.sendRequest({ definition: 'survey', aggregateId: 's-bad', expected: 5 });
