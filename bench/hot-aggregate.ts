@@ -34,7 +34,7 @@ export interface HotMeasurement {
   readonly writeUnitsPerReply: number;
   /** The reply `PutItem`s only, per reply. */
   readonly recordingWriteUnitsPerReply: number;
-  /** Every other table write on the aggregate's keys, per reply: all on the header's key `A#<id>`. */
+  /** Other table writes on the header's key `A#<id>` (the seal, the close), per reply; the counters have keys of their own. */
   readonly headerKeyOtherWriteUnitsPerReply: number;
   /** fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads (`Query`). */
   readonly readUnitsPerReply: number;
@@ -158,21 +158,26 @@ export async function runHotAggregate(
   const unitsByKey: Record<string, number> = {};
   for (const [key, n] of meter.keyUnits) {
     if (key === own) unitsByKey['shard 0'] = n;
-    else if (key.startsWith(`${own}#`)) unitsByKey[`shard ${key.slice(own.length + 1)}`] = n;
+    else if (key.startsWith(`${own}#`)) unitsByKey[keyLabel(key.slice(own.length + 1))] = n;
   }
   const readUnitsByKey: Record<string, number> = {};
   for (const [key, n] of meter.keyReadUnits) {
     if (key === own) readUnitsByKey['shard 0'] = n;
-    else if (key.startsWith(`${own}#`)) readUnitsByKey[`shard ${key.slice(own.length + 1)}`] = n;
+    else if (key.startsWith(`${own}#`)) readUnitsByKey[keyLabel(key.slice(own.length + 1))] = n;
   }
   const keyTotal = Object.values(unitsByKey).reduce((sum, n) => sum + n, 0);
   const [busiestKey, busiest] = Object.entries(unitsByKey).reduce<[string, number]>(
     (max, entry) => (entry[1] > max[1] ? entry : max),
     ['none', 0],
   );
-  // Everything but the reply puts is written on the header's key (shard 0).
-  const other = Math.max(0, keyTotal - recording);
-  const replyUnitsByKey = Object.entries(unitsByKey).map(([key, n]) => (key === 'shard 0' ? n - other : n));
+  // Besides the reply puts: the counters on their own keys, the rest (seal, close) on the header's.
+  const counterUnits = Object.entries(unitsByKey)
+    .filter(([key]) => key.startsWith('counter'))
+    .reduce((sum, [, n]) => sum + n, 0);
+  const other = Math.max(0, keyTotal - recording - counterUnits);
+  const replyUnitsByKey = Object.entries(unitsByKey)
+    .filter(([key]) => key.startsWith('shard'))
+    .map(([key, n]) => (key === 'shard 0' ? n - other : n));
   const readOf = (op?: string) =>
     total(counters, 'ddb.rcu', (who, detail) => who.startsWith('fanin') && (!op || detail === op)) /
     options.replies;
@@ -460,4 +465,9 @@ class EventQueue {
     this.heap[a] = y;
     this.heap[b] = x;
   }
+}
+
+/** `A#<id>#3` → `shard 3`; `A#<id>#c3` (a completion-trigger counter) → `counter 3`. */
+function keyLabel(suffix: string): string {
+  return suffix.startsWith('c') ? `counter ${suffix.slice(1)}` : `shard ${suffix}`;
 }

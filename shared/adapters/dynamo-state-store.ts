@@ -239,12 +239,13 @@ export class DynamoStateStore implements StateStore {
   ): Promise<number> {
     const shard = options.shard ?? 0;
     const shards = options.shards ?? 1;
-    // One counter per write shard, so a hot sharded aggregate's triggers spread like its replies.
-    // `C` sorts before the header, outside the `H … R$` range that reads an aggregate.
+    // One counter per write shard, so a hot sharded aggregate's triggers spread like its replies,
+    // each under a key of its own (counterKey): the busiest key of a hot aggregate then takes its
+    // reply puts and nothing per batch.
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: shardKey(aggregateId, shard), sk: 'C' },
+        Key: { pk: counterKey(aggregateId, shard), sk: 'C' },
         UpdateExpression: 'ADD replies :n SET expiresAt = if_not_exists(expiresAt, :exp)',
         ExpressionAttributeValues: { ':n': count, ':exp': expiresAt },
         ReturnValues: 'UPDATED_NEW',
@@ -259,7 +260,7 @@ export class DynamoStateStore implements StateStore {
             this.client.send(
               new GetCommand({
                 TableName: this.tableName,
-                Key: { pk: shardKey(aggregateId, s), sk: 'C' },
+                Key: { pk: counterKey(aggregateId, s), sk: 'C' },
                 ConsistentRead: true,
               }),
             ),
@@ -799,6 +800,11 @@ function sleep(ms: number): Promise<void> {
 /** The partition key of write shard `shard` of an aggregate (shard 0 is the aggregate's own key). */
 export function shardKey(aggregateId: string, shard: number): string {
   return shard === 0 ? aggregateKey(aggregateId) : `A#${aggregateId}#${shard}`;
+}
+
+/** The partition key of an aggregate's completion-trigger counter for write shard `shard`. */
+export function counterKey(aggregateId: string, shard: number): string {
+  return `A#${aggregateId}#c${shard}`;
 }
 
 /** The partition key a reply of an aggregate spread over `shards` keys is written under. */
