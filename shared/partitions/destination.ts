@@ -111,15 +111,30 @@ export class PartitionedDestination {
   public async status(fresh = false): Promise<PartitionStatus[]> {
     const now = this.clock();
     if (!fresh && this.cached && now - this.cached.at < this.cacheMs) return this.cached.statuses;
-    const states = await this.registry.load(this.name);
-    const statuses = await Promise.all(this.partitions.map((p) => this.read(p, states.get(p.index))));
-    this.cached = { at: now, statuses };
-    return statuses;
+    // Concurrent callers (the requests of one batch, sent in parallel) share one read of the
+    // registry and the depths instead of each making its own.
+    if (!fresh && this.reading) return this.reading;
+    const reading = (async () => {
+      const states = await this.registry.load(this.name);
+      const statuses = await Promise.all(this.partitions.map((p) => this.read(p, states.get(p.index))));
+      this.cached = { at: now, statuses };
+      return statuses;
+    })();
+    this.reading = reading;
+    try {
+      return await reading;
+    } finally {
+      if (this.reading === reading) delete this.reading;
+    }
   }
+
+  /** The read of {@link status} in flight, shared by the callers that arrive meanwhile. */
+  private reading?: Promise<PartitionStatus[]>;
 
   /** Forgets cached depths and states (after an operator changed them). */
   public invalidate(): void {
     delete this.cached;
+    delete this.reading;
   }
 
   private async read(partition: PartitionSpec, state: PartitionState | undefined): Promise<PartitionStatus> {

@@ -32,6 +32,26 @@ describe('partitioned reply destination', () => {
   });
   afterEach(() => fanin.stop());
 
+  it('routings made at once with a cold cache share one read of the registry and of each partition depth', async () => {
+    // Kills the mutant "every caller reads on a cache miss" (the ten requests of a batch each
+    // made a registry Query and a GetQueueAttributes per partition: 2.9 and 1.8 per aggregate).
+    // Prepare
+    const destination = fanin.destination();
+    const since = fanin.probe.now;
+
+    // Act
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => destination.choose({ kind: 'affinity', key: `cold-${i}` })),
+    );
+
+    // Assess
+    const calls = fanin.probe.callsAfter(since);
+    expect(calls.filter((c) => c.name === 'DynamoDB.Query')).toHaveLength(1);
+    expect(calls.filter((c) => c.name === 'SQS.GetQueueAttributes')).toHaveLength(
+      fanin.topology.replyPartitions.length,
+    );
+  });
+
   it('affinity: every reply of an aggregate lands in its partition; with it disabled they go elsewhere and it still completes', async () => {
     // Prepare
     await fanin.sendRequest({ definition: 'quote', aggregateId: 'q-1', recipients: Array(4).fill(bank) });
