@@ -70,7 +70,7 @@ describe('completion rules', () => {
   const reply = (aggregateId: string, replyId: string, body: unknown, extra: Record<string, string> = {}) =>
     fanin.sendReply(body, { 'fanin-aggregate-id': aggregateId, 'fanin-reply-id': replyId, ...extra });
   const failure = (aggregateId: string, replyId: string, error: string) =>
-    reply(aggregateId, replyId, { detail: error }, { 'fanin-failure': error });
+    reply(aggregateId, replyId, { detail: error, score: 0 }, { 'fanin-failure': error });
   const of = (outputs: OutputBody[], aggregateId: string) =>
     outputs.filter((o) => o.aggregateId === aggregateId);
 
@@ -251,7 +251,7 @@ describe('completion rules', () => {
     await reply('s-ok', '2', { score: 2 });
     await fanin.drain();
 
-    // Assess (mutant killed: a failure passed to condense as a reply counts 3)
+    // Assess (mutant killed: a failure passed to condense as a reply counts 3, its score 0 in the average)
     const { output } = fanin.expectExactlyOneTerminalOutput('s-ok');
     expect(output).toMatchObject({
       outcome: 'completed',
@@ -259,7 +259,11 @@ describe('completion rules', () => {
       counts: { expected: 3, received: 3, failed: 1 },
       result: { count: 2, avg: 3 },
       failures: [
-        { replyId: '1', error: 'respondent unreachable', body: { detail: 'respondent unreachable' } },
+        {
+          replyId: '1',
+          error: 'respondent unreachable',
+          body: { detail: 'respondent unreachable', score: 0 },
+        },
       ],
       missing: [],
     });
