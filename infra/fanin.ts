@@ -89,7 +89,8 @@ export interface FaninProps {
   readonly prefix?: string;
   /**
    * Number of reply partitions (SQS queues, each with its own event source). At most what fits the
-   * handlers' 4 KB environment (their URLs are in it): about 40 with the default prefix; checked at synth.
+   * handlers' 4 KB environment less a 256-byte margin (their URLs are in it, counted in LocalStack's
+   * longer form): 26 with the default prefix; checked at synth, the error names the count that fits.
    * @default 2
    */
   readonly replyPartitions?: number;
@@ -819,24 +820,35 @@ export class Fanin extends Construct {
 
   /**
    * Lets a producer or responder send large messages: `s3:PutObject` under `incoming/` of the
-   * payload bucket, the only prefix fanin follows a pointer to in a message it consumes. (Sending
+   * payload bucket, the only prefix fanin follows a pointer to in a message it consumes, and the
+   * bucket key's `kms:GenerateDataKey` / `kms:Decrypt` when it has one (`encryptionKey`). (Sending
    * to the queues is granted separately, e.g. `fanin.queues.ingress.queue.grantSendMessages`.)
    */
   public grantLargeMessageWrites(grantee: iam.IGrantable): iam.Grant {
+    // With a KMS-encrypted bucket (encryptionKey), an upload also needs a data key from its key.
+    const kmsActions = this.bucket.encryptionKey ? ['kms:GenerateDataKey', 'kms:Decrypt'] : [];
     return s3.BucketGrants.fromBucket(this.bucket).actionsOnObjectKeys(
       grantee,
       `${PayloadPrefix.INCOMING}*`,
       's3:PutObject',
+      ...kmsActions,
     );
   }
 
   /**
    * Lets a responder or a consumer of the outputs read the large messages fanin sends:
-   * `s3:GetObject` under `requests/`, `outputs/` and `incoming/` (a forwarded body), never `state/`.
+   * `s3:GetObject` under `requests/`, `outputs/` and `incoming/` (a forwarded body), never `state/`;
+   * and `kms:Decrypt` on the bucket's key when it has one (`encryptionKey`).
    */
   public grantLargeMessageReads(grantee: iam.IGrantable): iam.Grant {
+    const kmsActions = this.bucket.encryptionKey ? ['kms:Decrypt'] : [];
     const grants = READER_PREFIXES.map((prefix) =>
-      s3.BucketGrants.fromBucket(this.bucket).actionsOnObjectKeys(grantee, `${prefix}*`, 's3:GetObject'),
+      s3.BucketGrants.fromBucket(this.bucket).actionsOnObjectKeys(
+        grantee,
+        `${prefix}*`,
+        's3:GetObject',
+        ...kmsActions,
+      ),
     );
     return grants.reduce((all, grant) => all.combine(grant));
   }

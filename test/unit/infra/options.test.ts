@@ -1,6 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -157,6 +158,25 @@ describe('a customer managed key', { timeout: SYNTH_TIMEOUT }, () => {
         ]),
       },
     });
+  });
+
+  it("lets producers and responders use the bucket's key for large messages", () => {
+    // GIVEN a producer and a responder role granted large-message writes and reads
+    const stack = new Stack(testApp(), 'Test');
+    const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+    const fanin = new Fanin(stack, 'Fanin', { definitions: DEFINITIONS, encryptionKey: key });
+    const producer = new iam.Role(stack, 'Producer', { assumedBy: new iam.AccountRootPrincipal() });
+    const responder = new iam.Role(stack, 'Responder', { assumedBy: new iam.AccountRootPrincipal() });
+    fanin.grantLargeMessageWrites(producer);
+    fanin.grantLargeMessageReads(responder);
+    const after = Template.fromStack(stack);
+    const keyArn = `<${logicalId(stack, key)}.Arn>`;
+    // THEN the writer may get a data key and the reader decrypt (mutant killed: S3 actions only,
+    // which a KMS-encrypted bucket refuses)
+    const writes = allowedActions(after, logicalId(stack, producer));
+    expect([...(writes.get('kms:GenerateDataKey') ?? [])]).toContain(keyArn);
+    const reads = allowedActions(after, logicalId(stack, responder));
+    expect([...(reads.get('kms:Decrypt') ?? [])]).toContain(keyArn);
   });
 
   it('keeps AWS managed encryption without a key', () => {
