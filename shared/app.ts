@@ -172,10 +172,10 @@ let observability: Observability | undefined;
 let traced: Promise<Observability> | undefined;
 
 /** The metrics of a Lambda function (and its tracer once {@link tracedObservabilityFromEnvironment} set it up). */
-export function observabilityFromEnvironment(config: RuntimeConfig = loadConfig()): Observability {
+export function observabilityFromEnvironment(config?: RuntimeConfig): Observability {
   observability ??= {
     metrics: new PowertoolsMetricsAdapter({
-      definitions: config.definitions.keys(),
+      definitions: (config ?? loadConfig()).definitions.keys(),
       serviceName: serviceName(),
     }),
   };

@@ -343,6 +343,22 @@ describe('metrics (Powertools EMF)', () => {
     ]);
   });
 
+  it('more latencies than one EMF line holds go in further lines, each under its definition', () => {
+    // Kills the mutant "add the dimensions after the values" (Powertools flushes itself at 100 values).
+    // Prepare
+    for (let i = 0; i < 150; i += 1) metrics.latency(MetricName.COMPLETION_LATENCY, 'plain', i);
+    metrics.count(MetricName.AGGREGATES_COMPLETED, 'plain', 150);
+
+    // Act
+    flush();
+
+    // Assess
+    expect(lines).toHaveLength(2);
+    expect(lines.map((l) => l.record[MetricDimension.DEFINITION])).toEqual(['plain', 'plain']);
+    expect(values(MetricName.COMPLETION_LATENCY, 'plain')).toHaveLength(150);
+    expect(total(MetricName.AGGREGATES_COMPLETED, 'plain')).toBe(150);
+  });
+
   it('an invocation that counted nothing writes no EMF line', async () => {
     // Prepare
     const handler = instrumented(
