@@ -225,7 +225,7 @@ export interface FaninProps {
    */
   readonly oldestMessageAgeAlarm?: Duration;
   /**
-   * Build the CloudWatch dashboard `<prefix>-fanin` (docs/observability.md). A dashboard costs $3 a
+   * Build the CloudWatch dashboard `<prefix>-fanin-<region>` (docs/observability.md). A dashboard costs $3 a
    * month beyond the account's first three.
    * @default true
    */

@@ -82,7 +82,7 @@ export class FaninObservability extends Construct {
   public readonly sweepFailureAlarm: cloudwatch.Alarm;
   /** Failing distributor cycles. */
   public readonly distributorFailureAlarm: cloudwatch.Alarm;
-  /** The dashboard `<prefix>-fanin`, unless disabled. */
+  /** The dashboard `<prefix>-fanin-<region>`, unless disabled. */
   public readonly dashboard?: cloudwatch.Dashboard;
 
   private readonly props: FaninObservabilityProps;
@@ -256,7 +256,9 @@ export class FaninObservability extends Construct {
       new cloudwatch.GraphWidget({ title, left, width, height: 6 });
 
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `${props.prefix}-fanin`,
+      // Dashboards are global to an account, alarms regional: the region keeps two deployments
+      // of one prefix in two regions apart.
+      dashboardName: `${props.prefix}-fanin-${Stack.of(this).region}`,
       defaultInterval: Duration.hours(3),
     });
     dashboard.addWidgets(

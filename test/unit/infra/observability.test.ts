@@ -156,17 +156,19 @@ describe('observability: props', { timeout: SYNTH_TIMEOUT }, () => {
 });
 
 describe('observability: the dashboard', { timeout: SYNTH_TIMEOUT }, () => {
-  it('builds the dashboard <prefix>-fanin with every fanin metric, and none with dashboard: false', () => {
+  it('builds the dashboard <prefix>-fanin-<region> with every fanin metric, and none with dashboard: false', () => {
     const { template, fanin } = synthFanin({ prefix: 'shop' });
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'shop-fanin' });
+    // dashboards are global to an account: the region keeps two regions' deployments apart
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', {
+      DashboardName: { 'Fn::Join': ['', ['shop-fanin-', { Ref: 'AWS::Region' }]] },
+    });
     const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
     for (const name of Object.values(MetricName)) {
       if (name === MetricName.COMPLETION_LATENCY || body.includes(`\\"${name}\\"`)) continue;
       expect.fail(`the dashboard has no ${name}`);
     }
     expect(body).toContain('CompletionLatency');
-    expect(body).toContain('shop-fanin');
     expect(fanin.observability.dashboard).toBeDefined();
     synthFanin({ dashboard: false }).template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
   });
