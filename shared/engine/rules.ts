@@ -31,19 +31,3 @@ export function predicateOf(completion: CompletionSpec): string | undefined {
   for (const rule of completion.rules) if (rule.rule === 'predicate') return rule.expression;
   return undefined;
 }
-
-/** Whether "every expected reply is in" completes an aggregate of this completion. */
-export function completesWhenAllArrived(completion: CompletionSpec): boolean {
-  switch (completion.strategy) {
-    case Strategy.ALL:
-    case Strategy.COUNT:
-      return true;
-    case Strategy.TIMEOUT:
-    case Strategy.OVERRIDE:
-      return completion.completeWhenAllArrived;
-    case Strategy.ANY:
-      return completion.rules.some((rule) => rule.rule === 'all-arrived');
-    default:
-      return false;
-  }
-}
