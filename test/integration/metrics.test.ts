@@ -7,7 +7,7 @@ import {
   MetricName,
   UNKNOWN_DEFINITION,
 } from '../../shared/observability/metric-names.ts';
-import type { OutputPublisher } from '../../shared/ports.ts';
+import { type OutputPublisher, OutputTooLargeError } from '../../shared/ports.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
@@ -316,6 +316,34 @@ describe('metrics (Powertools EMF)', () => {
     expect(total(MetricName.AGGREGATES_COMPLETED, 'plain')).toBe(0);
     const results = (await fanin.outputs('completed')).filter((o) => o.aggregateId === 's-1');
     expect(results.map((o) => o.id)).toEqual(['s-1/result']);
+  });
+
+  it('a sealed result that can never be published (too large for its output) is counted stuck', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'plain', aggregateId: 'k-1', expected: 1 });
+    await fanin.drain();
+    const tooLarge: OutputPublisher = {
+      publish: (role, message, options) =>
+        role === 'completed'
+          ? Promise.reject(new OutputTooLargeError(message.id, 300_000))
+          : fanin.ctx.outputs.publish(role, message, options),
+    };
+
+    // Act
+    const failed = await handleReplies({ ...fanin.ctx, outputs: tooLarge }, [
+      {
+        messageId: 'm-k-1',
+        body: '{"v":1}',
+        attributes: { 'fanin-aggregate-id': 'k-1', 'fanin-reply-id': '0' },
+        receiveCount: 1,
+      },
+    ]);
+    flush();
+
+    // Assess
+    expect(failed).toEqual(new Set(['m-k-1']));
+    expect(total(MetricName.COMPLETIONS_STUCK, 'plain')).toBe(1);
+    expect(total(MetricName.AGGREGATES_COMPLETED, 'plain')).toBe(1);
   });
 
   it('a failed sweep is counted under the service alone, published by the entry point when the invocation ends', async () => {
