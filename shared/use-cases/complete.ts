@@ -333,14 +333,10 @@ async function buildOutput(
           request,
         )
       : [];
-  // Failed replies are listed beside the result, never passed to the algorithm as successes.
-  const failing = new Map(members.flatMap((r) => (r.failure === undefined ? [] : [[r.replyId, r.failure]])));
-  for (const reply of [...replies].sort(byReplyOrder)) {
-    const error = failing.get(reply.replyId);
-    if (error !== undefined) base.failures.push({ replyId: reply.replyId, error, body: reply.body });
-  }
+  const split = separateFailures(members, replies);
+  base.failures.push(...split.failures);
   base.counts.failed = base.failures.length;
-  replies = replies.filter((r) => !failing.has(r.replyId));
+  replies = split.successes;
   if (header.outcome === Outcome.FAILED && header.reason !== undefined) return failed(header.reason, missing);
   if (!definition) return failed(`unknown definition "${header.definition}"`, missing);
   if (outcome === Outcome.TIMED_OUT && definition.onTimeout === 'discard') {
@@ -397,6 +393,22 @@ function isGone(error: unknown): boolean {
 }
 
 /** Missing reply ids, with the recipient or item label the request gave them when there is one. */
+/**
+ * Failed replies are listed beside a result (or a snapshot), in reply order, and never passed to
+ * the aggregation algorithm as successes.
+ */
+export function separateFailures(
+  members: readonly StoredReply[],
+  replies: readonly ReplyRecord[],
+): { failures: { replyId: string; error: string; body: unknown }[]; successes: ReplyRecord[] } {
+  const failing = new Map(members.flatMap((r) => (r.failure === undefined ? [] : [[r.replyId, r.failure]])));
+  const failures = [...replies].sort(byReplyOrder).flatMap((reply) => {
+    const error = failing.get(reply.replyId);
+    return error === undefined ? [] : [{ replyId: reply.replyId, error, body: reply.body }];
+  });
+  return { failures, successes: replies.filter((r) => !failing.has(r.replyId)) };
+}
+
 export function labelMissing(ids: string[], request: unknown): { replyId: string; label?: string }[] {
   const labels = (request as { labels?: unknown } | undefined)?.labels;
   return ids.map((replyId) => {

@@ -10,7 +10,7 @@ import {
   type TimerMessage,
 } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
-import { labelMissing } from './complete.ts';
+import { labelMissing, separateFailures } from './complete.ts';
 import { type FaninContext, keepsRequest, loadStored } from './context.ts';
 import { validReplies } from './replies.ts';
 
@@ -128,19 +128,20 @@ async function publishSnapshot(
   const storedRequest =
     header.requestId && keepsRequest(definition) ? await ctx.store.getRequest(header.aggregateId) : undefined;
   const request: unknown = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
-  const replies = await Promise.all(
+  const loaded = await Promise.all(
     members.map(async (r) => ({
       replyId: r.replyId,
       body: JSON.parse(await loadStored(ctx, r)) as unknown,
       receivedAt: r.receivedAt,
     })),
   );
+  const { failures, successes: replies } = separateFailures(members, loaded);
   const missing =
-    header.expected !== undefined && replies.length < header.expected
+    header.expected !== undefined && loaded.length < header.expected
       ? labelMissing(
           missingReplyIds(
             header.expected,
-            replies.map((r) => r.replyId),
+            loaded.map((r) => r.replyId),
           ),
           request,
         )
@@ -153,8 +154,9 @@ async function publishSnapshot(
     period,
     openedAt: header.openedAt,
     asOf,
-    counts: { expected: header.expected ?? null, received: replies.length },
+    counts: { expected: header.expected ?? null, received: loaded.length, failed: failures.length },
     missing,
+    failures,
   };
   let message: OutputMessage;
   try {

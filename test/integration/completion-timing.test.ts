@@ -58,6 +58,14 @@ describe('completion timing', () => {
         snapshotIntervalSeconds: 10,
       },
       {
+        name: 'progress-tolerant',
+        fanOut: { type: 'none' },
+        completion: { strategy: 'all' },
+        timeoutSeconds: 300,
+        snapshotIntervalSeconds: 10,
+        toleratedFailureCount: 1,
+      },
+      {
         name: 'releasing',
         fanOut: { type: 'none' },
         completion: { strategy: 'all' },
@@ -317,6 +325,36 @@ describe('completion timing', () => {
       ]);
       expect((await fanin.ctx.store.getHeader(id))?.status).toBe('open');
       fanin.expectNoTerminalOutput(id);
+    });
+
+    it('list failed replies beside the result so far, never in it', async () => {
+      // Kills the mutant "snapshots pass failed replies to the algorithm as successes" (the
+      // failure's body showed in the snapshot's result as if the responder had answered).
+      // Prepare
+      const { id, openedAt } = await open('progress-tolerant', 3);
+      at(openedAt, 2_000);
+      await reply(id, 0, { bid: 10 });
+      await fanin.sendReply(
+        { error: 'no quote today' },
+        { 'fanin-aggregate-id': id, 'fanin-reply-id': '1', 'fanin-failure': 'bank down' },
+      );
+      await fanin.drain();
+
+      // Act
+      at(openedAt, 10_000);
+      await deliver(armed(id, 'snapshot')[0] as TimerMessage);
+
+      // Assess
+      expect(snapshots(id).map((p) => p.body)).toMatchObject([
+        {
+          id: `${id}/snapshot/1`,
+          counts: { expected: 3, received: 2, failed: 1 },
+          result: [{ replyId: '0', body: { bid: 10 } }],
+          failures: [{ replyId: '1', error: 'bank down', body: { error: 'no quote today' } }],
+          missing: [{ replyId: '2' }],
+        },
+      ]);
+      expect((await fanin.ctx.store.getHeader(id))?.status).toBe('open');
     });
 
     it('a snapshot timer delivered twice yields one snapshot for its period and one next timer', async () => {
