@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PRODUCER_PREFIX, READER_PREFIXES, type S3ClaimCheck } from '../adapters/s3-claim-check.ts';
 import { WireAttribute } from '../engine/correlation.ts';
+import { FAILURE_ATTRIBUTE } from '../engine/failures.ts';
 import type { PartitionedDestination } from '../partitions/destination.ts';
 import type { RoutingPolicy } from '../partitions/routing.ts';
 
@@ -122,9 +123,31 @@ export class FaninClient {
     subRequest: ReceivedSubRequest,
     body: unknown,
   ): Promise<{ queueUrl: string; partition?: number }> {
-    const attributes = Object.fromEntries(
-      Object.entries(subRequest.faninAttributes).map(([k, v]) => [k, text(v)]),
-    );
+    return this.answer(subRequest, body, {});
+  }
+
+  /**
+   * Answers a sub-request with a failure (docs/wire-contract.md, "Failed reply"): the reply with
+   * the `fanin-failure` attribute set to `error`; `detail` is its body, kept beside the result.
+   * The definition's `toleratedFailureCount` / `toleratedFailurePercentage` decide what follows.
+   */
+  public async fail(
+    subRequest: ReceivedSubRequest,
+    error: string,
+    detail: unknown = null,
+  ): Promise<{ queueUrl: string; partition?: number }> {
+    return this.answer(subRequest, detail, { [FAILURE_ATTRIBUTE]: error.trim() === '' ? 'failed' : error });
+  }
+
+  private async answer(
+    subRequest: ReceivedSubRequest,
+    body: unknown,
+    extra: Record<string, string>,
+  ): Promise<{ queueUrl: string; partition?: number }> {
+    const attributes = {
+      ...Object.fromEntries(Object.entries(subRequest.faninAttributes).map(([k, v]) => [k, text(v)])),
+      ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, text(v)])),
+    };
     const payload = JSON.stringify(body);
     const destination = this.options.replies;
     const replyTo = subRequest.replyTo;

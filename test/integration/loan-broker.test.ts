@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '../../shared/aws/clients.ts';
+import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -29,6 +31,14 @@ describe('loan broker (recipient list, best rate, override)', () => {
           ],
         },
         timeoutSeconds: 30,
+      },
+      {
+        name: 'loan-tolerant',
+        fanOut: { type: 'recipient-list' },
+        completion: { strategy: 'all' },
+        aggregation: { algorithm: 'best', criteria: [{ path: '$.rate', order: 'min' }] },
+        timeoutSeconds: 30,
+        toleratedFailureCount: 1,
       },
     ]);
     banks = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((b) => fanin.targetQueue(`bank-${b}`)));
@@ -96,5 +106,34 @@ describe('loan broker (recipient list, best rate, override)', () => {
       result: { body: { rate: 3.0 } },
     });
     for (const bank of banks.slice(2)) await fanin.takeRequests(bank);
+  });
+
+  it('a bank on the client library that cannot quote answers with fail(): listed beside the best quote', async () => {
+    // Prepare
+    const client = new FaninClient({ sqs: sqsClient() });
+    await fanin.sendRequest({
+      definition: 'loan-tolerant',
+      aggregateId: 'loan-fail-1',
+      recipients: banks.slice(0, 3),
+    });
+    await fanin.drain();
+    const subs = (await Promise.all(banks.slice(0, 3).map((b) => client.receive(fanin.targetUrl(b))))).flat();
+    expect(subs).toHaveLength(3);
+
+    // Act: two quotes and one failure, through the client library
+    await client.reply(subs[0]!, { rate: 3.8 });
+    await client.reply(subs[1]!, { rate: 3.6 });
+    await client.fail(subs[2]!, 'credit check unavailable', { code: 'CREDIT_CHECK_DOWN' });
+    await fanin.drain();
+
+    // Assess: every bank answered, one failed within tolerance: completed with the best quote
+    const [result] = (await fanin.outputs('completed')).filter((r) => r.aggregateId === 'loan-fail-1');
+    expect(result).toMatchObject({
+      counts: { expected: 3, received: 3, failed: 1 },
+      result: { replyId: subs[1]!.replyId, body: { rate: 3.6 } },
+      failures: [
+        { replyId: subs[2]!.replyId, error: 'credit check unavailable', body: { code: 'CREDIT_CHECK_DOWN' } },
+      ],
+    });
   });
 });
