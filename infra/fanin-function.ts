@@ -4,7 +4,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ESM_REQUIRE_BANNER, handlerCode } from './handler-code.ts';
+import { handlerCode } from './handler-code.ts';
 
 /** fanin's handlers; each is `functions/<name>.ts` exporting `handler`. */
 export const HandlerName = {
@@ -110,13 +110,4 @@ export class FaninFunction extends lambda.Function {
     });
     logGroup.grantWrite(role);
   }
-}
-
-/**
- * A `require` for bundled CommonJS code that requires Node built-ins, then the definitions, as one
- * banner. The stack no longer bundles this way (see infra/handler-code.ts: the definitions are a
- * module of the asset); kept for test/unit/infra/bundle.test.ts.
- */
-export function bundleBanner(definitionsJson: string): string {
-  return `${ESM_REQUIRE_BANNER} process.env.FANIN_DEFINITIONS = ${JSON.stringify(definitionsJson)};`;
 }

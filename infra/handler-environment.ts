@@ -78,7 +78,7 @@ export interface EnvironmentOptions {
  * The handlers' environment: the runtime configuration contract of `shared/config.ts`, encoded by
  * its own `configToEnv`, so the stack and `loadConfig` cannot disagree on a name or an encoding,
  * and the Powertools variables of `shared/observability/metric-names.ts`. The definitions are left
- * out: they are compiled into each bundle (see FaninFunction).
+ * out: each handler asset carries them in its `definitions.mjs` (see infra/handler-code.ts).
  *
  * Token values may go through `JSON.stringify`: a token is a marker string with nothing to escape,
  * and CDK turns a string holding markers into `Fn::Join` (queue URLs need no JSON escaping either).

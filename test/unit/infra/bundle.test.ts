@@ -1,19 +1,21 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleBanner } from '../../../infra/fanin-function.ts';
+import { assetWrapper, HANDLER_BUNDLE, handlerBuildOptions } from '../../../infra/handler-code.ts';
 import { handlerEnvironment } from '../../../infra/handler-environment.ts';
 import { completionLeaseSeconds, QueueRole, resolvePartitioning } from '../../../shared/topology/topology.ts';
 
 /**
- * The bundle the stack deploys carries the definitions itself (Lambda's environment is limited to
- * 4 KB). This builds bundles the way FaninFunction does (ESM, the same banner) with the local esbuild
- * and runs them in a child Node process: the configuration loader finds the definitions, and a real
- * handler module loads without a CommonJS `require` failure.
+ * A handler asset carries the definitions itself (Lambda's environment is limited to 4 KB): its
+ * `index.mjs` imports `definitions.mjs` (which sets FANIN_DEFINITIONS), then the bundle. This
+ * builds assets the way the stack and `npm run build` do (`handlerBuildOptions`, `assetWrapper`)
+ * with the local esbuild and runs them in a child Node process: the configuration loader finds the
+ * definitions and the rest of the environment contract, and a real handler module loads without a
+ * CommonJS `require` failure.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -48,21 +50,15 @@ describe('FaninFunction bundle', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function bundle(entry: string, outfile: string): Promise<string> {
-    const out = path.join(dir, outfile);
-    await build({
-      entryPoints: [entry],
-      outfile: out,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      mainFields: ['module', 'main'],
-      minify: true,
-      logLevel: 'silent',
-      banner: { js: bundleBanner(JSON.stringify(DEFINITIONS)) },
-    });
-    return out;
+  /** Builds an asset directory for `entry`; returns its `index.mjs`. */
+  async function bundle(entry: string, name: string): Promise<string> {
+    const asset = path.join(dir, name);
+    mkdirSync(asset, { recursive: true });
+    await build({ ...handlerBuildOptions(entry, path.join(asset, HANDLER_BUNDLE)), logLevel: 'silent' });
+    for (const [file, text] of Object.entries(assetWrapper(JSON.stringify(DEFINITIONS)))) {
+      writeFileSync(path.join(asset, file), text);
+    }
+    return path.join(asset, 'index.mjs');
   }
 
   it('sets FANIN_DEFINITIONS before any bundled module reads the environment', async () => {
@@ -79,12 +75,13 @@ describe('FaninFunction bundle', () => {
         '  bucket: config.bucketName,',
         '  highWatermark: config.partitioning?.highWatermark,',
         '}));',
+        'export const handler = () => undefined;',
       ].join('\n'),
     );
-    const out = await bundle(entry, 'config.mjs');
+    const out = await bundle(entry, 'config');
     // WHEN it runs with the stack's environment, which has no FANIN_DEFINITIONS
     const stdout = execFileSync(process.execPath, [out], { env: ENV, encoding: 'utf8' });
-    // THEN the definitions compiled into the bundle are there, and the rest of the contract reads back
+    // THEN the asset's definitions are there, and the rest of the contract reads back
     expect(JSON.parse(stdout)).toEqual({
       definitions: ['loan', 'audit'],
       backlog: url('fanin-backlog'),
@@ -96,8 +93,8 @@ describe('FaninFunction bundle', () => {
   it.each(['reply', 'sweeper', 'distributor'])(
     'loads the real %s handler as an ES module',
     async (name) => {
-      // GIVEN the handler bundled like the stack bundles it
-      const out = await bundle(path.join(ROOT, 'functions', `${name}.ts`), `${name}.mjs`);
+      // GIVEN the handler's asset built like the stack builds it
+      const out = await bundle(path.join(ROOT, 'functions', `${name}.ts`), name);
       // WHEN its module is imported THEN it exports a handler function
       const stdout = execFileSync(
         process.execPath,
