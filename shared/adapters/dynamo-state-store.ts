@@ -4,15 +4,13 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
+  paginateQuery,
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type CompletedBy, openDueAt } from '../engine/completion.ts';
-import { AggregateStatus, type Outcome } from '../engine/constants.ts';
+import { AggregateStatus } from '../engine/constants.ts';
 import type { RuntimeParameters } from '../engine/definition.ts';
-import { decodeMembers, encodeMembers, replyShard } from '../engine/members.ts';
+import { encodeMembers } from '../engine/members.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -27,10 +25,38 @@ import type {
   StoredPayload,
   StoredReply,
 } from '../ports.ts';
-import { decodePayload, encodePayload } from './payload-codec.ts';
+import {
+  headerAttributes,
+  heldItem,
+  replyItem,
+  toDueItem,
+  toHeader,
+  toHeld,
+  toReply,
+  unmarshallLoose,
+} from './state-items.ts';
+import {
+  aggregateKey,
+  blockKey,
+  counterKey,
+  DUE_INDEX,
+  DUE_SHARDS,
+  dueShard,
+  dueShardKey,
+  heldKey,
+  parametersKey,
+  replyKey,
+  replyPartitionKey,
+  SortKey,
+  shardKey,
+} from './state-keys.ts';
+
+// The key functions the tests and benchmarks know this module by.
+export { aggregateKey, counterKey, dueShard, replyKey, replyPartitionKey, shardKey } from './state-keys.ts';
 
 /**
- * The DynamoDB state store. One table:
+ * The DynamoDB state store. One table; its keys are made in state-keys.ts, its items mapped to
+ * and from the port's types in state-items.ts:
  *
  * | item            | pk              | sk          | notes                                                   |
  * |-----------------|-----------------|-------------|---------------------------------------------------------|
@@ -47,14 +73,14 @@ import { decodePayload, encodePayload } from './payload-codec.ts';
  * The header sorts between the request and the replies, so one consistent query over
  * `H … R$` reads an aggregate's header and every reply, and nothing else.
  *
- * GSI `due` (`dueShard`, `dueAt`, keys only): open headers (their deadline, or `closeBy`),
+ * GSI `due` (`dueShard`, `dueAt`, keys only; its name from the topology): open headers (their deadline, or `closeBy`),
  * completing headers (their lease) and held replies — what the sweeper must look at, and, since
  * every open aggregate has an allowed life, also what a listing of active aggregates reads. One
  * index, so an aggregate's whole life costs two index writes besides its lease.
  */
 export class DynamoStateStore implements StateStore {
-  /** Spreads the `due` index over this many partition keys so it never becomes one hot key. */
-  public static readonly DUE_SHARDS = 8;
+  /** Spreads the `due` index over this many partition keys (state-keys.ts). */
+  public static readonly DUE_SHARDS = DUE_SHARDS;
   /** Retries of a throttled reply put beyond the SDK's own, with jittered back-off. */
   private static readonly THROTTLE_RETRIES = 10;
   /** Headers read in parallel when listing the open aggregates of a definition. */
@@ -62,10 +88,20 @@ export class DynamoStateStore implements StateStore {
 
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
+  private readonly dueIndex: string;
 
-  public constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
+  /**
+   * @param options.dueIndex the name of the table's `due` index; @default the topology's
+   *   ({@link DUE_INDEX})
+   */
+  public constructor(options: {
+    readonly client: DynamoDBDocumentClient;
+    readonly tableName: string;
+    readonly dueIndex?: string;
+  }) {
     this.client = options.client;
     this.tableName = options.tableName;
+    this.dueIndex = options.dueIndex ?? DUE_INDEX;
   }
 
   public async openAggregate(
@@ -83,7 +119,7 @@ export class DynamoStateStore implements StateStore {
             TableName: this.tableName,
             Item: {
               pk,
-              sk: 'B',
+              sk: SortKey.REQUEST,
               requestId: header.requestId,
               request: request.payload,
               ...(request.payloadRef ? { requestRef: request.payloadRef } : {}),
@@ -102,7 +138,7 @@ export class DynamoStateStore implements StateStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk, sk: 'H', ...headerAttributes(header) },
+          Item: { pk, sk: SortKey.HEADER, ...headerAttributes(header) },
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -123,7 +159,7 @@ export class DynamoStateStore implements StateStore {
       .send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
           UpdateExpression: 'SET dispatchedUpTo = :n',
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_not_exists(dispatchedUpTo) OR dispatchedUpTo < :n)',
@@ -143,7 +179,7 @@ export class DynamoStateStore implements StateStore {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+        Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
         ConsistentRead: options.consistent ?? true,
       }),
     );
@@ -154,7 +190,7 @@ export class DynamoStateStore implements StateStore {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: 'B' },
+        Key: { pk: aggregateKey(aggregateId), sk: SortKey.REQUEST },
         ConsistentRead: true,
       }),
     );
@@ -176,19 +212,7 @@ export class DynamoStateStore implements StateStore {
   ): Promise<'recorded' | 'duplicate'> {
     const put = new PutCommand({
       TableName: this.tableName,
-      Item: {
-        pk: replyPartitionKey(aggregateId, reply.replyId, shards),
-        sk: replyKey(reply.replyId),
-        replyId: reply.replyId,
-        ...encodePayload(reply.payload),
-        receivedAt: reply.receivedAt,
-        expiresAt: reply.expiresAt,
-        ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
-        ...(reply.definition ? { definition: reply.definition } : {}),
-        ...(reply.score !== undefined ? { score: reply.score } : {}),
-        ...(reply.failure !== undefined ? { failure: reply.failure } : {}),
-        ...(reply.messageId ? { messageId: reply.messageId } : {}),
-      },
+      Item: replyItem(aggregateId, reply, shards),
       ConditionExpression: 'attribute_not_exists(sk)',
     });
     for (let attempt = 0; ; attempt += 1) {
@@ -226,7 +250,7 @@ export class DynamoStateStore implements StateStore {
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk: aggregateKey(aggregateId), sk: `K#${block}`, expiresAt },
+        Item: { pk: aggregateKey(aggregateId), sk: blockKey(block), expiresAt },
       }),
     );
   }
@@ -245,7 +269,7 @@ export class DynamoStateStore implements StateStore {
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: counterKey(aggregateId, shard), sk: 'C' },
+        Key: { pk: counterKey(aggregateId, shard), sk: SortKey.COUNTER },
         UpdateExpression: 'ADD replies :n SET expiresAt = if_not_exists(expiresAt, :exp)',
         ExpressionAttributeValues: { ':n': count, ':exp': expiresAt },
         ReturnValues: 'UPDATED_NEW',
@@ -260,7 +284,7 @@ export class DynamoStateStore implements StateStore {
             this.client.send(
               new GetCommand({
                 TableName: this.tableName,
-                Key: { pk: counterKey(aggregateId, s), sk: 'C' },
+                Key: { pk: counterKey(aggregateId, s), sk: SortKey.COUNTER },
                 ConsistentRead: true,
               }),
             ),
@@ -275,7 +299,7 @@ export class DynamoStateStore implements StateStore {
     const items = await this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :k)',
-      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':k': 'K#' },
+      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':k': SortKey.BLOCK },
       ProjectionExpression: 'sk',
       ConsistentRead: true,
     });
@@ -286,15 +310,19 @@ export class DynamoStateStore implements StateStore {
     const items = await this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :h AND :r',
-      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':h': 'H', ':r': 'R$' },
+      ExpressionAttributeValues: {
+        ':pk': aggregateKey(aggregateId),
+        ':h': SortKey.HEADER,
+        ':r': SortKey.REPLIES_END,
+      },
       ConsistentRead: true,
     });
     let header: AggregateHeader | undefined;
     const replies: StoredReply[] = [];
     const collect = (rows: Record<string, unknown>[]) => {
       for (const item of rows) {
-        if (item.sk === 'H') header = toHeader(item);
-        else if (String(item.sk).startsWith('R#') && item.receivedAt !== undefined)
+        if (item.sk === SortKey.HEADER) header = toHeader(item);
+        else if (String(item.sk).startsWith(SortKey.REPLY) && item.receivedAt !== undefined)
           replies.push(toReply(item));
       }
     };
@@ -307,7 +335,7 @@ export class DynamoStateStore implements StateStore {
           this.queryAll({
             TableName: this.tableName,
             KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-            ExpressionAttributeValues: { ':pk': shardKey(aggregateId, i + 1), ':r': 'R#' },
+            ExpressionAttributeValues: { ':pk': shardKey(aggregateId, i + 1), ':r': SortKey.REPLY },
             ConsistentRead: true,
           }),
         ),
@@ -331,7 +359,7 @@ export class DynamoStateStore implements StateStore {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: 'H' },
+          Key: { pk, sk: SortKey.HEADER },
           UpdateExpression:
             'SET #status = :completing, outcome = :outcome, members = :members, received = :received, ' +
             // The due entry stays where the open put it (the deadline, or the end of the allowed
@@ -380,7 +408,7 @@ export class DynamoStateStore implements StateStore {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: 'H' },
+          Key: { pk, sk: SortKey.HEADER },
           UpdateExpression: 'SET lease = :lease, leaseUntil = :until, dueAt = :until',
           ConditionExpression: '#status = :completing AND lease = :from',
           ExpressionAttributeNames: { '#status': 'status' },
@@ -406,7 +434,7 @@ export class DynamoStateStore implements StateStore {
       .send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: 'H' },
+          Key: { pk, sk: SortKey.HEADER },
           UpdateExpression: 'SET dueAt = :at, dueShard = :shard',
           // Only earlier, and only while this lease still holds it: a due entry already sooner,
           // a lease taken over or an aggregate closed meanwhile are left as they are.
@@ -432,7 +460,7 @@ export class DynamoStateStore implements StateStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: 'H' },
+          Key: { pk, sk: SortKey.HEADER },
           UpdateExpression: 'SET deadline = :to, dueAt = :to, dueShard = if_not_exists(dueShard, :shard)',
           ConditionExpression: '#status = :open AND deadline = :from',
           ExpressionAttributeNames: { '#status': 'status' },
@@ -459,7 +487,7 @@ export class DynamoStateStore implements StateStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
           UpdateExpression: 'SET lastSnapshot = :n',
           ConditionExpression:
             '#status = :open AND (attribute_not_exists(lastSnapshot) OR lastSnapshot < :n)',
@@ -511,7 +539,7 @@ export class DynamoStateStore implements StateStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: aggregateKey(aggregateId), sk: 'H' },
+          Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
           UpdateExpression: update.UpdateExpression,
           ConditionExpression: '#status = :completing AND lease = :held',
           ExpressionAttributeNames: { '#status': 'status', ...update.ExpressionAttributeNames },
@@ -555,7 +583,7 @@ export class DynamoStateStore implements StateStore {
       .send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk, sk: 'H' },
+          Key: { pk, sk: SortKey.HEADER },
           UpdateExpression: 'ADD lateCount :one',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':one': 1 },
@@ -568,24 +596,11 @@ export class DynamoStateStore implements StateStore {
   }
 
   public async holdReply(held: HeldReply): Promise<boolean> {
-    const pk = aggregateKey(held.aggregateId);
     try {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            pk,
-            sk: `U#${held.replyId}`,
-            replyId: held.replyId,
-            definition: held.definition,
-            body: held.body,
-            ...(held.bodyRef ? { bodyRef: held.bodyRef } : {}),
-            attributes: held.attributes,
-            messageId: held.messageId,
-            receivedAt: held.receivedAt,
-            dueAt: held.dueAt,
-            dueShard: dueShard(`${pk}/${held.replyId}`),
-          },
+          Item: heldItem(held),
           ConditionExpression: 'attribute_not_exists(sk)',
         }),
       );
@@ -600,7 +615,7 @@ export class DynamoStateStore implements StateStore {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: `U#${replyId}` },
+        Key: { pk: aggregateKey(aggregateId), sk: heldKey(replyId) },
         ConsistentRead: true,
       }),
     );
@@ -611,7 +626,7 @@ export class DynamoStateStore implements StateStore {
     const items = await this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :u)',
-      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':u': 'U#' },
+      ExpressionAttributeValues: { ':pk': aggregateKey(aggregateId), ':u': SortKey.HELD },
       ConsistentRead: true,
     });
     return items.map((item) => toHeld(aggregateId, item));
@@ -622,7 +637,7 @@ export class DynamoStateStore implements StateStore {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: aggregateKey(aggregateId), sk: `U#${replyId}` },
+          Key: { pk: aggregateKey(aggregateId), sk: heldKey(replyId) },
           UpdateExpression: 'SET claimed = :claim',
           ConditionExpression: 'attribute_exists(sk) AND (attribute_not_exists(claimed) OR claimed = :claim)',
           ExpressionAttributeValues: { ':claim': claim },
@@ -639,7 +654,7 @@ export class DynamoStateStore implements StateStore {
     await this.client.send(
       new DeleteCommand({
         TableName: this.tableName,
-        Key: { pk: aggregateKey(aggregateId), sk: `U#${replyId}` },
+        Key: { pk: aggregateKey(aggregateId), sk: heldKey(replyId) },
       }),
     );
   }
@@ -647,33 +662,29 @@ export class DynamoStateStore implements StateStore {
   public async dueItems(now: number, limit: number): Promise<DueItem[]> {
     // Every shard gets its share, so items that keep failing in one shard (they are deferred, see
     // deferDue) can never starve the others.
-    const share = Math.max(1, Math.ceil(limit / DynamoStateStore.DUE_SHARDS));
+    const share = Math.max(1, Math.ceil(limit / DUE_SHARDS));
     const shards = await Promise.all(
-      Array.from({ length: DynamoStateStore.DUE_SHARDS }, (_, shard) =>
+      Array.from({ length: DUE_SHARDS }, (_, shard) =>
         this.queryAll(
           {
             TableName: this.tableName,
-            IndexName: 'due',
+            IndexName: this.dueIndex,
             KeyConditionExpression: 'dueShard = :s AND dueAt <= :now',
-            ExpressionAttributeValues: { ':s': `due#${shard}`, ':now': now },
+            ExpressionAttributeValues: { ':s': dueShardKey(shard), ':now': now },
           },
           share,
         ),
       ),
     );
-    const due: DueItem[] = [];
-    for (const item of shards.flat()) {
-      const aggregateId = String(item.pk).slice(2);
-      const sk = String(item.sk);
-      const dueAt = Number(item.dueAt);
-      if (sk === 'H') due.push({ kind: 'aggregate', aggregateId, dueAt });
-      else if (sk.startsWith('U#')) due.push({ kind: 'held', aggregateId, replyId: sk.slice(2), dueAt });
-    }
+    const due = shards
+      .flat()
+      .map(toDueItem)
+      .filter((item): item is DueItem => item !== undefined);
     return due.sort((a, b) => a.dueAt - b.dueAt).slice(0, limit);
   }
 
   public async deferDue(item: DueItem, until: number): Promise<void> {
-    const sk = item.kind === 'aggregate' ? 'H' : `U#${item.replyId}`;
+    const sk = item.kind === 'aggregate' ? SortKey.HEADER : heldKey(item.replyId);
     await this.client
       .send(
         new UpdateCommand({
@@ -698,12 +709,12 @@ export class DynamoStateStore implements StateStore {
    */
   public async listActive(definition?: string): Promise<AggregateHeader[]> {
     const shards = await Promise.all(
-      Array.from({ length: DynamoStateStore.DUE_SHARDS }, (_, shard) =>
+      Array.from({ length: DUE_SHARDS }, (_, shard) =>
         this.queryAll({
           TableName: this.tableName,
-          IndexName: 'due',
+          IndexName: this.dueIndex,
           KeyConditionExpression: 'dueShard = :s',
-          ExpressionAttributeValues: { ':s': `due#${shard}` },
+          ExpressionAttributeValues: { ':s': dueShardKey(shard) },
         }),
       ),
     );
@@ -711,8 +722,9 @@ export class DynamoStateStore implements StateStore {
       ...new Set(
         shards
           .flat()
-          .filter((k) => k.sk === 'H')
-          .map((k) => String(k.pk).slice(2)),
+          .map(toDueItem)
+          .filter((k) => k?.kind === 'aggregate')
+          .map((k) => (k as DueItem).aggregateId),
       ),
     ];
     const headers: (AggregateHeader | undefined)[] = new Array(ids.length);
@@ -745,7 +757,7 @@ export class DynamoStateStore implements StateStore {
     const { Item } = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: { pk: `D#${definition}`, sk: 'P' },
+        Key: { pk: parametersKey(definition), sk: SortKey.PARAMETERS },
         ConsistentRead: true,
       }),
     );
@@ -754,34 +766,29 @@ export class DynamoStateStore implements StateStore {
 
   public async setParameters(definition: string, parameters: RuntimeParameters): Promise<void> {
     await this.client.send(
-      new PutCommand({ TableName: this.tableName, Item: { pk: `D#${definition}`, sk: 'P', parameters } }),
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: parametersKey(definition), sk: SortKey.PARAMETERS, parameters },
+      }),
     );
   }
 
+  /** Every item a query matches (up to `limit`), page by page with the SDK's paginator. */
   private async queryAll(
     input: QueryCommandInput,
     limit = Number.POSITIVE_INFINITY,
   ): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          ...input,
-          ExclusiveStartKey,
-          ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
-        }),
-      );
+    const pages = paginateQuery(
+      { client: this.client, ...(Number.isFinite(limit) ? { pageSize: limit } : {}) },
+      input,
+    );
+    for await (const page of pages) {
       items.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey && items.length < limit);
+      if (items.length >= limit) break;
+    }
     return items.slice(0, limit);
   }
-}
-
-/** The partition key of an aggregate's items. */
-export function aggregateKey(aggregateId: string): string {
-  return `A#${aggregateId}`;
 }
 
 function isThrottled(error: unknown): boolean {
@@ -795,142 +802,4 @@ function isThrottled(error: unknown): boolean {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The partition key of write shard `shard` of an aggregate (shard 0 is the aggregate's own key). */
-export function shardKey(aggregateId: string, shard: number): string {
-  return shard === 0 ? aggregateKey(aggregateId) : `A#${aggregateId}#${shard}`;
-}
-
-/** The partition key of an aggregate's completion-trigger counter for write shard `shard`. */
-export function counterKey(aggregateId: string, shard: number): string {
-  return `A#${aggregateId}#c${shard}`;
-}
-
-/** The partition key a reply of an aggregate spread over `shards` keys is written under. */
-export function replyPartitionKey(aggregateId: string, replyId: string, shards: number): string {
-  return shardKey(aggregateId, replyShard(replyId, shards));
-}
-
-/**
- * The sort key of a reply. Index reply ids (a splitter's or recipient list's `0 … N-1`) are
- * zero-padded, so a range of them is one contiguous range query; any other id keeps its text,
- * behind a `~` when it starts with a digit or `~`, so no two ids share a key.
- */
-export function replyKey(replyId: string): string {
-  if (/^(0|[1-9]\d{0,9})$/.test(replyId) && replyId.length <= 10) return `R#${replyId.padStart(10, '0')}`;
-  return /^[0-9~]/.test(replyId) ? `R#~${replyId}` : `R#${replyId}`;
-}
-
-/** A stable hash of a key onto 0 … shards − 1, so an item always lands in the same shard. */
-function shardOf(key: string, shards: number): number {
-  let hash = 0;
-  for (let i = 0; i < key.length; i += 1) hash = (hash * 31 + key.charCodeAt(i)) | 0;
-  return Math.abs(hash) % shards;
-}
-
-/** The `due` index shard of a key. */
-export function dueShard(key: string): string {
-  return `due#${shardOf(key, DynamoStateStore.DUE_SHARDS)}`;
-}
-
-function headerAttributes(header: AggregateHeader): Record<string, unknown> {
-  const pk = aggregateKey(header.aggregateId);
-  const due = openDueAt(header);
-  const attributes: Record<string, unknown> = {
-    kind: 'aggregate',
-    aggregateId: header.aggregateId,
-    definition: header.definition,
-    status: header.status,
-    expected: header.expected,
-    lateCount: 0,
-    openedAt: header.openedAt,
-    deadline: header.deadline,
-    closeBy: header.closeBy,
-    params: header.params,
-    requestId: header.requestId,
-    openedBy: header.openedBy,
-    ...(header.shards !== undefined && header.shards > 1 ? { shards: header.shards } : {}),
-    ...(due !== undefined ? { dueAt: due, dueShard: dueShard(pk) } : {}),
-  };
-  for (const [name, value] of Object.entries(attributes)) if (value === undefined) delete attributes[name];
-  return attributes;
-}
-
-function optionalNumber(value: unknown): number | undefined {
-  return value === undefined || value === null ? undefined : Number(value);
-}
-
-function toHeader(item: Record<string, unknown>): AggregateHeader {
-  const numbers = {
-    expected: optionalNumber(item.expected),
-    deadline: optionalNumber(item.deadline),
-    closeBy: optionalNumber(item.closeBy),
-    dispatchedUpTo: optionalNumber(item.dispatchedUpTo),
-    shards: optionalNumber(item.shards),
-    completingAt: optionalNumber(item.completingAt),
-    leaseUntil: optionalNumber(item.leaseUntil),
-    expiresAt: optionalNumber(item.expiresAt),
-  };
-  const defined = Object.fromEntries(Object.entries(numbers).filter(([, v]) => v !== undefined));
-  return {
-    aggregateId: String(item.aggregateId),
-    definition: String(item.definition),
-    status: item.status as AggregateStatus,
-    ...(item.outcome ? { outcome: item.outcome as Outcome } : {}),
-    ...(item.reason !== undefined ? { reason: String(item.reason) } : {}),
-    ...(item.completedBy !== undefined ? { completedBy: item.completedBy as CompletedBy } : {}),
-    received: Number(item.received ?? 0),
-    lateCount: Number(item.lateCount ?? 0),
-    openedAt: Number(item.openedAt),
-    params: (item.params as AggregateHeader['params'] | undefined) ?? {},
-    ...(item.requestId ? { requestId: String(item.requestId) } : {}),
-    ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
-    ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
-    ...(item.lease ? { lease: String(item.lease) } : {}),
-    ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
-    ...defined,
-  };
-}
-
-function toReply(item: Record<string, unknown>): StoredReply {
-  return {
-    replyId: String(item.replyId),
-    payload: decodePayload(item),
-    receivedAt: Number(item.receivedAt),
-    expiresAt: Number(item.expiresAt ?? 0),
-    ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
-    ...(item.definition ? { definition: String(item.definition) } : {}),
-    ...(item.score !== undefined ? { score: Number(item.score) } : {}),
-    ...(item.failure !== undefined ? { failure: String(item.failure) } : {}),
-    ...(item.messageId ? { messageId: String(item.messageId) } : {}),
-    ...(item.late === true ? { late: true } : {}),
-  };
-}
-
-function toHeld(aggregateId: string, item: Record<string, unknown>): HeldReply {
-  return {
-    aggregateId,
-    replyId: String(item.replyId),
-    ...(item.definition ? { definition: String(item.definition) } : {}),
-    body: String(item.body ?? ''),
-    ...(item.bodyRef ? { bodyRef: item.bodyRef as PayloadPointer } : {}),
-    attributes: (item.attributes as Record<string, string> | undefined) ?? {},
-    messageId: String(item.messageId ?? `held/${String(item.replyId)}`),
-    receivedAt: Number(item.receivedAt),
-    dueAt: Number(item.dueAt),
-    ...(item.claimed ? { claimed: item.claimed as HeldClaim } : {}),
-  };
-}
-
-/** `ALL_OLD` items come back in the low-level shape from a document client's exception. */
-function unmarshallLoose(item: Record<string, unknown>): Record<string, unknown> {
-  const first = Object.values(item)[0];
-  const lowLevel =
-    first !== null &&
-    typeof first === 'object' &&
-    Object.keys(first).length === 1 &&
-    ['S', 'N', 'BOOL', 'M', 'L', 'NULL', 'SS', 'NS'].includes(Object.keys(first)[0] ?? '');
-  // biome-ignore lint/suspicious/noExplicitAny: util-dynamodb's types are for AttributeValue maps
-  return lowLevel ? (unmarshall(item as any) as Record<string, unknown>) : item;
 }

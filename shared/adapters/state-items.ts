@@ -1,0 +1,184 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type CompletedBy, openDueAt } from '../engine/completion.ts';
+import type { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { decodeMembers } from '../engine/members.ts';
+import type {
+  AggregateHeader,
+  DueItem,
+  HeldClaim,
+  HeldReply,
+  OutputChannel,
+  PayloadPointer,
+  ReplyToRecord,
+  StoredReply,
+} from '../ports.ts';
+import { decodePayload, encodePayload } from './payload-codec.ts';
+import {
+  aggregateIdOf,
+  aggregateKey,
+  dueShard,
+  heldKey,
+  replyKey,
+  replyPartitionKey,
+  SortKey,
+} from './state-keys.ts';
+
+/**
+ * The items of the state table and the port's types, both ways: what the DynamoDB state store
+ * writes for a header, a reply or a held reply, and how it reads them back.
+ */
+
+/** The attributes of a new header item (its keys aside): its `due` entry when it has a deadline or an allowed life. */
+export function headerAttributes(header: AggregateHeader): Record<string, unknown> {
+  const pk = aggregateKey(header.aggregateId);
+  const due = openDueAt(header);
+  const attributes: Record<string, unknown> = {
+    kind: 'aggregate',
+    aggregateId: header.aggregateId,
+    definition: header.definition,
+    status: header.status,
+    expected: header.expected,
+    lateCount: 0,
+    openedAt: header.openedAt,
+    deadline: header.deadline,
+    closeBy: header.closeBy,
+    params: header.params,
+    requestId: header.requestId,
+    openedBy: header.openedBy,
+    ...(header.shards !== undefined && header.shards > 1 ? { shards: header.shards } : {}),
+    ...(due !== undefined ? { dueAt: due, dueShard: dueShard(pk) } : {}),
+  };
+  for (const [name, value] of Object.entries(attributes)) if (value === undefined) delete attributes[name];
+  return attributes;
+}
+
+/** The item of a reply of an aggregate spread over `shards` keys; its payload compressed when smaller. */
+export function replyItem(
+  aggregateId: string,
+  reply: ReplyToRecord,
+  shards: number,
+): Record<string, unknown> {
+  return {
+    pk: replyPartitionKey(aggregateId, reply.replyId, shards),
+    sk: replyKey(reply.replyId),
+    replyId: reply.replyId,
+    ...encodePayload(reply.payload),
+    receivedAt: reply.receivedAt,
+    expiresAt: reply.expiresAt,
+    ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
+    ...(reply.definition ? { definition: reply.definition } : {}),
+    ...(reply.score !== undefined ? { score: reply.score } : {}),
+    ...(reply.failure !== undefined ? { failure: reply.failure } : {}),
+    ...(reply.messageId ? { messageId: reply.messageId } : {}),
+  };
+}
+
+/** The item of a held reply, in the `due` index at its unknown timeout. */
+export function heldItem(held: HeldReply): Record<string, unknown> {
+  const pk = aggregateKey(held.aggregateId);
+  return {
+    pk,
+    sk: heldKey(held.replyId),
+    replyId: held.replyId,
+    definition: held.definition,
+    body: held.body,
+    ...(held.bodyRef ? { bodyRef: held.bodyRef } : {}),
+    attributes: held.attributes,
+    messageId: held.messageId,
+    receivedAt: held.receivedAt,
+    dueAt: held.dueAt,
+    dueShard: dueShard(`${pk}/${held.replyId}`),
+  };
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  return value === undefined || value === null ? undefined : Number(value);
+}
+
+/** A header item as the port's header. */
+export function toHeader(item: Record<string, unknown>): AggregateHeader {
+  const numbers = {
+    expected: optionalNumber(item.expected),
+    deadline: optionalNumber(item.deadline),
+    closeBy: optionalNumber(item.closeBy),
+    dispatchedUpTo: optionalNumber(item.dispatchedUpTo),
+    shards: optionalNumber(item.shards),
+    completingAt: optionalNumber(item.completingAt),
+    leaseUntil: optionalNumber(item.leaseUntil),
+    expiresAt: optionalNumber(item.expiresAt),
+  };
+  const defined = Object.fromEntries(Object.entries(numbers).filter(([, v]) => v !== undefined));
+  return {
+    aggregateId: String(item.aggregateId),
+    definition: String(item.definition),
+    status: item.status as AggregateStatus,
+    ...(item.outcome ? { outcome: item.outcome as Outcome } : {}),
+    ...(item.reason !== undefined ? { reason: String(item.reason) } : {}),
+    ...(item.completedBy !== undefined ? { completedBy: item.completedBy as CompletedBy } : {}),
+    received: Number(item.received ?? 0),
+    lateCount: Number(item.lateCount ?? 0),
+    openedAt: Number(item.openedAt),
+    params: (item.params as AggregateHeader['params'] | undefined) ?? {},
+    ...(item.requestId ? { requestId: String(item.requestId) } : {}),
+    ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
+    ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
+    ...(item.lease ? { lease: String(item.lease) } : {}),
+    ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
+    ...defined,
+  };
+}
+
+/** A reply item as the port's stored reply. */
+export function toReply(item: Record<string, unknown>): StoredReply {
+  return {
+    replyId: String(item.replyId),
+    payload: decodePayload(item),
+    receivedAt: Number(item.receivedAt),
+    expiresAt: Number(item.expiresAt ?? 0),
+    ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
+    ...(item.definition ? { definition: String(item.definition) } : {}),
+    ...(item.score !== undefined ? { score: Number(item.score) } : {}),
+    ...(item.failure !== undefined ? { failure: String(item.failure) } : {}),
+    ...(item.messageId ? { messageId: String(item.messageId) } : {}),
+    ...(item.late === true ? { late: true } : {}),
+  };
+}
+
+/** A held reply item as the port's held reply. */
+export function toHeld(aggregateId: string, item: Record<string, unknown>): HeldReply {
+  return {
+    aggregateId,
+    replyId: String(item.replyId),
+    ...(item.definition ? { definition: String(item.definition) } : {}),
+    body: String(item.body ?? ''),
+    ...(item.bodyRef ? { bodyRef: item.bodyRef as PayloadPointer } : {}),
+    attributes: (item.attributes as Record<string, string> | undefined) ?? {},
+    messageId: String(item.messageId ?? `held/${String(item.replyId)}`),
+    receivedAt: Number(item.receivedAt),
+    dueAt: Number(item.dueAt),
+    ...(item.claimed ? { claimed: item.claimed as HeldClaim } : {}),
+  };
+}
+
+/** A `due` index entry (keys and `dueAt`) as a due item; undefined for an item of no known kind. */
+export function toDueItem(key: Record<string, unknown>): DueItem | undefined {
+  const aggregateId = aggregateIdOf(String(key.pk));
+  const sk = String(key.sk);
+  const dueAt = Number(key.dueAt);
+  if (sk === SortKey.HEADER) return { kind: 'aggregate', aggregateId, dueAt };
+  if (sk.startsWith(SortKey.HELD))
+    return { kind: 'held', aggregateId, replyId: sk.slice(SortKey.HELD.length), dueAt };
+  return undefined;
+}
+
+/** `ALL_OLD` items come back in the low-level shape from a document client's exception. */
+export function unmarshallLoose(item: Record<string, unknown>): Record<string, unknown> {
+  const first = Object.values(item)[0];
+  const lowLevel =
+    first !== null &&
+    typeof first === 'object' &&
+    Object.keys(first).length === 1 &&
+    ['S', 'N', 'BOOL', 'M', 'L', 'NULL', 'SS', 'NS'].includes(Object.keys(first)[0] ?? '');
+  // biome-ignore lint/suspicious/noExplicitAny: util-dynamodb's types are for AttributeValue maps
+  return lowLevel ? (unmarshall(item as any) as Record<string, unknown>) : item;
+}
