@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type Definition, parseDefinitions } from './engine/definition.ts';
 import {
   type Partitioning,
@@ -65,59 +66,70 @@ export class ConfigurationError extends Error {
   }
 }
 
+/** Each queue role's URL; other keys are kept. */
+const QueueUrlsSchema = z.looseObject(
+  Object.fromEntries(Object.values(Roles).map((role) => [role, z.string()])) as Record<
+    QueueRole,
+    z.ZodString
+  >,
+);
+const ReplyQueueUrlsSchema = z.array(z.string()).min(1);
+const DefinitionsSchema = z.array(z.unknown());
+/** Optional partitioning settings; their values are checked by {@link resolvePartitioning}. */
+const PartitioningSchema = z.record(z.string(), z.unknown());
+/** A positive integer given as text (an empty variable is no value). */
+const PositiveIntegerText = z.coerce.number().pipe(z.int().positive());
+const AccountsSchema = z.array(z.string().regex(/^\d{12}$/));
+
 /**
  * Reads the runtime configuration from the environment. Throws {@link ConfigurationError} naming
  * the variable that is missing or malformed.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const tableName = required(env, ConfigEnv.TABLE);
-  const queues = json(env, ConfigEnv.QUEUES) as Record<string, unknown>;
-  for (const role of Object.values(Roles)) {
-    if (typeof queues[role] !== 'string') {
-      throw new ConfigurationError(`${ConfigEnv.QUEUES} has no URL for queue role "${role}"`);
-    }
-  }
-  const replies = json(env, ConfigEnv.REPLY_QUEUES);
-  if (!Array.isArray(replies) || replies.length === 0 || !replies.every((u) => typeof u === 'string')) {
-    throw new ConfigurationError(`${ConfigEnv.REPLY_QUEUES} must be a non-empty JSON array of queue URLs`);
-  }
-  const definitions = json(env, ConfigEnv.DEFINITIONS);
-  if (!Array.isArray(definitions))
-    throw new ConfigurationError(`${ConfigEnv.DEFINITIONS} must be a JSON array`);
+  const queues = check(QueueUrlsSchema, json(env, ConfigEnv.QUEUES), (issue) =>
+    issue.path.length > 0
+      ? `${ConfigEnv.QUEUES} has no URL for queue role "${String(issue.path[0])}"`
+      : `${ConfigEnv.QUEUES} must be a JSON object of queue URLs by role`,
+  );
+  const replies = check(
+    ReplyQueueUrlsSchema,
+    json(env, ConfigEnv.REPLY_QUEUES),
+    () => `${ConfigEnv.REPLY_QUEUES} must be a non-empty JSON array of queue URLs`,
+  );
+  const definitions = check(
+    DefinitionsSchema,
+    json(env, ConfigEnv.DEFINITIONS),
+    () => `${ConfigEnv.DEFINITIONS} must be a JSON array`,
+  );
   const eventBusName = env[ConfigEnv.EVENT_BUS];
-  const thresholdText = env[ConfigEnv.CLAIM_CHECK_THRESHOLD];
-  const threshold = thresholdText ? Number(thresholdText) : undefined;
-  if (threshold !== undefined && !(Number.isInteger(threshold) && threshold > 0)) {
-    throw new ConfigurationError(
-      `${ConfigEnv.CLAIM_CHECK_THRESHOLD} must be a positive integer (given "${thresholdText}")`,
-    );
-  }
-  const leaseText = env[ConfigEnv.LEASE_SECONDS];
-  const lease = leaseText ? Number(leaseText) : undefined;
-  if (lease !== undefined && !(Number.isInteger(lease) && lease > 0)) {
-    throw new ConfigurationError(
-      `${ConfigEnv.LEASE_SECONDS} must be a positive integer (given "${leaseText}")`,
-    );
-  }
-  const accounts = env[ConfigEnv.RECIPIENT_ACCOUNTS] ? json(env, ConfigEnv.RECIPIENT_ACCOUNTS) : [];
-  if (!Array.isArray(accounts) || !accounts.every((a) => typeof a === 'string' && /^\d{12}$/.test(a))) {
-    throw new ConfigurationError(
-      `${ConfigEnv.RECIPIENT_ACCOUNTS} must be a JSON array of 12-digit account ids`,
-    );
-  }
+  const threshold = positiveInteger(env, ConfigEnv.CLAIM_CHECK_THRESHOLD);
+  const lease = positiveInteger(env, ConfigEnv.LEASE_SECONDS);
+  const accounts = env[ConfigEnv.RECIPIENT_ACCOUNTS]
+    ? check(
+        AccountsSchema,
+        json(env, ConfigEnv.RECIPIENT_ACCOUNTS),
+        () => `${ConfigEnv.RECIPIENT_ACCOUNTS} must be a JSON array of 12-digit account ids`,
+      )
+    : [];
+  const partitioning = env[ConfigEnv.PARTITIONING]
+    ? check(
+        PartitioningSchema,
+        json(env, ConfigEnv.PARTITIONING),
+        () => `${ConfigEnv.PARTITIONING} must be a JSON object`,
+      )
+    : {};
   return {
     tableName,
-    queueUrls: queues as Record<QueueRole, string>,
-    replyQueueUrls: replies as string[],
+    queueUrls: queues,
+    replyQueueUrls: replies,
     definitions: parseDefinitions(definitions),
     ...(eventBusName ? { eventBusName } : {}),
     ...(env[ConfigEnv.BUCKET] ? { bucketName: env[ConfigEnv.BUCKET] } : {}),
-    partitioning: resolvePartitioning(
-      env[ConfigEnv.PARTITIONING] ? (json(env, ConfigEnv.PARTITIONING) as PartitioningOptions) : {},
-    ),
+    partitioning: resolvePartitioning(partitioning as PartitioningOptions),
     ...(threshold !== undefined ? { claimCheckThresholdBytes: threshold } : {}),
     ...(lease !== undefined ? { completionLeaseSeconds: lease } : {}),
-    ...(accounts.length > 0 ? { recipientAccounts: accounts as string[] } : {}),
+    ...(accounts.length > 0 ? { recipientAccounts: accounts } : {}),
   };
 }
 
@@ -158,6 +170,20 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (!value) throw new ConfigurationError(`${name} is not set`);
   return value;
+}
+
+/** The value `schema` makes of `value`, or a {@link ConfigurationError} with the message of its first issue. */
+function check<T>(schema: z.ZodType<T>, value: unknown, message: (issue: z.core.$ZodIssue) => string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new ConfigurationError(message(result.error.issues[0] as z.core.$ZodIssue));
+}
+
+/** An optional positive integer variable; unset or empty is undefined. */
+function positiveInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const text = env[name];
+  if (!text) return undefined;
+  return check(PositiveIntegerText, text, () => `${name} must be a positive integer (given "${text}")`);
 }
 
 function json(env: NodeJS.ProcessEnv, name: string): unknown {
