@@ -241,35 +241,11 @@ export interface OutputMessage {
   readonly [key: string]: unknown;
 }
 
-/** An output too large for its channel when no claim-check bucket is configured: it can never be sent. */
-export class OutputTooLargeError extends Error {
-  public readonly outputId: string;
-  public readonly bytes: number;
-  public constructor(outputId: string, bytes: number) {
-    super(`output ${outputId} is ${bytes} bytes, more than SQS takes, and no payload bucket is configured`);
-    this.name = 'OutputTooLargeError';
-    this.outputId = outputId;
-    this.bytes = bytes;
-  }
-}
+/** Moved to `shared/errors.ts`: re-exported until every importer uses that path. */
+export { OutputChannelError, OutputTooLargeError } from './errors.ts';
 
 /** The channels an output goes out on: its SQS queue, and the EventBridge bus when enabled. */
 export type OutputChannel = 'queue' | 'events';
-
-/**
- * One channel of an output failed after others were delivered: the caller records `delivered`, so
- * a retry sends only what is missing.
- */
-export class OutputChannelError extends Error {
-  public readonly channel: OutputChannel;
-  public readonly delivered: readonly OutputChannel[];
-  public constructor(channel: OutputChannel, delivered: readonly OutputChannel[], options?: ErrorOptions) {
-    super(`output channel ${channel} failed (delivered: ${delivered.join(', ') || 'none'})`, options);
-    this.name = 'OutputChannelError';
-    this.channel = channel;
-    this.delivered = delivered;
-  }
-}
 
 /** Emits to the output channels (SQS FIFO queues, optionally an EventBridge bus). */
 export interface OutputPublisher {

@@ -1,3 +1,4 @@
+import { FaninError } from '../../shared/errors.ts';
 import type { Target } from '../connect.ts';
 import { stateFilePath } from '../state.ts';
 
@@ -49,16 +50,22 @@ export interface Command extends CommandSpec {
   run(io: CommandIO, args: Args): Promise<number | undefined>;
 }
 
-/** A command line that does not make sense: exit code 2, with a pointer to the command's help. */
-export class UsageError extends Error {
+/**
+ * A command line that does not make sense: exit code 2, with a pointer to the command's help.
+ * Not retryable: the same command line fails the same way.
+ */
+export class UsageError extends FaninError {
   public constructor(message: string) {
-    super(message);
+    super(message, { retryable: false });
     this.name = 'UsageError';
   }
 }
 
-/** The command ran and failed (not found, timed out, refused): exit code 1 with the message. */
-export class CommandError extends Error {
+/**
+ * The command ran and failed (not found, timed out, refused): exit code 1 with the message.
+ * Retryable: what failed may be there or done on a later run (a runtime started, a queue drained).
+ */
+export class CommandError extends FaninError {
   public readonly exitCode: number;
   public constructor(message: string, exitCode = 1) {
     super(message);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { BadMessageError } from '../use-cases/context.ts';
+import { BadMessageError, FaninError } from '../errors.ts';
 
 /** The pointer class of AWS's SQS Extended Client libraries (Java, Python, .NET). */
 export const POINTER_CLASS = 'software.amazon.payloadoffloading.PayloadS3Pointer';
@@ -42,7 +42,7 @@ export class ClaimCheckRefusedError extends BadMessageError {
 }
 
 /** The claim-check path failed (S3 unreachable, object missing): large messages only (seed 003). */
-export class ClaimCheckError extends Error {
+export class ClaimCheckError extends FaninError {
   public constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'ClaimCheckError';

@@ -1,5 +1,5 @@
+import { CorrelationError } from '../errors.ts';
 import type { Definition, ValueSource } from './definition.ts';
-import { CorrelationError } from './errors.ts';
 import { compileExpression } from './expression.ts';
 import { readPath } from './path.ts';
 

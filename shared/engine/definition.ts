@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { InvalidDefinitionError } from '../errors.ts';
 import { Algorithm, Strategy } from './constants.ts';
-import { InvalidDefinitionError } from './errors.ts';
 import { compileExpression } from './expression.ts';
 import { isValidPath } from './path.ts';
 import { countRuleOf, thresholdRuleOf } from './rules.ts';

@@ -1,6 +1,6 @@
 import jsonata from 'jsonata';
+import { ExpressionError } from '../errors.ts';
 import { EXPRESSION_LIMITS } from './constants.ts';
-import { ExpressionError } from './errors.ts';
 
 /** Budget for one evaluation: wall time and evaluation depth. */
 export interface ExpressionLimits {

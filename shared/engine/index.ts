@@ -1,10 +1,17 @@
 /** The aggregation engine: correlation, completion and aggregation as plain TypeScript. No AWS, no Lambda. */
+
+export {
+  CorrelationError,
+  ExpressionError,
+  FaninError,
+  IllegalTransitionError,
+  InvalidDefinitionError,
+} from '../errors.ts';
 export * from './aggregation.ts';
 export * from './completion.ts';
 export * from './constants.ts';
 export * from './correlation.ts';
 export * from './definition.ts';
-export * from './errors.ts';
 export * from './event-pattern.ts';
 export * from './expression.ts';
 export * from './failures.ts';

@@ -7,6 +7,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { queueDepth } from '../adapters/sqs-queues.ts';
+import { NoPartitionAvailableError } from '../errors.ts';
 import type { PartitionRegistry, PartitionState } from './registry.ts';
 import { type Candidate, choosePartition, type RoutingPolicy } from './routing.ts';
 
@@ -35,22 +36,6 @@ export interface PartitionStatus {
   readonly detail?: string;
   /** Its stored state (enabled, the distributor's bookkeeping), as read with the depth. */
   readonly state?: PartitionState;
-}
-
-/** No partition can take the message; `partitions` says why for each. Nothing was sent. */
-export class NoPartitionAvailableError extends Error {
-  public readonly destination: string;
-  public readonly partitions: readonly { index: number; reason: UnavailableReason; detail?: string }[];
-  public constructor(destination: string, partitions: NoPartitionAvailableError['partitions']) {
-    super(
-      `no partition of ${destination} is available: ${partitions
-        .map((p) => `#${p.index} ${p.reason}${p.detail ? ` (${p.detail})` : ''}`)
-        .join(', ')}`,
-    );
-    this.name = 'NoPartitionAvailableError';
-    this.destination = destination;
-    this.partitions = partitions;
-  }
 }
 
 /** A message to send through a destination. */

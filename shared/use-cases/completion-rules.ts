@@ -1,10 +1,10 @@
 import { CompletedBy, type CompletionState, type Decision, decide } from '../engine/completion.ts';
 import { Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
-import { ExpressionError } from '../engine/errors.ts';
 import { failuresBeyondTolerance } from '../engine/failures.ts';
 import { predicateHolds, predicateInput, readsRequest } from '../engine/predicate.ts';
 import { predicateOf } from '../engine/rules.ts';
+import { ExpressionError } from '../errors.ts';
 import type { AggregateHeader, StoredReply } from '../ports.ts';
 import { type FaninContext, keepsRequest, loadStored } from './context.ts';
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Definition } from '../engine/definition.ts';
 import { readsRequest } from '../engine/predicate.ts';
 import { predicateOf } from '../engine/rules.ts';
+import { BadMessageError, isUnfixable } from '../errors.ts';
 import type {
   Clock,
   Log,
@@ -48,6 +49,9 @@ export interface FaninContext {
   readonly metrics?: Metrics;
 }
 
+/** Moved to `shared/errors.ts`: re-exported until every importer uses that path. */
+export { BadMessageError } from '../errors.ts';
+
 /** Defaults of the tunables in {@link FaninContext}. */
 export const CONTEXT_DEFAULTS = {
   completionLeaseMs: 120_000,
@@ -93,6 +97,30 @@ export async function routeError(
 }
 
 /**
+ * What a use case does with an error raised while handling `message`: bad input that no retry can
+ * fix (a {@link FaninError} with `retryable` false, see `shared/errors.ts`) goes to the error
+ * output with the error's message as its reason; anything else is thrown on, for the message to be
+ * redelivered.
+ *
+ * @example
+ * try {
+ *   command = parseCommand(raw);
+ * } catch (error) {
+ *   await routeIfUnfixable(ctx, 'control', raw, error); // throws unless it routed
+ *   return;
+ * }
+ */
+export async function routeIfUnfixable(
+  ctx: FaninContext,
+  source: ErrorSource,
+  message: RawMessage,
+  error: unknown,
+): Promise<void> {
+  if (!isUnfixable(error)) throw error;
+  await routeError(ctx, source, message, error.message);
+}
+
+/**
  * A reason fit for a log: values it quotes from the message (a definition name, an id, a
  * received value) are elided. The error output keeps the full reason with the message.
  */
@@ -102,14 +130,6 @@ export function redact(reason: string): string {
 
 /** The most of a bad message's body an error output carries inline. */
 const MAX_INLINE_ERROR_BODY = 128 * 1024;
-
-/** A problem with the message itself: retrying cannot fix it, so it goes to the error output. */
-export class BadMessageError extends Error {
-  public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'BadMessageError';
-  }
-}
 
 /**
  * Resolves a claim-check pointer to the real body, so every handler sees the payload whichever

@@ -5,15 +5,16 @@ import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
 import { readPath } from '../engine/path.ts';
 import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
+import { BadMessageError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
 import {
-  BadMessageError,
   type FaninContext,
   keepsRequest,
   parseJsonBody,
   resolvePayload,
   routeError,
+  routeIfUnfixable,
   storable,
 } from './context.ts';
 import { openingDeadline } from './inactivity.ts';
@@ -64,8 +65,7 @@ export async function handleRequest(
   try {
     plan = planRequest(ctx, await resolvePayload(ctx, raw));
   } catch (error) {
-    if (!(error instanceof BadMessageError)) throw error;
-    await routeError(ctx, 'ingress', raw, error.message);
+    await routeIfUnfixable(ctx, 'ingress', raw, error);
     return;
   }
   const { definition, aggregateId } = plan;
@@ -104,8 +104,7 @@ export async function handleRequest(
         )
       : undefined;
   } catch (error) {
-    if (!(error instanceof BadMessageError)) throw error;
-    await routeError(ctx, 'ingress', raw, error.message);
+    await routeIfUnfixable(ctx, 'ingress', raw, error);
     return;
   }
   const opened = await ctx.store.openAggregate(

@@ -1,4 +1,4 @@
-import { BadMessageError } from './context.ts';
+import { BadMessageError } from '../errors.ts';
 
 /**
  * Which queues a request may name as its recipients (body.recipients). Only queues are targets:

@@ -11,7 +11,7 @@ import {
 } from '../../shared/adapters/s3-claim-check.ts';
 import { s3Client, sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
-import { BadMessageError } from '../../shared/use-cases/context.ts';
+import { BadMessageError } from '../../shared/errors.ts';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
 const MIB = 1024 * 1024;

@@ -1,13 +1,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { instrumented, makeSweeperHandler } from '../../functions/handlers.ts';
 import { PowertoolsMetricsAdapter } from '../../shared/adapters/powertools-metrics.ts';
+import { OutputTooLargeError } from '../../shared/errors.ts';
 import {
   METRICS_NAMESPACE,
   MetricDimension,
   MetricName,
   UNKNOWN_DEFINITION,
 } from '../../shared/observability/metric-names.ts';
-import { type OutputPublisher, OutputTooLargeError } from '../../shared/ports.ts';
+import type { OutputPublisher } from '../../shared/ports.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 

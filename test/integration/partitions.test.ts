@@ -2,7 +2,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
-import { NoPartitionAvailableError } from '../../shared/partitions/destination.ts';
+import { NoPartitionAvailableError } from '../../shared/errors.ts';
 import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
 
 /**

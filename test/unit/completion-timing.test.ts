@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { effectiveParameters, parseDefinition } from '../../shared/engine/definition.ts';
-import { InvalidDefinitionError } from '../../shared/engine/errors.ts';
+import { InvalidDefinitionError } from '../../shared/errors.ts';
 import { inactivityDeadline, lastActivity, openingDeadline } from '../../shared/use-cases/inactivity.ts';
 import { nextSnapshotPeriod, snapshotDueAt } from '../../shared/use-cases/snapshots.ts';
 import { aDefinition, thrownBy } from './engine/factories.ts';

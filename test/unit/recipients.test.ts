@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadMessageError } from '../../shared/use-cases/context.ts';
+import { BadMessageError } from '../../shared/errors.ts';
 import {
   checkRecipient,
   policyFromQueueUrl,

@@ -11,8 +11,8 @@ import {
   type ReplyRecord,
   retainedBody,
 } from '../../../shared/engine/aggregation.ts';
-import { ExpressionError } from '../../../shared/engine/errors.ts';
 import { readPath } from '../../../shared/engine/path.ts';
+import { ExpressionError } from '../../../shared/errors.ts';
 import {
   aContext,
   aDefinition,

@@ -6,10 +6,10 @@ import {
   effectiveParameters,
   parseDefinition,
 } from '../../../shared/engine/definition.ts';
-import { InvalidDefinitionError } from '../../../shared/engine/errors.ts';
 import { failureOf, failuresBeyondTolerance } from '../../../shared/engine/failures.ts';
 import { predicateHolds, predicateInput, readsRequest, truthy } from '../../../shared/engine/predicate.ts';
 import { expectedOutsideBounds, requestOverrides } from '../../../shared/engine/request-parameters.ts';
+import { InvalidDefinitionError } from '../../../shared/errors.ts';
 import { aDefinition, aReply, thrownBy } from './factories.ts';
 
 const REPLY = { type: 'reply' } as const;

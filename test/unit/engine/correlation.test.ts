@@ -8,7 +8,7 @@ import {
   WireAttribute,
 } from '../../../shared/engine/correlation.ts';
 import type { ValueSource } from '../../../shared/engine/definition.ts';
-import { CorrelationError, ExpressionError } from '../../../shared/engine/errors.ts';
+import { CorrelationError, ExpressionError } from '../../../shared/errors.ts';
 import { aDefinition, aMessage, anAuctionDefinition, rejectionOf, thrownBy } from './factories.ts';
 
 describe('readValue', () => {

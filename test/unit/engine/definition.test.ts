@@ -5,7 +5,7 @@ import {
   parseDefinitions,
   RuntimeParametersSchema,
 } from '../../../shared/engine/definition.ts';
-import { InvalidDefinitionError } from '../../../shared/engine/errors.ts';
+import { InvalidDefinitionError } from '../../../shared/errors.ts';
 import { aDefinition, anOverrideDefinition, thrownBy } from './factories.ts';
 
 const DAY = 24 * 3600;

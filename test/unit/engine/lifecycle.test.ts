@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { AggregateStatus, Classification, Outcome } from '../../../shared/engine/constants.ts';
-import { IllegalTransitionError } from '../../../shared/engine/errors.ts';
 import {
   classify,
   type LifecycleEvent,
@@ -9,6 +8,7 @@ import {
   type StoredAggregate,
   transition,
 } from '../../../shared/engine/lifecycle.ts';
+import { IllegalTransitionError } from '../../../shared/errors.ts';
 import { thrownBy } from './factories.ts';
 
 const open: StoredAggregate = { status: AggregateStatus.OPEN };
