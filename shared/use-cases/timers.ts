@@ -1,9 +1,12 @@
+import { z } from 'zod';
 import { decide, openDueAt } from '../engine/completion.ts';
-import { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { Outcome } from '../engine/constants.ts';
+import { completionStateOf } from '../engine/lifecycle.ts';
+import { BadMessageError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { BadMessageError, type FaninContext, loadStored, parseJsonBody, routeError } from './context.ts';
+import { type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
 import { inactivityDeadline } from './inactivity.ts';
 import { completionState, consolidateHeld, describeError, publishUnknown, validReplies } from './replies.ts';
 import { takeSnapshot } from './snapshots.ts';
@@ -18,8 +21,7 @@ export async function handleTimer(ctx: FaninContext, raw: RawMessage): Promise<v
   try {
     timer = parseTimer(raw);
   } catch (error) {
-    if (!(error instanceof BadMessageError)) throw error;
-    await routeError(ctx, 'timer', raw, error.message);
+    await routeIfUnfixable(ctx, 'timer', raw, error);
     return;
   }
   if (timer.kind === 'deadline') await expireAggregate(ctx, timer.aggregateId, true, timer.dueAt);
@@ -27,21 +29,25 @@ export async function handleTimer(ctx: FaninContext, raw: RawMessage): Promise<v
   else await expireHeld(ctx, timer.aggregateId, timer.replyId, true);
 }
 
+/** The three timers: an aggregate's deadline, a held reply's unknown timeout, a periodic snapshot. */
+const TimerSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('deadline'), aggregateId: z.string(), dueAt: z.number() }),
+  z.object({ kind: z.literal('held'), aggregateId: z.string(), replyId: z.string(), dueAt: z.number() }),
+  z.object({
+    kind: z.literal('snapshot'),
+    aggregateId: z.string(),
+    dueAt: z.number(),
+    period: z.int().min(1),
+  }),
+]);
+
 function parseTimer(raw: RawMessage): TimerMessage {
-  const body = parseJsonBody(raw) as Partial<Record<string, unknown>> | null;
-  const valid =
-    body !== null &&
-    typeof body === 'object' &&
-    typeof body.aggregateId === 'string' &&
-    typeof body.dueAt === 'number' &&
-    (body.kind === 'deadline' ||
-      (body.kind === 'held' && typeof body.replyId === 'string') ||
-      (body.kind === 'snapshot' && Number.isSafeInteger(body.period) && (body.period as number) >= 1));
-  if (!valid)
+  const timer = TimerSchema.safeParse(parseJsonBody(raw));
+  if (!timer.success)
     throw new BadMessageError(
       'not a timer message: expected { kind, aggregateId, dueAt[, replyId | period] } with kind deadline, held or snapshot',
     );
-  return body as unknown as TimerMessage;
+  return timer.data;
 }
 
 /**
@@ -66,15 +72,16 @@ export async function expireAggregate(
 ): Promise<void> {
   const header = await ctx.store.getHeader(aggregateId);
   if (!header) return;
-  if (header.status === AggregateStatus.COMPLETING) {
+  const stage = completionStateOf(header, ctx.clock());
+  if (stage === 'completing' || stage === 'resumable') {
     // The sweeper (no re-arming) found a completion whose owner's lease ran out: it resumes it.
-    if (!rearm && ctx.clock() >= (header.leaseUntil ?? 0))
+    if (!rearm && stage === 'resumable')
       ctx.metrics?.count(MetricName.COMPLETIONS_LEASE_EXPIRED, header.definition);
     await resumeCompletion(ctx, header);
     return;
   }
   const due = openDueAt(header);
-  if (header.status !== AggregateStatus.OPEN || due === undefined) return;
+  if (stage !== 'open' || due === undefined) return;
   const now = ctx.clock();
   if (now < due) {
     if (rearm && header.deadline !== undefined && (firedFor === undefined || firedFor >= header.deadline))
@@ -84,7 +91,7 @@ export async function expireAggregate(
   if (await consolidateHeld(ctx, aggregateId)) return;
   const snapshot = await ctx.store.readAggregate(aggregateId);
   const latest = snapshot.header;
-  if (!latest || latest.status !== AggregateStatus.OPEN) return;
+  if (!latest || completionStateOf(latest) !== 'open') return;
   const moved = inactivityDeadline(latest, validReplies(latest, snapshot.replies));
   if (moved !== undefined && moved > now) {
     // Replies came since the deadline was set: it moves on instead of timing the aggregate out.
