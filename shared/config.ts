@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Definition, parseDefinitions } from './engine/definition.ts';
+import { FaninError } from './errors.ts';
 import {
   type Partitioning,
   type PartitioningOptions,
@@ -59,7 +60,7 @@ export interface RuntimeConfig {
 }
 
 /** Thrown when the deployment's environment is incomplete: a deployment error, not a message error. */
-export class ConfigurationError extends Error {
+export class ConfigurationError extends FaninError {
   public constructor(message: string) {
     super(message);
     this.name = 'ConfigurationError';
