@@ -1,20 +1,14 @@
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Annotations, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as iam from 'aws-cdk-lib/aws-iam';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Definition } from '../shared/engine/definition.ts';
-import { Alarm } from '../shared/ports.ts';
+import type { Alarm } from '../shared/ports.ts';
 import {
-  type ConsumerSpec,
   describeTopology,
   QueueRole,
   type Topology,
@@ -28,20 +22,20 @@ import {
   restrictSenders,
   restrictWriters,
 } from './fanin-access.ts';
-import { FaninFunction, HandlerName } from './fanin-function.ts';
+import { connectEventSources, createHandlers, DEFAULT_FUNCTION_TIMEOUT } from './fanin-handlers.ts';
 import { acknowledgeGrantWildcards, acknowledgeTracing, warnOfUngrantedRecipients } from './fanin-nag.ts';
 import type { FaninFunctions, FaninProps } from './fanin-props.ts';
 import { FaninQueue } from './fanin-queue.ts';
-import { handlerEnvironment } from './handler-environment.ts';
 import { FaninObservability } from './observability.ts';
 import { createPayloadBucket, createStateTable } from './state-resources.ts';
-import type { FunctionRole } from './validate-options.ts';
+import { createUseCaseAlarms } from './use-case-alarms.ts';
 import { validateAgainstTopology, validateProps } from './validate-props.ts';
 
-// The construct's parts live beside it: its props (fanin-props.ts), their validation
-// (validate-props.ts, validate-options.ts, environment-check.ts), who may do what
-// (fanin-access.ts) and the cdk-nag acknowledgements (fanin-nag.ts). What they export for users
-// is exported here, as before the split.
+// The construct's parts live beside it, as aws-cdk splits its own: the props (fanin-props.ts),
+// their validation (validate-props.ts, validate-options.ts, environment-check.ts), the handlers
+// and their event sources (fanin-handlers.ts), who may do what (fanin-access.ts), the cdk-nag
+// acknowledgements (fanin-nag.ts) and the alarms (use-case-alarms.ts, observability.ts). What
+// they export for users is exported here, as before the split.
 export {
   AGGREGATE_KEYS,
   PARAMETER_KEYS,
@@ -49,9 +43,7 @@ export {
   PayloadPrefix,
 } from './fanin-access.ts';
 export type { FaninFunctions, FaninProps, FaninSender } from './fanin-props.ts';
-
-const DEFAULT_PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_FUNCTION_TIMEOUT = Duration.seconds(30);
+export { ALARM_NAMESPACE } from './use-case-alarms.ts';
 
 /**
  * fanin in one construct: the queues (ingress, control, timer, the reply partitions and their
@@ -104,44 +96,50 @@ export class Fanin extends Construct {
 
   public constructor(scope: Construct, id: string, props: FaninProps) {
     super(scope, id);
+    // ---- Props, topology, validation (infra/validate-props.ts) ----------------------------------
     validateProps(props);
     this.topology = describeTopology(topologyOptions(props));
     const definitions = [...this.topology.definitions.values()];
     const bus = outputBus(this.topology, props);
     this.payloadExpirationDays = validateAgainstTopology(Stack.of(this), this.topology, props, bus.name);
 
-    // ---- Queues -------------------------------------------------------------------------------
+    // ---- Queues ---------------------------------------------------------------------------------
     const { queues, replyPartitions } = this.createQueues(props);
     this.queues = queues;
     this.replyPartitions = replyPartitions;
-    // ---- State --------------------------------------------------------------------------------
+    // ---- State ----------------------------------------------------------------------------------
     const { table, bucket } = this.createState(props);
     this.table = table;
     this.bucket = bucket;
-    // ---- Output bus ---------------------------------------------------------------------------
+    // ---- Output bus -----------------------------------------------------------------------------
     const eventBus = this.createOutputBus(props, bus.create);
     if (eventBus) this.eventBus = eventBus;
-    // ---- Handlers -----------------------------------------------------------------------------
-    this.functions = this.createFunctions(props, definitions);
-    // ---- Event sources and schedules ----------------------------------------------------------
-    const { sweepSchedule, distributeSchedule } = this.connectEventSources();
+    // ---- Handlers (infra/fanin-handlers.ts) -----------------------------------------------------
+    this.functions = createHandlers(this, props, definitions);
+    // ---- Event sources and schedules (infra/fanin-handlers.ts) ----------------------------------
+    const { sweepSchedule, distributeSchedule } = connectEventSources(this, this.functions);
     this.sweepSchedule = sweepSchedule;
     this.distributeSchedule = distributeSchedule;
     // ---- Grants (infra/fanin-access.ts) ---------------------------------------------------------
     grantHandlerAccess(this, definitions, props.extraTargetQueueArns ?? []);
-    // ---- Who may send, who may write to the bucket (infra/fanin-access.ts) -----------------------
+    // ---- Who may send, who may write to the bucket (infra/fanin-access.ts) ----------------------
     restrictWriters(this, props);
-    // ---- Alarms the use cases raise -----------------------------------------------------------
-    this.useCaseAlarms = this.createUseCaseAlarms(props);
-    // ---- cdk-nag acknowledgements of the grants, recipients no grant covers (infra/fanin-nag.ts) --
+    // ---- Alarms the use cases raise (infra/use-case-alarms.ts) ----------------------------------
+    this.useCaseAlarms = createUseCaseAlarms(
+      this,
+      this.topology.prefix,
+      this.functions,
+      props.alarmActions ?? [],
+    );
+    // ---- cdk-nag acknowledgements, recipients no grant covers (infra/fanin-nag.ts) --------------
     acknowledgeGrantWildcards(this, props.extraTargetQueueArns ?? []);
     warnOfUngrantedRecipients(this, definitions, props.extraTargetQueueArns ?? []);
-    // ---- External events ----------------------------------------------------------------------
+    // ---- External events ------------------------------------------------------------------------
     this.externalEventRules = this.createExternalEventRules(props, definitions);
-    // ---- Customer managed key, tracing --------------------------------------------------------
+    // ---- Customer managed key, tracing ----------------------------------------------------------
     if (props.encryptionKey) grantKeyUse(props.encryptionKey, Object.values(this.functions));
     if (props.tracing) acknowledgeTracing(Object.values(this.functions));
-    // ---- Dashboard and alarms (infra/observability.ts) ----------------------------------------
+    // ---- Dashboard and alarms (infra/observability.ts) ------------------------------------------
     const { observability, queueAlarms } = this.createObservability(props);
     this.observability = observability;
     this.alarms = [...queueAlarms, ...Object.values(this.useCaseAlarms), ...observability.alarms];
@@ -262,154 +260,6 @@ export class Fanin extends Construct {
     return undefined;
   }
 
-  /** The six handlers, each with its environment, the definitions and its reserved concurrency. */
-  private createFunctions(props: FaninProps, definitions: readonly Definition[]): FaninFunctions {
-    const topology = this.topology;
-    const key = props.encryptionKey;
-    const queues = this.queues;
-    const environment = handlerEnvironment({
-      tableName: this.table.tableName,
-      queueUrls: Object.fromEntries(
-        Object.values(QueueRole).map((role) => [role, queues[role].queue.queueUrl]),
-      ) as Record<QueueRole, string>,
-      replyQueueUrls: this.replyPartitions.map((p) => p.queue.queueUrl),
-      bucketName: this.bucket.bucketName,
-      partitioning: topology.partitioning,
-      ...(this.eventBus ? { eventBusName: this.eventBus.eventBusName } : {}),
-      ...(props.claimCheckThreshold !== undefined
-        ? { claimCheckThresholdBytes: props.claimCheckThreshold }
-        : {}),
-      completionLeaseSeconds: topology.completionLeaseSeconds,
-      ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
-      serviceName: topology.prefix,
-      tracing: props.tracing ?? false,
-    });
-    const reserved = (role: FunctionRole) =>
-      props.reservedConcurrency?.[role] !== undefined
-        ? { reservedConcurrentExecutions: props.reservedConcurrency[role] }
-        : {};
-    const common = {
-      projectRoot: props.projectRoot ?? DEFAULT_PROJECT_ROOT,
-      timeout: props.functionTimeout ?? DEFAULT_FUNCTION_TIMEOUT,
-      memorySize: props.functionMemorySize ?? 512,
-      logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
-      logRemovalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-      environment,
-      definitionsJson: JSON.stringify(definitions),
-      ...(props.architecture ? { architecture: props.architecture } : {}),
-      tracing: props.tracing ?? false,
-      ...(key ? { logEncryptionKey: key } : {}),
-    };
-    return {
-      fanOut: new FaninFunction(this, 'FanOut', {
-        ...common,
-        ...reserved('fanOut'),
-        handler: HandlerName.FAN_OUT,
-        description: 'fanin: opens an aggregate, then sends its sub-requests',
-      }),
-      reply: new FaninFunction(this, 'Reply', {
-        ...common,
-        ...reserved('reply'),
-        handler: HandlerName.REPLY,
-        description: 'fanin: records replies once, completes aggregates',
-      }),
-      timer: new FaninFunction(this, 'Timer', {
-        ...common,
-        ...reserved('timer'),
-        handler: HandlerName.TIMER,
-        description: 'fanin: deadlines of aggregates and held replies',
-      }),
-      sweeper: new FaninFunction(this, 'Sweeper', {
-        ...common,
-        ...reserved('sweeper'),
-        handler: HandlerName.SWEEPER,
-        description: 'fanin: safety net for overdue aggregates and lost timers',
-        // The next sweep is the retry.
-        retryAttempts: 0,
-      }),
-      control: new FaninFunction(this, 'Control', {
-        ...common,
-        ...reserved('control'),
-        handler: HandlerName.CONTROL,
-        description: 'fanin: control commands and external events',
-      }),
-      distributor: new FaninFunction(this, 'Distributor', {
-        ...common,
-        ...reserved('distributor'),
-        handler: HandlerName.DISTRIBUTOR,
-        description: 'fanin: feeds the reply partitions from the backlog between watermarks',
-        // The next cycle is the retry; a retried cycle would only race the next one.
-        retryAttempts: 0,
-      }),
-    };
-  }
-
-  /** The handlers' SQS event sources, the sweeper's and the distributor's schedules. */
-  private connectEventSources(): { sweepSchedule: events.Rule; distributeSchedule: events.Rule } {
-    const { topology, queues } = this;
-    const { fanOut, reply, timer, sweeper, control, distributor } = this.functions;
-    fanOut.addEventSource(eventSource(queues[QueueRole.INGRESS].queue, topology.consumers.fanOut));
-    this.replyPartitions.forEach((partition, index) => {
-      reply.addEventSource(
-        eventSource(partition.queue, topology.replyConsumers[index] ?? topology.consumers.reply),
-      );
-    });
-    timer.addEventSource(eventSource(queues[QueueRole.TIMER].queue, topology.consumers.timer));
-    control.addEventSource(eventSource(queues[QueueRole.CONTROL].queue, topology.consumers.control));
-    const sweepSchedule = new events.Rule(this, 'SweepSchedule', {
-      description: `${topology.prefix}: sweep overdue aggregates (fanin)`,
-      schedule: events.Schedule.rate(Duration.seconds(topology.sweepIntervalSeconds)),
-      targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 0 })],
-    });
-    // The backlog has no event source: only the distributor reads it, a cycle at a time.
-    const distributeSchedule = new events.Rule(this, 'DistributeSchedule', {
-      description: `${topology.prefix}: feed the reply partitions from the backlog (fanin)`,
-      schedule: events.Schedule.rate(Duration.seconds(topology.partitioning.distributorIntervalSeconds)),
-      targets: [new targets.LambdaFunction(distributor, { retryAttempts: 0 })],
-    });
-    return { sweepSchedule, distributeSchedule };
-  }
-
-  /**
-   * The alarms the use cases raise: the handlers log them at error level with the JSON field
-   * `alarm` (shared/ports.ts); every handler's log group feeds one metric per alarm value, and each
-   * metric has its alarm.
-   */
-  private createUseCaseAlarms(props: FaninProps): Record<Alarm, cloudwatch.Alarm> {
-    const topology = this.topology;
-    const alarmActions = props.alarmActions ?? [];
-    const alarmScope = new Construct(this, 'UseCaseAlarms');
-    const useCaseAlarms = {} as Record<Alarm, cloudwatch.Alarm>;
-    for (const value of Object.values(Alarm)) {
-      const metricName = `${topology.prefix}-${value}`;
-      for (const [name, fn] of Object.entries(this.functions) as [string, FaninFunction][]) {
-        new logs.MetricFilter(alarmScope, `${name}-${value}`, {
-          logGroup: fn.logGroup,
-          filterPattern: logs.FilterPattern.stringValue('$.alarm', '=', value),
-          metricNamespace: ALARM_NAMESPACE,
-          metricName,
-          metricValue: '1',
-        });
-      }
-      const alarm = new cloudwatch.Metric({
-        namespace: ALARM_NAMESPACE,
-        metricName,
-        statistic: cloudwatch.Stats.SUM,
-        period: Duration.minutes(5),
-      }).createAlarm(alarmScope, value, {
-        alarmName: metricName,
-        alarmDescription: `A fanin handler logged alarm "${value}" (${ALARM_DESCRIPTIONS[value]}): see its log group for the aggregate.`,
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
-      for (const action of alarmActions) alarm.addAlarmAction(action);
-      useCaseAlarms[value] = alarm;
-    }
-    return useCaseAlarms;
-  }
-
   /**
    * One rule per definition's `externalEventPattern`, delivering to the control queue; then the
    * control queue's `controlSenders` restriction, which always lets these rules through.
@@ -490,15 +340,6 @@ export class Fanin extends Construct {
   }
 }
 
-/** The CloudWatch namespace of the use cases' alarm metrics (`<prefix>-<alarm>`). */
-export const ALARM_NAMESPACE = 'fanin';
-
-const ALARM_DESCRIPTIONS: Readonly<Record<Alarm, string>> = {
-  [Alarm.OUTPUT_CHANNEL_FAILED]: 'an output channel keeps failing; the other outputs were not re-sent',
-  [Alarm.DUE_ITEM_FAILED]: 'a due item failed in the sweeper and was set aside',
-  [Alarm.COMPLETION_STUCK]: 'a completion could not be finished',
-};
-
 /** The topology options the props give (the handlers' timeout sets the visibility timeouts). */
 function topologyOptions(props: FaninProps): TopologyOptions {
   return {
@@ -534,15 +375,4 @@ function queueId(role: QueueRole): string {
     .split('-')
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('');
-}
-
-function eventSource(queue: sqs.IQueue, consumer: ConsumerSpec): SqsEventSource {
-  return new SqsEventSource(queue, {
-    batchSize: consumer.batchSize,
-    ...(consumer.maxBatchingWindowSeconds > 0
-      ? { maxBatchingWindow: Duration.seconds(consumer.maxBatchingWindowSeconds) }
-      : {}),
-    maxConcurrency: consumer.maxConcurrency,
-    reportBatchItemFailures: true,
-  });
 }
