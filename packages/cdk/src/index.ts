@@ -12,5 +12,11 @@ export {
 } from '../../../infra/fanin-function.ts';
 export { FaninQueue } from '../../../infra/fanin-queue.ts';
 export { exampleDefinitions, FaninStack } from '../../../infra/fanin-stack.ts';
+export {
+  FaninObservability,
+  type FaninObservabilityProps,
+  type WorkingQueue,
+} from '../../../infra/observability.ts';
+export type { FunctionRole } from '../../../infra/validate-options.ts';
 export type { Definition, DefinitionInput } from '../../../shared/engine/definition.ts';
 export type { PartitioningOptions } from '../../../shared/topology/topology.ts';
