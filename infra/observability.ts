@@ -63,7 +63,7 @@ const FAILED_CYCLES_OF_THREE = 2;
  * - failing sweeps and distributor cycles (the handlers' `SweepCyclesFailed` and
  *   `DistributorCyclesFailed` metrics: 2 of the last 3 cycles).
  *
- * Aggregates stuck in `completing` raise the use cases' `completion-stuck` alarm (infra/fanin.ts);
+ * Aggregates stuck in `completing` raise the use cases' `completion-stuck` alarm (infra/use-case-alarms.ts);
  * the dashboard graphs the `CompletionsStuck`, `CompletionsLeaseExpired` and `CompletionsResumed`
  * metrics beside it. Names and dimensions come from shared/observability/metric-names.ts.
  */
