@@ -3,16 +3,15 @@ import { aggregate, byReplyOrder, missingReplyIds, type ReplyRecord } from '../e
 import { CompletedBy } from '../engine/completion.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
-import { ExpressionError } from '../engine/errors.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
+import { completionStateOf } from '../engine/lifecycle.ts';
+import { ExpressionError, OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
 import {
   type AggregateHeader,
   type AggregateSnapshot,
   Alarm,
-  OutputChannelError,
   type OutputMessage,
-  OutputTooLargeError,
   type StoredReply,
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
@@ -71,11 +70,12 @@ export async function completeAggregate(
   const read = snapshot ?? (await ctx.store.readAggregate(aggregateId));
   const header = read.header;
   if (!header) return false;
-  if (header.status === AggregateStatus.COMPLETING) {
+  const stage = completionStateOf(header);
+  if (stage === 'completing') {
     await resumeCompletion(ctx, header);
     return false;
   }
-  if (header.status !== AggregateStatus.OPEN) return false;
+  if (stage !== 'open') return false;
   const definition = ctx.definitions.get(header.definition);
   const members = validReplies(header, read.replies);
   const at = ctx.clock();
@@ -141,12 +141,11 @@ function endingOf(
  * whose lease still runs.
  */
 export async function resumeCompletion(ctx: FaninContext, header: AggregateHeader): Promise<void> {
-  if (header.status !== AggregateStatus.COMPLETING || header.lease === undefined) return;
   const now = ctx.clock();
-  if (now < (header.leaseUntil ?? 0)) return;
+  if (completionStateOf(header, now) !== 'resumable') return;
   const taken = await ctx.store.takeOver(
     header.aggregateId,
-    header.lease,
+    header.lease as string,
     randomUUID(),
     now + ctx.completionLeaseMs,
   );

@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { AggregateStatus, Outcome } from '../engine/constants.ts';
+import { Outcome } from '../engine/constants.ts';
 import { RuntimeParametersSchema } from '../engine/definition.ts';
 import { matchesPattern } from '../engine/event-pattern.ts';
+import { completionStateOf } from '../engine/lifecycle.ts';
+import { BadMessageError } from '../errors.ts';
 import type { AggregateHeader, RawMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate } from './complete.ts';
-import { BadMessageError, type FaninContext, parseJsonBody, resolvePayload, routeError } from './context.ts';
+import { type FaninContext, parseJsonBody, resolvePayload, routeIfUnfixable } from './context.ts';
 
 const Target = {
   aggregateId: z.string().min(1).optional(),
@@ -51,15 +53,14 @@ export async function handleControl(ctx: FaninContext, raw: RawMessage): Promise
   try {
     command = await toCommand(ctx, parseJsonBody(await resolvePayload(ctx, raw)));
   } catch (error) {
-    if (!(error instanceof BadMessageError)) throw error;
-    await routeError(ctx, 'control', raw, error.message);
+    await routeIfUnfixable(ctx, 'control', raw, error);
     return;
   }
   const id = `control/${raw.messageId}`;
   if (command.command === 'list') {
     // One read of the index for every definition, not one per definition.
     const aggregates = (await ctx.store.listActive(command.definition))
-      .filter((header) => header.status === AggregateStatus.OPEN)
+      .filter((header) => completionStateOf(header) === 'open')
       .map(activeSummary);
     await ctx.outputs.publish(QueueRole.STATUS, {
       id,
@@ -175,9 +176,9 @@ async function targetsOf(
   // what finishes that completion (completeAggregate resumes it once its lease has run out).
   if (command.aggregateId) {
     const header = await ctx.store.getHeader(command.aggregateId);
-    return header && header.status !== AggregateStatus.CLOSED ? [command.aggregateId] : [];
+    return header && completionStateOf(header) !== 'closed' ? [command.aggregateId] : [];
   }
   return (await ctx.store.listActive(command.definition))
-    .filter((header) => header.status !== AggregateStatus.CLOSED)
+    .filter((header) => completionStateOf(header) !== 'closed')
     .map((header) => header.aggregateId);
 }

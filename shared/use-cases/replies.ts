@@ -3,10 +3,11 @@ import { deadlineOf, meetsThreshold, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus, Strategy } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
-import { CorrelationError, ExpressionError } from '../engine/errors.ts';
 import { failureOf } from '../engine/failures.ts';
+import { completionStateOf } from '../engine/lifecycle.ts';
 import { REPLY_BLOCK_SIZE, replyShard } from '../engine/members.ts';
 import { thresholdRuleOf } from '../engine/rules.ts';
+import { BadMessageError, CorrelationError, isUnfixable } from '../errors.ts';
 import { MetricName, REPLY_FATE_METRICS, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
 import type {
   AggregateHeader,
@@ -20,7 +21,6 @@ import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import { decideOnReplies } from './completion-rules.ts';
 import {
-  BadMessageError,
   type FaninContext,
   loadStored,
   parseJsonBody,
@@ -77,7 +77,7 @@ export async function handleReplies(
       group.push(reply);
       groups.set(reply.aggregateId, group);
     } catch (error) {
-      if (!isBadInput(error)) {
+      if (!isUnfixable(error)) {
         ctx.log.error('reply failed; it will be redelivered', {
           messageId: raw.messageId,
           error: describeError(error),
@@ -100,7 +100,7 @@ export async function handleReplies(
         });
         for (const reply of replies) {
           // A reply that can never be kept (too large, no payload bucket) is bad input, not a retry.
-          if (isBadInput(error))
+          if (isUnfixable(error))
             await routeError(ctx, 'reply', reply.raw, error.message).catch(() =>
               failed.add(reply.raw.messageId),
             );
@@ -110,13 +110,6 @@ export async function handleReplies(
     }),
   );
   return failed;
-}
-
-/** Errors no retry can fix: the message goes to the error output with the reason. */
-function isBadInput(error: unknown): error is Error {
-  return (
-    error instanceof BadMessageError || error instanceof CorrelationError || error instanceof ExpressionError
-  );
 }
 
 async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply> {
@@ -304,7 +297,7 @@ async function recordAndEvaluate(
   header: AggregateHeader,
   replies: readonly Reply[],
 ): Promise<void> {
-  if (header.status !== AggregateStatus.OPEN) {
+  if (completionStateOf(header) !== 'open') {
     const duplicates = replies.filter((r) => header.members?.includes(r.replyId)).length;
     ctx.metrics?.count(MetricName.REPLIES_DUPLICATE, definition.name, duplicates);
     await settle(ctx, definition, header, replies);
@@ -330,7 +323,7 @@ async function recordAndEvaluate(
     // reply set is read only when these replies could complete the aggregate.
     const current = await ctx.store.getHeader(header.aggregateId);
     if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
-    if (current.status !== AggregateStatus.OPEN) {
+    if (completionStateOf(current) !== 'open') {
       await settle(ctx, definition, current, replies);
       return;
     }
@@ -353,7 +346,7 @@ async function recordAndEvaluate(
   const snapshot = await ctx.store.readAggregate(header.aggregateId);
   const after = snapshot.header;
   if (!after) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
-  if (after.status !== AggregateStatus.OPEN) {
+  if (completionStateOf(after) !== 'open') {
     await settle(ctx, definition, after, replies);
     return;
   }
@@ -452,7 +445,7 @@ async function settle(
       });
     }
   }
-  if (header.status === AggregateStatus.COMPLETING) await resumeCompletion(ctx, header);
+  if (completionStateOf(header) === 'completing') await resumeCompletion(ctx, header);
 }
 
 /** The completion state of an aggregate as read: its valid replies counted, its best score. */
@@ -496,11 +489,12 @@ export async function evaluate(
 ): Promise<'completed' | 'waiting' | 'lost'> {
   const header = snapshot.header;
   if (!header) return 'waiting';
-  if (header.status === AggregateStatus.COMPLETING) {
+  const stage = completionStateOf(header);
+  if (stage === 'completing') {
     await resumeCompletion(ctx, header);
     return 'waiting';
   }
-  if (header.status !== AggregateStatus.OPEN) return 'waiting';
+  if (stage !== 'open') return 'waiting';
   const { state, best } = completionState(definition, snapshot);
   const members = validReplies(header, snapshot.replies);
   const decision = await decideOnReplies(ctx, definition, header, members, state, best);
@@ -633,7 +627,7 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   const replies = await Promise.all(claimed.map((h) => heldAsReply(ctx, h)));
   await judgeAndRecord(ctx, header, replies, (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId));
   const after = await ctx.store.getHeader(aggregateId);
-  return after?.status !== AggregateStatus.OPEN;
+  return !after || completionStateOf(after) !== 'open';
 }
 
 /** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */

@@ -1,14 +1,9 @@
 import { aggregate, missingReplyIds } from '../engine/aggregation.ts';
-import { AggregateStatus, EXPRESSION_LIMITS } from '../engine/constants.ts';
+import { EXPRESSION_LIMITS } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
-import { ExpressionError } from '../engine/errors.ts';
-import {
-  type AggregateHeader,
-  type OutputMessage,
-  OutputTooLargeError,
-  type StoredReply,
-  type TimerMessage,
-} from '../ports.ts';
+import { completionStateOf } from '../engine/lifecycle.ts';
+import { ExpressionError, OutputTooLargeError } from '../errors.ts';
+import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { labelMissing, separateFailures } from './complete.ts';
 import { type FaninContext, keepsRequest, loadStored } from './context.ts';
@@ -42,7 +37,7 @@ export async function takeSnapshot(
 ): Promise<void> {
   const { aggregateId, period } = timer;
   const header = await ctx.store.getHeader(aggregateId);
-  if (!header || header.status !== AggregateStatus.OPEN) return;
+  if (!header || completionStateOf(header) !== 'open') return;
   const definition = ctx.definitions.get(header.definition);
   const interval = definition?.snapshotIntervalSeconds;
   if (!definition || interval === undefined) return;
