@@ -241,9 +241,6 @@ export interface OutputMessage {
   readonly [key: string]: unknown;
 }
 
-/** Moved to `shared/errors.ts`: re-exported until every importer uses that path. */
-export { OutputChannelError, OutputTooLargeError } from './errors.ts';
-
 /** The channels an output goes out on: its SQS queue, and the EventBridge bus when enabled. */
 export type OutputChannel = 'queue' | 'events';
 

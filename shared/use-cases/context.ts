@@ -49,9 +49,6 @@ export interface FaninContext {
   readonly metrics?: Metrics;
 }
 
-/** Moved to `shared/errors.ts`: re-exported until every importer uses that path. */
-export { BadMessageError } from '../errors.ts';
-
 /** Defaults of the tunables in {@link FaninContext}. */
 export const CONTEXT_DEFAULTS = {
   completionLeaseMs: 120_000,
