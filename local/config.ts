@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
+import { FaninError } from '../shared/errors.ts';
 import type { PartitioningOptions, TopologyOptions } from '../shared/topology/topology.ts';
 
 /**
@@ -87,9 +88,9 @@ const ConfigSchema = z.strictObject({
 });
 
 /** A configuration file that cannot be used; the message names the file and the field. */
-export class ConfigFileError extends Error {
+export class ConfigFileError extends FaninError {
   public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(message, { ...options, retryable: false });
     this.name = 'ConfigFileError';
   }
 }

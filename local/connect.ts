@@ -11,6 +11,7 @@ import { documentClient, s3Client, sqsClient } from '../shared/aws/clients.ts';
 import { FaninClient } from '../shared/client/fanin-client.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
 import { type Definition, parseDefinitions } from '../shared/engine/definition.ts';
+import { FaninError } from '../shared/errors.ts';
 import type { PartitionedDestination } from '../shared/partitions/destination.ts';
 import {
   describeTopology,
@@ -47,9 +48,9 @@ export interface Target {
 }
 
 /** The target could not be found; the message says what to do. */
-export class TargetNotFoundError extends Error {
+export class TargetNotFoundError extends FaninError {
   public constructor(message: string) {
-    super(message);
+    super(message, { retryable: false });
     this.name = 'TargetNotFoundError';
   }
 }

@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CommandError, UsageError } from '../../local/cli/io.ts';
+import { ConfigFileError } from '../../local/config.ts';
+import { TargetNotFoundError } from '../../local/connect.ts';
 import { ClaimCheckError, ClaimCheckRefusedError } from '../../shared/adapters/s3-claim-check.ts';
 import { SendFailedError } from '../../shared/adapters/sqs-sender.ts';
 import { ConfigurationError } from '../../shared/config.ts';
@@ -44,6 +46,18 @@ const FAMILY: readonly { error: FaninError; name: string; message: string; retry
     error: new ClaimCheckRefusedError('another bucket'),
     name: 'ClaimCheckRefusedError',
     message: 'another bucket',
+    retryable: false,
+  },
+  {
+    error: new ConfigFileError('fanin.config.ts: definitions: required'),
+    name: 'ConfigFileError',
+    message: 'fanin.config.ts: definitions: required',
+    retryable: false,
+  },
+  {
+    error: new TargetNotFoundError('no stack named fanin'),
+    name: 'TargetNotFoundError',
+    message: 'no stack named fanin',
     retryable: false,
   },
   {
@@ -140,19 +154,17 @@ describe('the fanin error family', () => {
    * A new error class that does not join the family fails here. The exceptions are named with why
    * they stay outside it.
    */
-  it('has every error class of shared/ and the CLI in it', () => {
+  it('has every error class of shared/ and local/ (the runtime and the CLI) in it', () => {
     const OUTSIDE: Record<string, string> = {
       // The local emulators' retry of a taken port (shared/local is the local runtime, not a bundle).
       PortTakenError: 'shared/local/emulators.ts',
     };
     const root = join(import.meta.dirname, '../..');
-    const declared = [
-      ...sourcesUnder(join(root, 'shared')),
-      ...sourcesUnder(join(root, 'local/cli')),
-    ].flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(/class (\w+) extends (\w+)/g)]
-        .filter(([, , base]) => base?.endsWith('Error'))
-        .map(([, name]) => ({ name: name as string, file: relative(root, file) })),
+    const declared = [...sourcesUnder(join(root, 'shared')), ...sourcesUnder(join(root, 'local'))].flatMap(
+      (file) =>
+        [...readFileSync(file, 'utf8').matchAll(/class (\w+) extends (\w+)/g)]
+          .filter(([, , base]) => base?.endsWith('Error'))
+          .map(([, name]) => ({ name: name as string, file: relative(root, file) })),
     );
     const family = new Set(FAMILY.map((e) => e.name));
     const missing = declared.filter((d) => !family.has(d.name) && OUTSIDE[d.name] !== d.file);
