@@ -80,8 +80,9 @@ export interface FaninProps {
   /** Receives of a message before it moves to its queue's dead-letter queue. @default 5 */
   readonly maxReceiveCount?: number;
   /**
-   * Timeout of every handler invocation; the visibility timeout of each queue a handler consumes is
-   * 6 x this plus the batching window (see the topology). Whole seconds, 1 s to 15 min.
+   * Timeout of every handler invocation. The completion lease is this + 90 s, and the visibility
+   * timeout of each queue a handler consumes is max(6 x this, this + the lease) + the batching
+   * window (docs/configuration.md, docs/data-plane.md). Whole seconds, 1 s to 15 min.
    * @default Duration.seconds(30)
    */
   readonly functionTimeout?: Duration;
@@ -97,8 +98,8 @@ export interface FaninProps {
   /**
    * Concurrency reserved for a handler, by role (`fanOut`, `reply`, `timer`, `sweeper`, `control`,
    * `distributor`): guaranteed to it and its upper limit. At least the maximum concurrency of its
-   * SQS event sources (fan-out 5, reply 5 per reply partition, timer 2, control 2; sweeper and
-   * distributor 1), checked at synth: less would throttle Lambda's pollers and push messages to
+   * SQS event sources (fan-out 5, reply: the sum of the partitions' `replyConcurrency`, 5 each by
+   * default; timer 2, control 2; sweeper and distributor 1), checked at synth: less would throttle Lambda's pollers and push messages to
    * the dead-letter queues.
    * @default - none: every handler draws on the account's unreserved concurrency
    */
@@ -201,20 +202,21 @@ export interface FaninProps {
   readonly deletionProtection?: boolean;
   /**
    * An existing state table instead of the one fanin creates. It must have the topology's keys
-   * and indexes (`pk`/`sk` strings; GSI `due` on `dueShard` (N) / `dueAt` (N) and GSI `open` on
-   * `openDefinition` (S) / `openedAt` (N), keys only), TTL on `expiresAt`, and should deny
+   * and index (`pk`/`sk` strings; GSI `due` on `dueShard` (S) / `dueAt` (N), keys only), TTL on
+   * `expiresAt`, and should deny
    * requests without TLS in its resource policy; a `dynamodb.Table` of the same app is checked at
    * synth, an imported one cannot be. Other fanin instances must not share it.
-   * @default - a table `<prefix>-state` (see "What it creates")
+   * @default - a table `<prefix>-state` (docs/configuration.md, "What the construct creates")
    */
   readonly table?: dynamodb.ITable;
   /**
    * An existing claim-check bucket instead of the one fanin creates. fanin adds its `Deny` of
    * writes under `state/`, `requests/` and `outputs/` by other principals to the bucket's policy
    * when the bucket is of this app (an imported bucket's policy is its owner's: add it there); give
-   * it a lifecycle rule expiring objects after at least `payloadExpirationDays`, block public access
+   * it a lifecycle rule expiring objects after at least `Fanin.payloadExpirationDays` days (the
+   * `payloadExpiration` prop, never less than the state life), block public access
    * and enforce TLS.
-   * @default - a bucket named by CloudFormation (see "What it creates")
+   * @default - a bucket named by CloudFormation (docs/configuration.md, "What the construct creates")
    */
   readonly bucket?: s3.IBucket;
   /**

@@ -246,7 +246,7 @@ export class Fanin extends Construct {
     if (props.bucket && !(props.bucket instanceof s3.Bucket)) {
       Annotations.of(this).addWarningV2(
         'fanin:importedBucket',
-        `the payload bucket is imported: fanin cannot add its lifecycle rule (objects must expire after at least ${this.payloadExpirationDays} days) nor its policy denying writes under state/, requests/ and outputs/ to other principals; add both to the bucket (README, construct options)`,
+        `the payload bucket is imported: fanin cannot add its lifecycle rule (objects must expire after at least ${this.payloadExpirationDays} days) nor its policy denying writes under state/, requests/ and outputs/ to other principals; add both to the bucket (docs/configuration.md)`,
       );
     }
     return { table, bucket };

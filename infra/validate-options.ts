@@ -34,7 +34,7 @@ export function minimumReservedConcurrency(topology: Topology): Record<FunctionR
 /**
  * Checks the construct options against the topology; every message names the value it was given.
  * The table given as `table` is checked against the topology's keys and indexes when it is a
- * `dynamodb.Table` of this app (an imported table's schema is unknown at synth: see README).
+ * `dynamodb.Table` of this app (an imported table's schema is unknown at synth: see docs/configuration.md).
  */
 export function validateOptions(topology: Topology, options: ConstructOptions): void {
   const minimum = minimumReservedConcurrency(topology);

@@ -45,6 +45,9 @@ export interface ResolvedLocalConfig {
   readonly fifoReplies: boolean;
   readonly maxReceiveCount: number;
   readonly functionTimeoutSeconds: number;
+  /** As the topology takes them (validated there): one value, or one per reply partition. */
+  readonly replyBatchingWindowSeconds?: number | readonly number[];
+  readonly replyConcurrency?: number | readonly number[];
   readonly partitioning: PartitioningOptions;
   readonly definitions: readonly DefinitionInput[];
   readonly responderQueues: readonly string[];
@@ -78,6 +81,7 @@ const ConfigSchema = z.strictObject({
   maxReceiveCount: positiveInt.optional(),
   functionTimeoutSeconds: positiveInt.optional(),
   replyBatchingWindowSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
+  replyConcurrency: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
   partitioning: z.record(z.string(), z.number()).optional(),
   definitions: z.union([z.array(z.unknown()), z.function()]),
   responderQueues: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,60}$/)).optional(),
@@ -152,6 +156,10 @@ export async function loadLocalConfig(file: string, prefixOverride?: string): Pr
     fifoReplies: config.fifoReplies ?? false,
     maxReceiveCount: config.maxReceiveCount ?? 5,
     functionTimeoutSeconds: config.functionTimeoutSeconds ?? 30,
+    ...(config.replyBatchingWindowSeconds !== undefined
+      ? { replyBatchingWindowSeconds: config.replyBatchingWindowSeconds }
+      : {}),
+    ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
     partitioning: (config.partitioning ?? {}) as PartitioningOptions,
     definitions,
     responderQueues: config.responderQueues ?? [],

@@ -134,6 +134,10 @@ export class LocalRuntime {
       fifoReplies: config.fifoReplies,
       maxReceiveCount: config.maxReceiveCount,
       functionTimeoutSeconds: config.functionTimeoutSeconds,
+      ...(config.replyBatchingWindowSeconds !== undefined
+        ? { replyBatchingWindowSeconds: config.replyBatchingWindowSeconds }
+        : {}),
+      ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
       partitioning: config.partitioning,
       definitions: config.definitions,
     });

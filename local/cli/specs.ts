@@ -104,7 +104,7 @@ export const show: CommandSpec = {
   usage: '<aggregate-id> [--json]',
   arguments: [{ name: 'aggregate-id', description: 'the aggregate to show' }],
   details:
-    'Reads the state table directly. A closed aggregate shows its tombstone (its replies are deleted at close).',
+    'Reads the state table directly. A closed aggregate shows its tombstone; its reply items stay until their TTL (the state life) removes them.',
   options: {},
   examples: ['fanin show loan-broker-1a2b3c4d', 'fanin show auction:lot-1 --json'],
 };

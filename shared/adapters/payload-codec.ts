@@ -2,9 +2,9 @@ import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 
 /**
  * How a reply's payload is stored in its DynamoDB item. DynamoDB bills a write by the item's size
- * in 1 KB units (a transactional write twice), and the reply item is written when the reply is
- * recorded and again when it shrinks to a marker at close: a payload that compresses below a unit
- * boundary is cheaper twice. JSON replies of about a kilobyte compress to roughly half with Brotli
+ * in 1 KB units, and a reply item is written once, when the reply is recorded (it expires by TTL,
+ * never rewritten at close): a payload that compresses below a unit boundary costs a unit less,
+ * and reads of the reply set cost less too. JSON replies of about a kilobyte compress to roughly half with Brotli
  * in text mode (quality 5: tens of microseconds per kilobyte, nearly the ratio of the slowest
  * setting), so a 1 KB reply item costs one unit instead of two.
  *

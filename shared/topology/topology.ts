@@ -81,7 +81,7 @@ export interface TableSpec {
   readonly name: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey: KeyAttribute;
-  /** Epoch seconds after which DynamoDB may delete an item (tombstones, held replies). */
+  /** Epoch seconds after which DynamoDB may delete an item (every aggregate item: tombstone, request, replies, marks, counters). */
   readonly ttlAttribute: string;
   readonly indexes: readonly IndexSpec[];
 }

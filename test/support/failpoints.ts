@@ -242,9 +242,9 @@ async function finish(
 }
 
 /**
- * Asserts that an aggregate ended cleanly: its header is a tombstone with a TTL, its request and
- * held replies are gone, and each reply is a payload-free marker expiring with the tombstone —
- * nothing of it is left without a TTL.
+ * Asserts that an aggregate ended cleanly: its header is a tombstone with a TTL, and every other
+ * item of it (request, replies, marks, held replies) carries a TTL too — nothing of it is left
+ * for ever (reply items are written once and expire; none is rewritten at close).
  */
 export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: string): Promise<void> {
   const { Items = [] } = await documentClient().send(
