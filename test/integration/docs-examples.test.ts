@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { type RuntimeState, readState } from '../../local/state.ts';
-import { type Finished, ROOT } from '../support/runtime.ts';
+import { type Finished, ROOT, runProcess } from '../support/runtime.ts';
 import { onPath, requireTool } from '../support/tools.ts';
 
 /**
@@ -222,23 +222,7 @@ function runIn(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<Finished> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, [...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runProcess(command, args, { cwd: dir, env, timeoutMs: 150_000 });
 }
 
 describe('documentation examples', () => {

@@ -112,15 +112,15 @@ export function runCli(
   return runProcess(process.execPath, ['bin/fanin.js', ...args], options);
 }
 
-/** Runs a command to its end, collecting its output; kills it after `timeoutMs`. */
+/** Runs a command to its end (in the repository unless `cwd`), collecting its output; kills it after `timeoutMs`. */
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number | undefined } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number | undefined } = {},
 ): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, [...args], {
-      cwd: ROOT,
+      cwd: options.cwd ?? ROOT,
       env: options.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
