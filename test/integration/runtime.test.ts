@@ -22,7 +22,10 @@ describe('local runtime life cycle', () => {
     dir = await mkdtemp(join(tmpdir(), 'fanin-life-'));
     const stateFile = join(dir, 'runtime.json');
     const first = await startRuntime({ prefix, stateFile, args: ['--quiet'] });
-    expect(first.output()).toMatch(/fanin is running \(prefix "rt-[\w-]+", 2 reply partitions\)/);
+    // The state file (what startRuntime waits for) is written just before the banner is printed.
+    await expect
+      .poll(() => first.output(), { timeout: 10_000 })
+      .toMatch(/fanin is running \(prefix "rt-[\w-]+", 2 reply partitions\)/);
     const snapshot = (await (await fetch(`${first.state.dashboardUrl}api/snapshot`)).json()) as {
       prefix: string;
     };
