@@ -311,27 +311,12 @@ async function buildOutput(
         ? await ctx.store.getRequest(header.aggregateId)
         : undefined;
     request = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
-    replies = await Promise.all(
-      members.map(async (r) => ({
-        replyId: r.replyId,
-        body: JSON.parse(await loadStored(ctx, r)),
-        receivedAt: r.receivedAt,
-      })),
-    );
+    replies = await Promise.all(members.map((r) => loadReply(ctx, r)));
   } catch (error) {
     if (!isGone(error)) throw error;
     return failed(`a stored body of the aggregate is gone (${describeError(error)})`);
   }
-  const missing =
-    header.expected !== undefined && replies.length < header.expected
-      ? labelMissing(
-          missingReplyIds(
-            header.expected,
-            replies.map((r) => r.replyId),
-          ),
-          request,
-        )
-      : [];
+  const missing = missingOf(header, replies, request);
   const split = separateFailures(members, replies);
   base.failures.push(...split.failures);
   base.counts.failed = base.failures.length;
@@ -406,6 +391,31 @@ export function separateFailures(
     return error === undefined ? [] : [{ replyId: reply.replyId, error, body: reply.body }];
   });
   return { failures, successes: replies.filter((r) => !failing.has(r.replyId)) };
+}
+
+/** A stored reply as the aggregation algorithms take it: its body loaded and parsed. */
+export async function loadReply(ctx: FaninContext, reply: StoredReply): Promise<ReplyRecord> {
+  return {
+    replyId: reply.replyId,
+    body: JSON.parse(await loadStored(ctx, reply)),
+    receivedAt: reply.receivedAt,
+  };
+}
+
+/** The expected reply ids not among `replies`, labelled from the request (results and snapshots). */
+export function missingOf(
+  header: AggregateHeader,
+  replies: readonly ReplyRecord[],
+  request: unknown,
+): { replyId: string; label?: string }[] {
+  if (header.expected === undefined || replies.length >= header.expected) return [];
+  return labelMissing(
+    missingReplyIds(
+      header.expected,
+      replies.map((r) => r.replyId),
+    ),
+    request,
+  );
 }
 
 export function labelMissing(ids: string[], request: unknown): { replyId: string; label?: string }[] {

@@ -1,11 +1,11 @@
-import { aggregate, missingReplyIds } from '../engine/aggregation.ts';
+import { aggregate } from '../engine/aggregation.ts';
 import { EXPRESSION_LIMITS } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { ExpressionError, OutputTooLargeError } from '../errors.ts';
 import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
-import { labelMissing, separateFailures } from './complete.ts';
+import { loadReply, missingOf, separateFailures } from './complete.ts';
 import { type FaninContext, keepsRequest, loadStored } from './context.ts';
 import { validReplies } from './replies.ts';
 
@@ -123,24 +123,9 @@ async function publishSnapshot(
   const storedRequest =
     header.requestId && keepsRequest(definition) ? await ctx.store.getRequest(header.aggregateId) : undefined;
   const request: unknown = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
-  const loaded = await Promise.all(
-    members.map(async (r) => ({
-      replyId: r.replyId,
-      body: JSON.parse(await loadStored(ctx, r)) as unknown,
-      receivedAt: r.receivedAt,
-    })),
-  );
+  const loaded = await Promise.all(members.map((r) => loadReply(ctx, r)));
   const { failures, successes: replies } = separateFailures(members, loaded);
-  const missing =
-    header.expected !== undefined && loaded.length < header.expected
-      ? labelMissing(
-          missingReplyIds(
-            header.expected,
-            loaded.map((r) => r.replyId),
-          ),
-          request,
-        )
-      : [];
+  const missing = missingOf(header, loaded, request);
   const base = {
     id: `${header.aggregateId}/snapshot/${period}`,
     type: SNAPSHOT_TYPE,
