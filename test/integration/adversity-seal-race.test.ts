@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
-import type { Seal, StateStore } from '../../shared/ports.ts';
-import type { FaninContext } from '../../shared/use-cases/context.ts';
+import type { StateStore } from '../../shared/ports.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { expireAggregate } from '../../shared/use-cases/timers.ts';
+import { sealingAfter } from '../support/failpoints.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -34,21 +34,6 @@ describe('a reply between the completer’s read and its seal', () => {
     );
   });
   afterAll(() => fanin.stop());
-
-  /** The context with its store's `seal` running `before` first. */
-  function sealingAfter(ctx: FaninContext, before: () => Promise<void>): FaninContext {
-    const store = new Proxy(ctx.store, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver);
-        if (property !== 'seal' || typeof value !== 'function') return value;
-        return async (aggregateId: string, seal: Seal) => {
-          await before();
-          return (value as StateStore['seal']).call(target, aggregateId, seal);
-        };
-      },
-    });
-    return { ...ctx, store };
-  }
 
   it('is routed late by the completer, never lost and never in the result', async () => {
     // Prepare: one reply in, the deadline passed

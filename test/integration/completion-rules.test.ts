@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReplyToRecord, Seal, StateStore } from '../../shared/ports.ts';
-import type { FaninContext } from '../../shared/use-cases/context.ts';
+import type { ReplyToRecord } from '../../shared/ports.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
+import { sealingAfter } from '../support/failpoints.ts';
 import { FaninUnderTest, type OutputBody } from '../support/fanin.ts';
 
 /**
@@ -73,21 +73,6 @@ describe('completion rules', () => {
     reply(aggregateId, replyId, { detail: error, score: 0 }, { 'fanin-failure': error });
   const of = (outputs: OutputBody[], aggregateId: string) =>
     outputs.filter((o) => o.aggregateId === aggregateId);
-
-  /** The context with its store's `seal` running `before` first. */
-  function sealingAfter(ctx: FaninContext, before: () => Promise<void>): FaninContext {
-    const store = new Proxy(ctx.store, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver);
-        if (property !== 'seal' || typeof value !== 'function') return value;
-        return async (aggregateId: string, seal: Seal) => {
-          await before();
-          return (value as StateStore['seal']).call(target, aggregateId, seal);
-        };
-      },
-    });
-    return { ...ctx, store };
-  }
 
   it('a predicate satisfied at the third reply completes with exactly those three replies; a later one is late', async () => {
     // Prepare

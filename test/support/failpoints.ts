@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { documentClient } from '../../shared/aws/clients.ts';
+import type { Seal, StateStore } from '../../shared/ports.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { type AwsCall, type CrashMode, DYNAMO_WRITES, InjectedCrash, TERMINAL_ROLES } from './aws-probe.ts';
 import type { FaninUnderTest, OutputBody, TerminalMode } from './fanin.ts';
@@ -260,4 +261,19 @@ export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: st
   for (const item of Items.filter((i) => i.sk !== 'H')) {
     expect(item.expiresAt, `${String(item.sk)} of ${aggregateId} has no TTL`).toEqual(expect.any(Number));
   }
+}
+
+/** The context with its store's `seal` running `before` first (a reply racing the seal). */
+export function sealingAfter(ctx: FaninContext, before: () => Promise<void>): FaninContext {
+  const store = new Proxy(ctx.store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'seal' || typeof value !== 'function') return value;
+      return async (aggregateId: string, seal: Seal) => {
+        await before();
+        return (value as StateStore['seal']).call(target, aggregateId, seal);
+      };
+    },
+  });
+  return { ...ctx, store };
 }
