@@ -14,8 +14,8 @@ import { makeFanOutHandler, makeReplyHandler, makeTimerHandler } from '../functi
 import { createContext } from '../shared/app.ts';
 import { createDocumentClient, createDynamoClient, createSqsClient } from '../shared/aws/clients.ts';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
-import { QueuePoller } from '../shared/local/poller.ts';
-import { deprovisionTopology, type Provisioned, provisionTopology } from '../shared/local/provision.ts';
+import { QueuePoller } from '../local/poller.ts';
+import { deprovisionTopology, type Provisioned, provisionTopology } from '../local/provision.ts';
 import {
   type ConsumerSpec,
   describeTopology,

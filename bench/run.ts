@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { createDynamoClient } from '../shared/aws/clients.ts';
-import { startEmulators } from '../shared/local/emulators.ts';
+import { startEmulators } from '../local/emulators.ts';
 import { NaiveAggregateStore, runNaive, sampleNaive } from './baseline.ts';
 import { calibrateCapacityModel } from './calibrate.ts';
 import {

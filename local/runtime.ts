@@ -24,9 +24,9 @@ import {
   sqsClient,
 } from '../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
-import { type RunningEmulators, startEmulators } from '../shared/local/emulators.ts';
-import { QueuePoller } from '../shared/local/poller.ts';
-import { type Provisioned, provisionQueue, provisionTopology } from '../shared/local/provision.ts';
+import { type RunningEmulators, startEmulators } from './emulators.ts';
+import { QueuePoller } from './poller.ts';
+import { type Provisioned, provisionQueue, provisionTopology } from './provision.ts';
 import type { PartitionedDestination } from '../shared/partitions/destination.ts';
 import type { Distributor } from '../shared/partitions/distributor.ts';
 import type { OutputPublisher } from '../shared/ports.ts';

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
-import type { StartedEmulator } from '../shared/local/emulators.ts';
+import type { StartedEmulator } from './emulators.ts';
 import type { ConsumerSpec, Partitioning, QueueRole } from '../shared/topology/topology.ts';
 
 /**

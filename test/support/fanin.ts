@@ -29,8 +29,8 @@ import {
 } from '../../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../../shared/config.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
-import { QueuePoller } from '../../shared/local/poller.ts';
-import { deprovisionTopology, type Provisioned, provisionTopology } from '../../shared/local/provision.ts';
+import { QueuePoller } from '../../local/poller.ts';
+import { deprovisionTopology, type Provisioned, provisionTopology } from '../../local/provision.ts';
 import type { PartitionedDestination } from '../../shared/partitions/destination.ts';
 import type { Distributor } from '../../shared/partitions/distributor.ts';
 import type { Log } from '../../shared/ports.ts';

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startEmulators } from '../../shared/local/emulators.ts';
+import { startEmulators } from '../../local/emulators.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

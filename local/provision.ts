@@ -14,7 +14,7 @@ import {
   GetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { QueueRole, QueueSpec, TableSpec, Topology } from '../topology/topology.ts';
+import type { QueueRole, QueueSpec, TableSpec, Topology } from '../shared/topology/topology.ts';
 
 /** Where a provisioned topology lives: what the handlers' configuration needs. */
 export interface Provisioned {
