@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
 import { QueuePoller } from '../../local/poller.ts';
+import { sqsClient } from '../../shared/aws/clients.ts';
 import { uniquePrefix } from '../support/names.ts';
 import { createTestResources } from '../support/resources.ts';
 import { eventually } from '../support/runtime.ts';

@@ -14,6 +14,8 @@ import {
 import { BatchWriteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { makeControlHandler, makeFanOutHandler, makeReplyHandler } from '../../functions/handlers.ts';
+import { QueuePoller } from '../../local/poller.ts';
+import { deprovisionTopology, type Provisioned, provisionTopology } from '../../local/provision.ts';
 import { queueDepth as depthOf } from '../../shared/adapters/sqs-queues.ts';
 import { createContext, createDistributor, type FaninClients, replyDestination } from '../../shared/app.ts';
 import {
@@ -29,8 +31,6 @@ import {
 } from '../../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../../shared/config.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
-import { QueuePoller } from '../../local/poller.ts';
-import { deprovisionTopology, type Provisioned, provisionTopology } from '../../local/provision.ts';
 import type { PartitionedDestination } from '../../shared/partitions/destination.ts';
 import type { Distributor } from '../../shared/partitions/distributor.ts';
 import type { Log } from '../../shared/ports.ts';
