@@ -37,7 +37,7 @@ export function decodeMembers(text: string): string[] {
   return ids;
 }
 
-/** Index reply ids per block of a large fan-out (see `blocksComplete` in the reply use case). */
+/** Index reply ids per block of a large fan-out (see `blocksComplete`, use-cases/completion-trigger.ts). */
 export const REPLY_BLOCK_SIZE = 32;
 
 /**

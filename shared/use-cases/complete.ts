@@ -15,8 +15,9 @@ import {
   type StoredReply,
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
-import { type FaninContext, keepsRequest, loadStored } from './context.ts';
-import { describeError, routeLate, validReplies } from './replies.ts';
+import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
+import { validReplies } from './evaluate.ts';
+import { routeLate } from './late.ts';
 
 /** The output each outcome goes to. */
 const OUTPUT_OF: Record<Outcome, OutputRole> = {

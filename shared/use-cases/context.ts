@@ -125,6 +125,11 @@ export function redact(reason: string): string {
   return reason.replace(/"[^"]*"/g, '"…"').replace(/received [^;)]*/g, 'received …');
 }
 
+/** An error as one loggable line: its name and message, never the message body that caused it. */
+export function describeError(error: unknown): string {
+  return redact(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+}
+
 /** The most of a bad message's body an error output carries inline. */
 const MAX_INLINE_ERROR_BODY = 128 * 1024;
 

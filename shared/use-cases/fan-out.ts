@@ -8,6 +8,7 @@ import { expectedOutsideBounds, requestOverrides } from '../engine/request-param
 import { BadMessageError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
+import { closeByOf, replyExpiry } from './aggregate-life.ts';
 import {
   type FaninContext,
   keepsRequest,
@@ -17,9 +18,10 @@ import {
   routeIfUnfixable,
   storable,
 } from './context.ts';
+import { evaluate } from './evaluate.ts';
+import { consolidateHeld } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
 import { checkRecipient } from './recipients.ts';
-import { closeByOf, consolidateHeld, evaluate, replyExpiry } from './replies.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 
 /** Most sub-requests one request may fan out to. */

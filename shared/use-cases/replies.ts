@@ -1,42 +1,36 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, meetsThreshold, scoreOf } from '../engine/completion.ts';
-import { AggregateStatus, Strategy } from '../engine/constants.ts';
+import { deadlineOf, scoreOf } from '../engine/completion.ts';
+import { AggregateStatus } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
-import { type Definition, effectiveParameters, stateLifeSeconds } from '../engine/definition.ts';
+import { type Definition, effectiveParameters } from '../engine/definition.ts';
 import { failureOf } from '../engine/failures.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
-import { REPLY_BLOCK_SIZE, replyShard } from '../engine/members.ts';
-import { thresholdRuleOf } from '../engine/rules.ts';
+import { replyShard } from '../engine/members.ts';
 import { BadMessageError, CorrelationError, isUnfixable } from '../errors.ts';
-import { MetricName, REPLY_FATE_METRICS, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
-import type {
-  AggregateHeader,
-  AggregateSnapshot,
-  HeldReply,
-  RawMessage,
-  ReplyToRecord,
-  StoredReply,
-} from '../ports.ts';
-import { QueueRole } from '../topology/topology.ts';
-import { completeAggregate, resumeCompletion } from './complete.ts';
-import { decideOnReplies } from './completion-rules.ts';
+import { MetricName, REPLY_FATE_METRICS } from '../observability/metric-names.ts';
+import type { AggregateHeader, RawMessage, ReplyToRecord } from '../ports.ts';
+import { closeByOf, replyExpiry } from './aggregate-life.ts';
+import { resumeCompletion } from './complete.ts';
+import { blocksComplete, completionThreshold, completionTrigger } from './completion-trigger.ts';
 import {
+  describeError,
   type FaninContext,
-  loadStored,
   parseJsonBody,
-  redact,
   resolvePayload,
   routeError,
   storable,
 } from './context.ts';
+import { evaluate } from './evaluate.ts';
+import { handleUnknown } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
+import { routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 
 /** The longest aggregate id fanin accepts, in bytes (DynamoDB keys are at most 2,048). */
 export const MAX_AGGREGATE_ID_BYTES = 1024;
 
 /** A reply, interpreted. */
-interface Reply {
+export interface Reply {
   /** The message as it came, for routing it elsewhere unchanged (a claim-check pointer stays one). */
   readonly raw: RawMessage;
   /** The message with its payload resolved and parsed. */
@@ -58,9 +52,11 @@ interface Reply {
  * 2. per aggregate: read its header; judge every reply by the aggregate's *own* definition (a
  *    reply naming another, or a reply id the aggregate never asked for, is bad input);
  * 3. record each reply with one conditional put of its own item (a duplicate changes nothing),
- *    then read the aggregate back in one consistent query and evaluate completion on that set;
- * 4. unknown replies are held (or routed at once with an unknown timeout of 0); late ones — not in
- *    the member set the seal fixed — go to the late output.
+ *    then read the aggregate back in one consistent query and evaluate completion on that set
+ *    (evaluate.ts, which hands a complete aggregate over to complete.ts; a large one is read only
+ *    when completion-trigger.ts says the set can be complete);
+ * 4. unknown replies are held (or routed at once with an unknown timeout of 0; held.ts); late ones
+ *    — not in the member set the seal fixed — go to the late output (late.ts).
  *
  * @returns the message ids that failed and must be redelivered.
  */
@@ -158,13 +154,6 @@ export function selfStartingId(definition: Definition, key: string): string {
   return `${definition.name}:${key}`;
 }
 
-/** Seconds from now after which a reply item may expire: beyond any life its aggregate can have. */
-export function replyExpiry(ctx: FaninContext, definition: Definition): number {
-  return (
-    Math.ceil(ctx.clock() / 1000) + stateLifeSeconds(definition, Math.ceil(ctx.completionLeaseMs / 1000))
-  );
-}
-
 /**
  * A reply as the state store keeps it: the part of its body the algorithm needs, and its score.
  * One too large for a DynamoDB item is stored in S3 (under a key derived from its ids, so a retry
@@ -244,17 +233,13 @@ async function openSelfStarting(
   return opened.header;
 }
 
-/** When the sweeper ends an aggregate whatever its strategy: its allowed life, and never before its deadline. */
-export function closeByOf(definition: Definition, openedAt: number, deadline: number | undefined): number {
-  return Math.max(deadline ?? 0, openedAt + definition.maxOpenSeconds * 1000);
-}
-
 /**
  * Judges replies by their aggregate's own definition, then records them. A reply that names
  * another definition, or a reply id the aggregate never asked for, goes to the error output:
- * counting it would let any sender complete any aggregate.
+ * counting it would let any sender complete any aggregate. Held replies are consolidated through
+ * here too (held.ts), once their aggregate exists.
  */
-async function judgeAndRecord(
+export async function judgeAndRecord(
   ctx: FaninContext,
   header: AggregateHeader,
   replies: readonly Reply[],
@@ -358,72 +343,6 @@ async function recordAndEvaluate(
   }
 }
 
-/** Fan-outs above this many index replies detect "all arrived" by blocks instead of reading every reply. */
-export const LARGE_FAN_OUT = 128;
-
-/**
- * When a batch of replies needs the whole reply set read:
- * - `never`: no reply can complete the aggregate (strategy `external`, or `timeout` that waits
- *   for its deadline whatever arrives) — only the header is read;
- * - `blocks`: a large splitter or recipient-list fan-out waiting for all its replies — the set is
- *   read only once every block of reply ids is in (see {@link blocksComplete}), so reads stay
- *   proportional to the fan-out instead of growing with its square;
- * - `counter`: any other large aggregate completed by a count — one counter update per batch (not
- *   per reply) says when the set is worth reading;
- * - `read-all`: anything else.
- */
-function completionTrigger(
-  definition: Definition,
-  header: AggregateHeader,
-): 'never' | 'blocks' | 'counter' | 'read-all' {
-  const completion = definition.completion;
-  if (completion.strategy === Strategy.EXTERNAL) return 'never';
-  if (completion.strategy === Strategy.TIMEOUT && !completion.completeWhenAllArrived) return 'never';
-  const indexed = definition.fanOut?.type === 'splitter' || definition.fanOut?.type === 'recipient-list';
-  const waitsForAll =
-    completion.strategy === Strategy.ALL ||
-    (completion.strategy === Strategy.TIMEOUT && completion.completeWhenAllArrived);
-  const large = completionThreshold(definition, header) > LARGE_FAN_OUT;
-  if (large && waitsForAll && indexed) return 'blocks';
-  if (large && (waitsForAll || completion.strategy === Strategy.COUNT)) return 'counter';
-  return 'read-all';
-}
-
-/** How many replies complete the aggregate by count (its expected count, or the strategy's N). */
-function completionThreshold(definition: Definition, header: AggregateHeader): number {
-  const expected = header.expected ?? Number.POSITIVE_INFINITY;
-  if (definition.completion.strategy === Strategy.COUNT)
-    return Math.min(expected, header.params.count ?? definition.completion.count);
-  return header.expected ?? 0;
-}
-
-/**
- * Whether every block of a large fan-out's reply ids is in. Each batch reads only the blocks its
- * replies belong to (one range query each); a block found complete is marked with a tiny item,
- * and only then are the marks counted. Every reply's put comes before its own block read, so the
- * last reply of the last block always finds every block marked (or a racing handler does).
- */
-async function blocksComplete(
-  ctx: FaninContext,
-  definition: Definition,
-  header: AggregateHeader,
-  records: readonly ReplyToRecord[],
-): Promise<boolean> {
-  const expected = header.expected as number;
-  const blocks = new Set(records.map((r) => Math.floor(Number(r.replyId) / REPLY_BLOCK_SIZE)));
-  let marked = false;
-  for (const block of blocks) {
-    const first = block * REPLY_BLOCK_SIZE;
-    const last = Math.min(expected, first + REPLY_BLOCK_SIZE) - 1;
-    if ((await ctx.store.countRange(header.aggregateId, first, last, header.shards)) < last - first + 1)
-      continue;
-    await ctx.store.markBlockComplete(header.aggregateId, block, replyExpiry(ctx, definition));
-    marked = true;
-  }
-  if (!marked) return false;
-  return (await ctx.store.countCompleteBlocks(header.aggregateId)) >= Math.ceil(expected / REPLY_BLOCK_SIZE);
-}
-
 /**
  * Replies to an aggregate that is no longer open: members of its sealed set are duplicates
  * (nothing to do), the others are late. A completing aggregate whose owner's lease ran out is
@@ -446,213 +365,4 @@ async function settle(
     }
   }
   if (completionStateOf(header) === 'completing') await resumeCompletion(ctx, header);
-}
-
-/** The completion state of an aggregate as read: its valid replies counted, its best score. */
-export function completionState(definition: Definition, snapshot: AggregateSnapshot) {
-  const header = snapshot.header as AggregateHeader;
-  const replies = validReplies(header, snapshot.replies);
-  let best: number | undefined;
-  const threshold = thresholdRuleOf(definition.completion);
-  if (threshold !== undefined) {
-    const { direction } = threshold;
-    for (const reply of replies) {
-      if (reply.score === undefined) continue;
-      if (best === undefined || meetsThreshold(direction, reply.score, best)) best = reply.score;
-    }
-  }
-  return {
-    state: {
-      received: replies.length,
-      failed: replies.filter((r) => r.failure !== undefined).length,
-      params: header.params,
-      ...(header.expected !== undefined ? { expected: header.expected } : {}),
-    },
-    best,
-  };
-}
-
-/** The replies that count toward an aggregate: not found late, and not naming another definition. */
-export function validReplies(header: AggregateHeader, replies: readonly StoredReply[]): StoredReply[] {
-  return replies.filter((r) => !r.late && (r.definition === undefined || r.definition === header.definition));
-}
-
-/**
- * Evaluates completion on an aggregate as read in one consistent query. The decision is taken on
- * the whole set (a score threshold on the best score so far), so it never depends on which
- * invocation read last.
- */
-export async function evaluate(
-  ctx: FaninContext,
-  definition: Definition,
-  snapshot: AggregateSnapshot,
-): Promise<'completed' | 'waiting' | 'lost'> {
-  const header = snapshot.header;
-  if (!header) return 'waiting';
-  const stage = completionStateOf(header);
-  if (stage === 'completing') {
-    await resumeCompletion(ctx, header);
-    return 'waiting';
-  }
-  if (stage !== 'open') return 'waiting';
-  const { state, best } = completionState(definition, snapshot);
-  const members = validReplies(header, snapshot.replies);
-  const decision = await decideOnReplies(ctx, definition, header, members, state, best);
-  if (!decision.complete) return 'waiting';
-  return (await completeAggregate(ctx, header.aggregateId, decision, snapshot)) ? 'completed' : 'lost';
-}
-
-/**
- * Routes a late reply: marked on its item once (so the late count on the header counts it once),
- * published on every attempt (the output id is deterministic, so a retry after a crash between
- * the two is not lost and deduplicates).
- */
-export async function routeLate(
-  ctx: FaninContext,
-  definition: Definition,
-  header: AggregateHeader,
-  replyId: string,
-  message: {
-    readonly messageId?: string;
-    readonly body: string;
-    readonly attributes?: Readonly<Record<string, string>>;
-    readonly retained?: boolean;
-  },
-): Promise<void> {
-  if (await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition), header.shards))
-    ctx.metrics?.count(MetricName.REPLIES_LATE, definition.name);
-  if (definition.latePolicy !== 'route') return;
-  await ctx.outputs.publish(
-    QueueRole.LATE,
-    {
-      id: `${header.aggregateId}/late/${replyId}`,
-      type: 'fanin.reply.late',
-      aggregateId: header.aggregateId,
-      definition: definition.name,
-      replyId,
-      reason: `aggregate is ${header.status}${header.outcome ? ` (${header.outcome})` : ''}: the reply came after its result was fixed`,
-      aggregateStatus: header.status,
-      aggregateOutcome: header.outcome ?? null,
-      at: ctx.clock(),
-      message,
-    },
-    { eventBridge: definition.outputs.eventBridge },
-  );
-}
-
-/**
- * A reply whose aggregate does not exist (IBM's unknown message timeout): with a timeout of 0 it
- * goes to the unknown output at once; otherwise it is held until its aggregate appears or its
- * own timeout expires.
- */
-async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<void> {
-  const timeout = reply.claimed?.unknownTimeoutSeconds ?? 0;
-  const now = ctx.clock();
-  if (timeout === 0) {
-    await publishUnknown(
-      ctx,
-      reply.aggregateId,
-      reply.replyId,
-      { ...reply.raw, messageId: reply.messageId },
-      reply.claimed?.name,
-    );
-    return;
-  }
-  const held: HeldReply = {
-    aggregateId: reply.aggregateId,
-    replyId: reply.replyId,
-    ...(reply.claimed ? { definition: reply.claimed.name } : {}),
-    // A body too large for an item is kept in S3, and the held item names it.
-    ...(await heldBody(ctx, reply)),
-    attributes: reply.raw.attributes,
-    messageId: reply.messageId,
-    receivedAt: now,
-    dueAt: now + timeout * 1000,
-  };
-  await ctx.store.holdReply(held);
-  await ctx.timers.arm(
-    { kind: 'held', aggregateId: reply.aggregateId, replyId: reply.replyId, dueAt: held.dueAt },
-    now,
-  );
-  // The aggregate may have been opened between our look and our hold: consolidate now if so.
-  await consolidateHeld(ctx, reply.aggregateId);
-}
-
-async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply, 'body' | 'bodyRef'>> {
-  const stored = await storable(
-    ctx,
-    `held\u0000${reply.aggregateId}\u0000${reply.replyId}`,
-    reply.raw.body,
-    'held reply body',
-  );
-  return { body: stored.payload, ...(stored.payloadRef ? { bodyRef: stored.payloadRef } : {}) };
-}
-
-/** Sends a reply nobody claimed to the unknown output. */
-export async function publishUnknown(
-  ctx: FaninContext,
-  aggregateId: string,
-  replyId: string,
-  raw: Pick<RawMessage, 'messageId' | 'body' | 'attributes'>,
-  definition: string | undefined,
-): Promise<void> {
-  await ctx.outputs.publish(QueueRole.UNKNOWN, {
-    id: `${aggregateId}/unknown/${replyId}`,
-    type: 'fanin.reply.unknown',
-    aggregateId,
-    ...(definition ? { definition } : {}),
-    replyId,
-    reason: 'no such aggregate',
-    at: ctx.clock(),
-    message: { messageId: raw.messageId, body: raw.body, attributes: raw.attributes },
-  });
-  ctx.metrics?.count(MetricName.REPLIES_UNKNOWN, definition ?? UNKNOWN_DEFINITION);
-}
-
-/**
- * Consolidates held replies into their aggregate once it exists. Each held reply's fate is
- * claimed first (`counted`), so one whose unknown timeout claimed it (`unknown`) is never also
- * counted; then it is judged and recorded like any reply, and its held item removed.
- *
- * @returns true when the aggregate completed as a result.
- */
-export async function consolidateHeld(ctx: FaninContext, aggregateId: string): Promise<boolean> {
-  const held = await ctx.store.listHeld(aggregateId);
-  if (held.length === 0) return false;
-  const header = await ctx.store.getHeader(aggregateId);
-  if (!header) return false;
-  const claimed: HeldReply[] = [];
-  for (const h of held) if (await ctx.store.claimHeld(aggregateId, h.replyId, 'counted')) claimed.push(h);
-  if (claimed.length === 0) return false;
-  const replies = await Promise.all(claimed.map((h) => heldAsReply(ctx, h)));
-  await judgeAndRecord(ctx, header, replies, (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId));
-  const after = await ctx.store.getHeader(aggregateId);
-  return !after || completionStateOf(after) !== 'open';
-}
-
-/** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */
-async function heldAsReply(ctx: FaninContext, held: HeldReply): Promise<Reply> {
-  const body = held.bodyRef ? await loadStored(ctx, { payload: '', payloadRef: held.bodyRef }) : held.body;
-  const raw: RawMessage = { messageId: held.messageId, body, attributes: held.attributes, receiveCount: 1 };
-  const resolved = await resolvePayload(ctx, raw);
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(resolved.body);
-  } catch {
-    // Held replies were parsed once already; a body that no longer parses is kept as null.
-  }
-  const claimed = held.definition ? ctx.definitions.get(held.definition) : undefined;
-  return {
-    raw,
-    inbound: { body: parsed, attributes: held.attributes, messageId: held.messageId },
-    aggregateId: held.aggregateId,
-    replyId: held.replyId,
-    messageId: held.messageId,
-    ...(claimed ? { claimed } : {}),
-  };
-}
-
-/** An error as one loggable line: its name and message, never the message body that caused it. */
-export function describeError(error: unknown): string {
-  return redact(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 }

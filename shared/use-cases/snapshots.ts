@@ -7,7 +7,7 @@ import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '
 import { QueueRole } from '../topology/topology.ts';
 import { loadReply, missingOf, separateFailures } from './complete.ts';
 import { type FaninContext, keepsRequest, loadStored } from './context.ts';
-import { validReplies } from './replies.ts';
+import { validReplies } from './evaluate.ts';
 
 /** A snapshot timer. */
 export type SnapshotTimer = Extract<TimerMessage, { kind: 'snapshot' }>;

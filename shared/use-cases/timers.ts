@@ -6,9 +6,10 @@ import { BadMessageError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
+import { describeError, type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
+import { completionState, validReplies } from './evaluate.ts';
+import { consolidateHeld, publishUnknown } from './held.ts';
 import { inactivityDeadline } from './inactivity.ts';
-import { completionState, consolidateHeld, describeError, publishUnknown, validReplies } from './replies.ts';
 import { takeSnapshot } from './snapshots.ts';
 
 /**

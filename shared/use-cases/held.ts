@@ -1,0 +1,124 @@
+import { completionStateOf } from '../engine/lifecycle.ts';
+import { MetricName, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
+import type { HeldReply, RawMessage } from '../ports.ts';
+import { QueueRole } from '../topology/topology.ts';
+import { type FaninContext, loadStored, resolvePayload, storable } from './context.ts';
+import { judgeAndRecord, type Reply } from './replies.ts';
+
+/**
+ * Held (unknown) replies: replies to an aggregate that does not exist yet (seed 000's unknown
+ * message timeout). The reply handler holds them; the fan-out that opens their aggregate, its
+ * deadline and their own timeout (timers.ts) consolidate them, each recorded like any reply.
+ */
+
+/**
+ * A reply whose aggregate does not exist (IBM's unknown message timeout): with a timeout of 0 it
+ * goes to the unknown output at once; otherwise it is held until its aggregate appears or its
+ * own timeout expires.
+ */
+export async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<void> {
+  const timeout = reply.claimed?.unknownTimeoutSeconds ?? 0;
+  const now = ctx.clock();
+  if (timeout === 0) {
+    await publishUnknown(
+      ctx,
+      reply.aggregateId,
+      reply.replyId,
+      { ...reply.raw, messageId: reply.messageId },
+      reply.claimed?.name,
+    );
+    return;
+  }
+  const held: HeldReply = {
+    aggregateId: reply.aggregateId,
+    replyId: reply.replyId,
+    ...(reply.claimed ? { definition: reply.claimed.name } : {}),
+    // A body too large for an item is kept in S3, and the held item names it.
+    ...(await heldBody(ctx, reply)),
+    attributes: reply.raw.attributes,
+    messageId: reply.messageId,
+    receivedAt: now,
+    dueAt: now + timeout * 1000,
+  };
+  await ctx.store.holdReply(held);
+  await ctx.timers.arm(
+    { kind: 'held', aggregateId: reply.aggregateId, replyId: reply.replyId, dueAt: held.dueAt },
+    now,
+  );
+  // The aggregate may have been opened between our look and our hold: consolidate now if so.
+  await consolidateHeld(ctx, reply.aggregateId);
+}
+
+async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply, 'body' | 'bodyRef'>> {
+  const stored = await storable(
+    ctx,
+    `held\u0000${reply.aggregateId}\u0000${reply.replyId}`,
+    reply.raw.body,
+    'held reply body',
+  );
+  return { body: stored.payload, ...(stored.payloadRef ? { bodyRef: stored.payloadRef } : {}) };
+}
+
+/** Sends a reply nobody claimed to the unknown output. */
+export async function publishUnknown(
+  ctx: FaninContext,
+  aggregateId: string,
+  replyId: string,
+  raw: Pick<RawMessage, 'messageId' | 'body' | 'attributes'>,
+  definition: string | undefined,
+): Promise<void> {
+  await ctx.outputs.publish(QueueRole.UNKNOWN, {
+    id: `${aggregateId}/unknown/${replyId}`,
+    type: 'fanin.reply.unknown',
+    aggregateId,
+    ...(definition ? { definition } : {}),
+    replyId,
+    reason: 'no such aggregate',
+    at: ctx.clock(),
+    message: { messageId: raw.messageId, body: raw.body, attributes: raw.attributes },
+  });
+  ctx.metrics?.count(MetricName.REPLIES_UNKNOWN, definition ?? UNKNOWN_DEFINITION);
+}
+
+/**
+ * Consolidates held replies into their aggregate once it exists. Each held reply's fate is
+ * claimed first (`counted`), so one whose unknown timeout claimed it (`unknown`) is never also
+ * counted; then it is judged and recorded like any reply, and its held item removed.
+ *
+ * @returns true when the aggregate completed as a result.
+ */
+export async function consolidateHeld(ctx: FaninContext, aggregateId: string): Promise<boolean> {
+  const held = await ctx.store.listHeld(aggregateId);
+  if (held.length === 0) return false;
+  const header = await ctx.store.getHeader(aggregateId);
+  if (!header) return false;
+  const claimed: HeldReply[] = [];
+  for (const h of held) if (await ctx.store.claimHeld(aggregateId, h.replyId, 'counted')) claimed.push(h);
+  if (claimed.length === 0) return false;
+  const replies = await Promise.all(claimed.map((h) => heldAsReply(ctx, h)));
+  await judgeAndRecord(ctx, header, replies, (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId));
+  const after = await ctx.store.getHeader(aggregateId);
+  return !after || completionStateOf(after) !== 'open';
+}
+
+/** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */
+async function heldAsReply(ctx: FaninContext, held: HeldReply): Promise<Reply> {
+  const body = held.bodyRef ? await loadStored(ctx, { payload: '', payloadRef: held.bodyRef }) : held.body;
+  const raw: RawMessage = { messageId: held.messageId, body, attributes: held.attributes, receiveCount: 1 };
+  const resolved = await resolvePayload(ctx, raw);
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(resolved.body);
+  } catch {
+    // Held replies were parsed once already; a body that no longer parses is kept as null.
+  }
+  const claimed = held.definition ? ctx.definitions.get(held.definition) : undefined;
+  return {
+    raw,
+    inbound: { body: parsed, attributes: held.attributes, messageId: held.messageId },
+    aggregateId: held.aggregateId,
+    replyId: held.replyId,
+    messageId: held.messageId,
+    ...(claimed ? { claimed } : {}),
+  };
+}
