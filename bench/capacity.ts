@@ -6,7 +6,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
  *
  * DynamoDB Local returns `ConsumedCapacity` and applies these rules correctly to single-item
  * writes, batch writes and reads (checked at the start of every benchmark run, see
- * `calibrateCapacityModel` in `meter.ts`). For `TransactWriteItems` it does not: it counts the
+ * `calibrateCapacityModel` in `calibrate.ts`). For `TransactWriteItems` it does not: it counts the
  * items of one transaction that consume the same number of units only once (ten 3 KB puts in one
  * transaction report 6 units instead of 60). The benchmark therefore computes the write units of
  * transactions itself, with the functions below, from the items it sees going over the wire.

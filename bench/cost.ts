@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { type Counters, total } from './meter.ts';
+import { type Counters, total } from './counters.ts';
 
 /** The dated price table, `bench/prices.json`. */
 export interface Prices {

@@ -2,16 +2,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
-  type ItemImages,
-  itemIdentity,
   itemSize,
   scalar,
   type TableShape,
-  toWireItem,
   transactActionUnits,
   type WireItem,
   writeUnits,
 } from './capacity.ts';
+import type { Counters } from './counters.ts';
+import { ItemImageLog } from './item-images.ts';
 
 /**
  * Counts what the benchmark's AWS clients do, with SDK middleware: API calls per operation, SQS
@@ -22,6 +21,8 @@ import {
  * `who` is the client's role (`esm` for the Lambda event source pollers, `clients` for producers,
  * responders and output consumers, `naive` for the baseline) and, for fanin's own clients, the
  * handler running at the time of the call (`fanin:reply`), known through {@link invocationScope}.
+ * The queries over the counters are in `counters.ts`; the item images that transactional writes
+ * are costed by, in `item-images.ts`.
  */
 
 /** The handler an SDK call is made from, set by {@link Meter.wrapHandler}. */
@@ -36,22 +37,6 @@ export interface InvocationScope {
   readonly handler: string;
   inFlight: number;
   roundTrips: number;
-}
-
-/** A snapshot of the counters. */
-export type Counters = Readonly<Record<string, number>>;
-
-/** One recorded `TransactWriteItems`, for the hot-aggregate analysis. */
-export interface TransactionRecord {
-  /** `performance.now()` when it returned. */
-  readonly at: number;
-  readonly who: string;
-  /** `Put` actions (replies) in it. */
-  readonly puts: number;
-  /** Table plus index write units, by DynamoDB's rules. */
-  readonly units: number;
-  /** The table partition key of its first action. */
-  readonly partitionKey: string;
 }
 
 const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
@@ -72,15 +57,12 @@ export class Meter {
   private readonly counters = new Map<string, number>();
   private readonly tables = new Map<string, TableShape>();
   /** The last image of every item seen on the wire: the size of an item before a transactional update. */
-  public readonly images: ItemImages = new Map();
+  private readonly itemImages = new ItemImageLog(this.tables);
   /** Write units per partition key (`table:<pk>`, `<index>:<pk>`), while {@link trackKeys} is on. */
   public readonly keyUnits = new Map<string, number>();
   /** Read units per partition key (`table:<pk>`; index reads are not counted), while {@link trackKeys} is on. */
   public readonly keyReadUnits = new Map<string, number>();
-  /** Transactions, while {@link recordTransactions} is on. */
-  public readonly transactions: TransactionRecord[] = [];
   public trackKeys = false;
-  public recordTransactions = false;
 
   /** Adds to a counter. */
   public add(key: string, amount = 1): void {
@@ -213,7 +195,7 @@ export class Meter {
     if (READ_OPERATIONS.has(op)) {
       this.add(`ddb.rcu|${who}|${op}`, reported.total);
       if (this.trackKeys) this.trackRead(input, reported.total);
-      this.rememberRead(op, input, output);
+      this.itemImages.afterRead(op, input, output);
       return;
     }
     this.add(`ddb.wcu_reported|${who}|${op}`, reported.total);
@@ -226,22 +208,13 @@ export class Meter {
       if (units.unknown > 0) this.add(`ddb.size_unknown|${who}`, units.unknown);
       if (this.trackKeys)
         for (const [key, n] of units.keys) this.keyUnits.set(key, (this.keyUnits.get(key) ?? 0) + n);
-      if (this.recordTransactions) {
-        this.transactions.push({
-          at: performance.now(),
-          who,
-          puts: units.puts,
-          units: units.table + units.index,
-          partitionKey: units.firstKey,
-        });
-      }
-      this.rememberTransaction(input);
+      this.itemImages.afterTransaction(input);
       return;
     }
     this.add(`ddb.wcu|${who}|${op}`, reported.total);
     this.add(`ddb.wcu_index|${who}|${op}`, reported.index);
     if (this.trackKeys) this.trackWrite(input, reported.total - reported.index);
-    this.rememberWrite(op, input, output);
+    this.itemImages.afterWrite(op, input, output);
   }
 
   /** Attributes a read's units to its partition key: a `GetItem`'s key, a table `Query`'s `:pk`. */
@@ -296,9 +269,10 @@ export class Meter {
     if (name === 'ConditionalCheckFailedException') {
       // A failed conditional write still consumes write units: the existing item's size, at least 1.
       this.add(`ddb.cond_failed|${who}|${op}`);
-      const table = this.tables.get(String(input.TableName));
-      const key = (input.Key ?? input.Item) as WireItem | undefined;
-      const before = table && key ? this.images.get(itemIdentity(table, key)) : undefined;
+      const before = this.itemImages.before(
+        input.TableName,
+        (input.Key ?? input.Item) as WireItem | undefined,
+      );
       this.add(`ddb.wcu|${who}|${op}`, writeUnits(before ? itemSize(before) : 0));
       return;
     }
@@ -312,12 +286,10 @@ export class Meter {
     puts: number;
     unknown: number;
     keys: Map<string, number>;
-    firstKey: string;
   } {
     const actions = (input.TransactItems as Input[] | undefined) ?? [];
     const totals = { table: 0, index: 0, actions: actions.length, puts: 0, unknown: 0 };
     const keys = new Map<string, number>();
-    let firstKey = '';
     for (const action of actions) {
       const body = (action.Put ?? action.Update ?? action.Delete ?? action.ConditionCheck) as
         | Input
@@ -330,66 +302,17 @@ export class Meter {
       const write = transactActionUnits(
         action as Parameters<typeof transactActionUnits>[0],
         table,
-        this.images,
+        this.itemImages.images,
       );
       totals.table += write.tableUnits;
       totals.index += write.indexUnits;
       if (action.Put) totals.puts += 1;
       if (write.sizeUnknown) totals.unknown += 1;
-      if (firstKey === '') firstKey = write.partitionKey;
       const tableKey = `table:${write.partitionKey}`;
       keys.set(tableKey, (keys.get(tableKey) ?? 0) + write.tableUnits);
       for (const { key, units } of write.indexKeys) keys.set(key, (keys.get(key) ?? 0) + units);
     }
-    return { ...totals, keys, firstKey };
-  }
-
-  private remember(tableName: unknown, item: Record<string, unknown> | undefined, present: boolean): void {
-    const table = this.tables.get(String(tableName));
-    if (!table || !item) return;
-    const wire = toWireItem(item, table.partitionKey);
-    const id = itemIdentity(table, wire);
-    if (present) this.images.set(id, wire);
-    else this.images.delete(id);
-  }
-
-  private rememberTransaction(input: Input): void {
-    for (const action of (input.TransactItems as Input[] | undefined) ?? []) {
-      const put = action.Put as Input | undefined;
-      const del = action.Delete as Input | undefined;
-      if (put) this.remember(put.TableName, put.Item as WireItem, true);
-      if (del) this.remember(del.TableName, del.Key as WireItem, false);
-    }
-  }
-
-  private rememberWrite(op: string, input: Input, output: Input): void {
-    if (op === 'PutItem') this.remember(input.TableName, input.Item as WireItem, true);
-    else if (op === 'DeleteItem') this.remember(input.TableName, input.Key as WireItem, false);
-    else if (op === 'UpdateItem' && input.ReturnValues === 'ALL_NEW' && output.Attributes) {
-      this.remember(input.TableName, output.Attributes as Record<string, unknown>, true);
-    } else if (op === 'BatchWriteItem') {
-      const requests = (input.RequestItems ?? {}) as Record<string, Input[]>;
-      for (const [tableName, list] of Object.entries(requests)) {
-        for (const request of list) {
-          const put = request.PutRequest as Input | undefined;
-          const del = request.DeleteRequest as Input | undefined;
-          if (put) this.remember(tableName, put.Item as WireItem, true);
-          if (del) this.remember(tableName, del.Key as WireItem, false);
-        }
-      }
-    }
-  }
-
-  private rememberRead(op: string, input: Input, output: Input): void {
-    if (op === 'GetItem') {
-      if (input.ProjectionExpression !== undefined) return;
-      if (output.Item) this.remember(input.TableName, output.Item as Record<string, unknown>, true);
-      else this.remember(input.TableName, input.Key as WireItem, false);
-    } else if (op === 'Query' && input.IndexName === undefined && input.ProjectionExpression === undefined) {
-      for (const item of (output.Items as Record<string, unknown>[] | undefined) ?? []) {
-        this.remember(input.TableName, item, true);
-      }
-    }
+    return { ...totals, keys };
   }
 }
 
@@ -423,50 +346,4 @@ function capacityOf(consumed: unknown): { total: number; index: number } {
     for (const gsi of Object.values(entry.GlobalSecondaryIndexes ?? {})) index += gsi.CapacityUnits ?? 0;
   }
   return { total, index };
-}
-
-/** Splits a counter key into its parts. */
-export function parseKey(key: string): { metric: string; who: string; detail: string } {
-  const [metric = '', who = '', ...rest] = key.split('|');
-  return { metric, who, detail: rest.join('|') };
-}
-
-/** `after - before`, counter by counter (counters only grow). */
-export function diff(after: Counters, before: Counters): Counters {
-  const result: Record<string, number> = {};
-  for (const [key, value] of Object.entries(after)) {
-    const delta = value - (before[key] ?? 0);
-    if (delta !== 0) result[key] = delta;
-  }
-  return result;
-}
-
-/** Sums the counters of one metric whose `who` and detail pass the filter. */
-export function total(
-  counters: Counters,
-  metric: string,
-  filter: (who: string, detail: string) => boolean = () => true,
-): number {
-  let sum = 0;
-  for (const [key, value] of Object.entries(counters)) {
-    const parsed = parseKey(key);
-    if (parsed.metric === metric && filter(parsed.who, parsed.detail)) sum += value;
-  }
-  return sum;
-}
-
-/** The counters of one metric grouped by a function of `who` and detail. */
-export function grouped(
-  counters: Counters,
-  metric: string,
-  groupOf: (who: string, detail: string) => string | undefined,
-): Record<string, number> {
-  const groups: Record<string, number> = {};
-  for (const [key, value] of Object.entries(counters)) {
-    const parsed = parseKey(key);
-    if (parsed.metric !== metric) continue;
-    const group = groupOf(parsed.who, parsed.detail);
-    if (group !== undefined) groups[group] = (groups[group] ?? 0) + value;
-  }
-  return groups;
 }

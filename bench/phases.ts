@@ -1,8 +1,10 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { encodePayload } from '../shared/adapters/payload-codec.ts';
-import { type Counters, diff } from './meter.ts';
+import { type Counters, diff } from './counters.ts';
 import { seededBy } from './random.ts';
-import { type ArrivalPattern, type ReleasePlan, type Rig, sleep } from './rig.ts';
+import type { ArrivalPattern, ReleasePlan } from './responders.ts';
+import type { Rig } from './rig.ts';
+import { sleep } from './sleep.ts';
 
 /** Reply bodies of the benchmark. */
 export const Bodies = {

@@ -1,0 +1,93 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { sleep } from './sleep.ts';
+
+/** One output seen by the collector. */
+export interface SeenOutput {
+  readonly type: string;
+  readonly at: number;
+  readonly body: Record<string, unknown>;
+}
+
+/**
+ * Consumes fanin's output queues, as a downstream consumer would, and notes when each aggregate's
+ * result became visible (`performance.now()` when the receive returned it).
+ */
+export class OutputCollector {
+  /** Completed or timed-out results, by aggregate id. */
+  public readonly results = new Map<string, SeenOutput>();
+  /** Outputs by type (errors, late and unknown replies included). */
+  public readonly types = new Map<string, number>();
+  private readonly sqs: SQSClient;
+  private readonly queueUrls: readonly string[];
+  private running = false;
+  private loops: Promise<void>[] = [];
+
+  public constructor(sqs: SQSClient, queueUrls: readonly string[]) {
+    this.sqs = sqs;
+    this.queueUrls = queueUrls;
+  }
+
+  /** Starts one loop per output queue. */
+  public start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loops = this.queueUrls.map((url) => this.loop(url));
+  }
+
+  /** Stops the loops. */
+  public async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+
+  /** Resolves when every aggregate in `ids` has a result; throws after `timeoutMs`. */
+  public async waitFor(ids: readonly string[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (ids.some((id) => !this.results.has(id))) {
+      if (Date.now() > deadline) {
+        const missing = ids.filter((id) => !this.results.has(id));
+        throw new Error(
+          `${missing.length} of ${ids.length} aggregates have no result after ${timeoutMs} ms (e.g. ${missing.slice(0, 3).join(', ')}); outputs seen: ${JSON.stringify(Object.fromEntries(this.types))}`,
+        );
+      }
+      await sleep(20);
+    }
+  }
+
+  /** Errors of the collector loops (each retried after a pause). */
+  public errors = 0;
+
+  private async loop(queueUrl: string): Promise<void> {
+    while (this.running) {
+      try {
+        await this.collectOnce(queueUrl);
+      } catch {
+        this.errors += 1;
+        await sleep(100);
+      }
+    }
+  }
+
+  private async collectOnce(queueUrl: string): Promise<void> {
+    const { Messages = [] } = await this.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    if (Messages.length === 0) return;
+    const at = performance.now();
+    for (const message of Messages) {
+      const body = JSON.parse(message.Body ?? '{}') as Record<string, unknown>;
+      const type = String(body.type);
+      this.types.set(type, (this.types.get(type) ?? 0) + 1);
+      const aggregateId = typeof body.aggregateId === 'string' ? body.aggregateId : undefined;
+      if (aggregateId && (type === 'fanin.aggregate.completed' || type === 'fanin.aggregate.timed-out')) {
+        if (!this.results.has(aggregateId)) this.results.set(aggregateId, { type, at, body });
+      }
+    }
+    await this.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+      }),
+    );
+  }
+}

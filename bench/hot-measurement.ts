@@ -1,0 +1,214 @@
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { type Counters, diff, total } from './counters.ts';
+import type { Rig } from './rig.ts';
+import { sleep } from './sleep.ts';
+
+/**
+ * One aggregate receiving replies as fast as they come, measured through the real reply handler on
+ * the emulator: how its write and read units fall on its partition keys (the emulator enforces no
+ * per-key limit; `hot-aggregate.ts` applies AWS's to these figures).
+ *
+ * A reply is one conditional `PutItem` of its own item (no transaction, no header counter per
+ * reply); a definition's `writeShards: S` spreads an aggregate's reply items over S partition keys
+ * (`A#<id>`, `A#<id>#1` … `A#<id>#<S-1>`, see `replyPartitionKey` in the state store). The header,
+ * and anything else written once per batch or per aggregate, stays on `A#<id>`.
+ */
+
+/** What the hot-aggregate measurement found, for one layout (the definition's `writeShards`). */
+export interface HotMeasurement {
+  readonly definition: string;
+  /** The definition's `writeShards`: partition keys the aggregate's replies are spread over. */
+  readonly writeShards: number;
+  readonly replies: number;
+  /** The reply consumers' batching window in force during the run. */
+  readonly batchingWindowSeconds: number;
+  /** First reply sent → result visible. */
+  readonly elapsedMs: number;
+  /** On the emulator, which enforces no per-partition limit. */
+  readonly repliesPerSecond: number;
+  /** fanin's write units per reply, all-in (recording, the completion trigger, seal, close). */
+  readonly writeUnitsPerReply: number;
+  /** The reply `PutItem`s only, per reply. */
+  readonly recordingWriteUnitsPerReply: number;
+  /** Other table writes on the header's key `A#<id>` (the seal, the close), per reply; the counters have keys of their own. */
+  readonly headerKeyOtherWriteUnitsPerReply: number;
+  /** fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads (`Query`). */
+  readonly readUnitsPerReply: number;
+  readonly headerReadUnitsPerReply: number;
+  readonly setReadUnitsPerReply: number;
+  /** `TransactWriteItems` made by the reply handler (0 since a reply is one put). */
+  readonly transactions: number;
+  /** Reply handler invocations and the replies each took (its batch). */
+  readonly invocations: number;
+  readonly repliesPerInvocation: number;
+  /** DynamoDB calls of the reply handler per invocation, by operation. */
+  readonly callsPerInvocation: Readonly<Record<string, number>>;
+  /** Table write units per partition key of the aggregate (`shard 0` is `A#<id>`, the header's key). */
+  readonly unitsByKey: Readonly<Record<string, number>>;
+  /** Share of the aggregate's table write units on its busiest partition key, and that key. */
+  readonly busiestKey: string;
+  readonly busiestKeyShare: number;
+  /** Write units per reply on the busiest key: what 1,000 units/s per key divides. */
+  readonly busiestKeyWriteUnitsPerReply: number;
+  /** Table read units per partition key of the aggregate, as {@link unitsByKey}. */
+  readonly readUnitsByKey: Readonly<Record<string, number>>;
+  /** Read units per reply on the key read most: what 3,000 units/s per key divides. */
+  readonly busiestKeyReadUnitsPerReply: number;
+  /** Sequential DynamoDB round trips per reply handler invocation (parallel calls count once). */
+  readonly roundTripsPerInvocation: number;
+  /** Share of the reply puts' units on the key that got most of them (1/S when even). */
+  readonly busiestKeyReplyShare: number;
+  readonly outcome: string;
+  readonly counters: Counters;
+}
+
+/**
+ * Opens one aggregate (fan-out `none`, `expected` = `replies`) and sends it `replies` replies as
+ * fast as `senders` concurrent batch senders can, to the reply partition fanin routes it to. Every
+ * wait is bounded: the open by 30 s, the result by `timeoutMs`, the handlers' quiet by 60 s.
+ */
+export async function runHotAggregate(
+  rig: Rig,
+  options: {
+    readonly definition: string;
+    readonly replies: number;
+    readonly senders: number;
+    readonly timeoutMs: number;
+  },
+): Promise<HotMeasurement> {
+  const definition = rig.ctx.definitions.get(options.definition);
+  if (!definition) throw new Error(`hot aggregate: no definition ${options.definition}`);
+  const id = `hot-${definition.writeShards}-${Date.now().toString(36)}`;
+  await rig.sendRequest({
+    definition: options.definition,
+    aggregateId: id,
+    requestId: id,
+    expected: options.replies,
+  });
+  const opened = Date.now() + 30_000;
+  // Fan-out `none`: the aggregate is open, with nothing to dispatch, once its header is written.
+  while (!(await rig.ctx.store.getHeader(id))) {
+    if (Date.now() > opened) throw new Error(`hot aggregate ${id} was not opened within 30 s`);
+    await sleep(50);
+  }
+  const replyTo = await rig.ctx.replies.replyTo(id);
+  await rig.idle();
+  const meter = rig.meter;
+  meter.keyUnits.clear();
+  meter.keyReadUnits.clear();
+  meter.trackKeys = true;
+  const before = meter.snapshot();
+  const started = performance.now();
+  let next = 0;
+  const sender = async (): Promise<void> => {
+    while (next < options.replies) {
+      const first = next;
+      next = Math.min(options.replies, next + 10);
+      await rig.clientSqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: replyTo,
+          Entries: Array.from({ length: next - first }, (_, i) => {
+            const replyId = String(first + i);
+            return {
+              Id: String(i),
+              MessageBody: `{"v":${(first + i) % 997},"i":"${replyId}"}`,
+              MessageAttributes: {
+                'fanin-aggregate-id': { DataType: 'String', StringValue: id },
+                'fanin-reply-id': { DataType: 'String', StringValue: replyId },
+                'fanin-definition': { DataType: 'String', StringValue: options.definition },
+              },
+            };
+          }),
+        }),
+      );
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: options.senders }, sender));
+    await rig.collector.waitFor([id], options.timeoutMs);
+  } catch (error) {
+    meter.trackKeys = false;
+    throw new Error(
+      `hot aggregate ${id} (writeShards ${definition.writeShards}, ${options.replies} replies): ${String(error)}`,
+    );
+  }
+  const result = rig.collector.results.get(id);
+  const elapsedMs = (result?.at ?? performance.now()) - started;
+  await rig.idle();
+  meter.trackKeys = false;
+  const counters = diff(meter.snapshot(), before);
+  const replyHandler = (who: string) => who === 'fanin:reply';
+  const units = total(counters, 'ddb.wcu', (who) => who.startsWith('fanin'));
+  const recording = total(counters, 'ddb.wcu', (who, op) => replyHandler(who) && op === 'PutItem');
+  const invocations = total(counters, 'lambda.invocations', (who) => who === 'reply');
+  const records = total(counters, 'lambda.records', (who) => who === 'reply');
+  const callsPerInvocation: Record<string, number> = {};
+  for (const op of ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'TransactWriteItems'])
+    callsPerInvocation[op] =
+      Math.round(
+        (1000 * total(counters, 'ddb.calls', (who, detail) => replyHandler(who) && detail === op)) /
+          Math.max(1, invocations),
+      ) / 1000;
+  // Table units per key of this aggregate (the meter credits each write's units to its key).
+  const own = `table:A#${id}`;
+  const unitsByKey: Record<string, number> = {};
+  for (const [key, n] of meter.keyUnits) {
+    if (key === own) unitsByKey['shard 0'] = n;
+    else if (key.startsWith(`${own}#`)) unitsByKey[keyLabel(key.slice(own.length + 1))] = n;
+  }
+  const readUnitsByKey: Record<string, number> = {};
+  for (const [key, n] of meter.keyReadUnits) {
+    if (key === own) readUnitsByKey['shard 0'] = n;
+    else if (key.startsWith(`${own}#`)) readUnitsByKey[keyLabel(key.slice(own.length + 1))] = n;
+  }
+  const keyTotal = Object.values(unitsByKey).reduce((sum, n) => sum + n, 0);
+  const [busiestKey, busiest] = Object.entries(unitsByKey).reduce<[string, number]>(
+    (max, entry) => (entry[1] > max[1] ? entry : max),
+    ['none', 0],
+  );
+  // Besides the reply puts: the counters on their own keys, the rest (seal, close) on the header's.
+  const counterUnits = Object.entries(unitsByKey)
+    .filter(([key]) => key.startsWith('counter'))
+    .reduce((sum, [, n]) => sum + n, 0);
+  const other = Math.max(0, keyTotal - recording - counterUnits);
+  const replyUnitsByKey = Object.entries(unitsByKey)
+    .filter(([key]) => key.startsWith('shard'))
+    .map(([key, n]) => (key === 'shard 0' ? n - other : n));
+  const readOf = (op?: string) =>
+    total(counters, 'ddb.rcu', (who, detail) => who.startsWith('fanin') && (!op || detail === op)) /
+    options.replies;
+  return {
+    definition: options.definition,
+    writeShards: definition.writeShards,
+    replies: options.replies,
+    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    elapsedMs,
+    repliesPerSecond: (options.replies * 1000) / elapsedMs,
+    writeUnitsPerReply: units / options.replies,
+    recordingWriteUnitsPerReply: recording / options.replies,
+    headerKeyOtherWriteUnitsPerReply: other / options.replies,
+    readUnitsPerReply: readOf(),
+    headerReadUnitsPerReply: readOf('GetItem'),
+    setReadUnitsPerReply: readOf('Query'),
+    transactions: total(counters, 'ddb.calls', (who, op) => replyHandler(who) && op === 'TransactWriteItems'),
+    invocations,
+    repliesPerInvocation: records / Math.max(1, invocations),
+    callsPerInvocation,
+    unitsByKey,
+    busiestKey,
+    busiestKeyShare: busiest / Math.max(1e-9, keyTotal),
+    busiestKeyWriteUnitsPerReply: busiest / options.replies,
+    readUnitsByKey,
+    busiestKeyReadUnitsPerReply: Math.max(0, ...Object.values(readUnitsByKey)) / options.replies,
+    roundTripsPerInvocation:
+      total(counters, 'ddb.round_trips', (who) => who === 'reply') / Math.max(1, invocations),
+    busiestKeyReplyShare: Math.max(0, ...replyUnitsByKey) / Math.max(1e-9, recording),
+    outcome: result?.type ?? 'none',
+    counters,
+  };
+}
+
+/** `A#<id>#3` → `shard 3`; `A#<id>#c3` (a completion-trigger counter) → `counter 3`. */
+function keyLabel(suffix: string): string {
+  return suffix.startsWith('c') ? `counter ${suffix.slice(1)}` : `shard ${suffix}`;
+}

@@ -1,0 +1,106 @@
+import type { Results } from '../schema.ts';
+import { fmt, table, usd } from './format.ts';
+
+/** Cost per million aggregates: fanin against Step Functions and the naive baseline, then the fixed costs. */
+export function costSection(r: Results): string[] {
+  const c = r.cost;
+  const sfn = c.step_functions_standard;
+  const usage = c.fanin.usage_per_aggregate;
+  return [
+    '## Cost per million aggregates',
+    '',
+    `Scenario: ${c.scenario}. Prices: \`bench/prices.json\` (${c.region}, taken ${c.prices_taken}, no free tier). Usage is counted in the headline run and divided by its aggregates; the deadline timer's firing is measured in a separate phase (${r.timers.fired} timers) and added.`,
+    '',
+    ...table(
+      ['', 'DynamoDB', 'SQS', 'Lambda', 'Step Functions', 'total'],
+      [
+        [
+          'fanin (handlers, event source polling)',
+          usd(c.fanin.per_million_aggregates.dynamodb),
+          usd(c.fanin.per_million_aggregates.sqs),
+          usd(c.fanin.per_million_aggregates.lambda),
+          '—',
+          usd(c.fanin.per_million_aggregates.total),
+        ],
+        [
+          "fanin's clients (producer, responders, consumer)",
+          '—',
+          usd(c.fanin_clients.per_million_aggregates.sqs),
+          '—',
+          '—',
+          usd(c.fanin_clients.per_million_aggregates.total),
+        ],
+        ['**fanin, end to end**', '', '', '', '', `**${usd(c.fanin_total_per_million)}**`],
+        [
+          'Step Functions Standard, orchestration',
+          '—',
+          usd(sfn.orchestration_per_million.sqs),
+          '—',
+          usd(sfn.orchestration_per_million.stepFunctions),
+          usd(sfn.orchestration_per_million.total),
+        ],
+        [
+          "Step Functions' clients",
+          '—',
+          usd(sfn.clients_per_million.sqs),
+          '—',
+          '—',
+          usd(sfn.clients_per_million.total),
+        ],
+        ['**Step Functions Standard, end to end**', '', '', '', '', `**${usd(sfn.total_per_million)}**`],
+        [
+          'naive baseline, DynamoDB alone',
+          usd(c.naive_baseline_dynamodb.per_million_aggregates),
+          '',
+          '',
+          '',
+          '',
+        ],
+      ],
+    ),
+    '',
+    `The naive baseline stores reply bodies as fanin does (\`encodePayload\` of \`shared/adapters/payload-codec.ts\`: Brotli when smaller, ${fmt(r.headline.stored_payload_bytes ?? Number.NaN, 0)} of ${fmt(r.headline.reply_bytes, 0)} bytes on average), and its cost does not depend on how replies arrive (one update per reply whatever the batch). It is a floor, not a design that could ship: **it does not survive a crash during completion**. Only the invocation whose update made the count reach the fan-out completes; stopped before it closes the item, nobody completes (the result is lost and the aggregate stays open); a retry that re-ran completion on finding the item full would emit a second result when the first invocation was only slow (a duplicate). It has no claim, no member set, no lease, no deadline timer, no late-reply routing and no tombstone, all of which fanin pays for.`,
+    '',
+    `fanin per aggregate: ${fmt(usage.writeUnits, 1)} write units, ${fmt(usage.readUnits, 1)} read units, ${fmt(usage.sqsStandard, 2)} standard and ${fmt(usage.sqsFifo, 2)} FIFO SQS requests, ${fmt(usage.invocations, 2)} Lambda invocations of ~${fmt(usage.lambdaMs / Math.max(usage.invocations, 1e-9), 0)} ms estimated (512 MB, arm64: the CDK construct's defaults; duration from the calls counted, at 8 ms per DynamoDB and 12 ms per SQS call — see \`prices.json\`). Of that, the deadline timer firing adds ${fmt(c.fanin.timer_firing_usage.sqsStandard, 2)} SQS requests, ${fmt(c.fanin.timer_firing_usage.invocations, 2)} invocations and ${fmt(c.fanin.timer_firing_usage.readUnits, 2)} read units.`,
+    '',
+    `Step Functions Standard is counted at ${sfn.transitions_per_aggregate} state transitions per aggregate (a Map state, one \`.waitForTaskToken\` SQS task per branch, a Pass state to aggregate, an SQS task for the result) at $0.025 per 1,000, plus one SendMessage per branch and one for the result; responders answer with SendTaskSuccess (not billed) instead of a reply message. That machine has no timeout handling, so it is a lower bound. The transitions alone cost ${usd(sfn.orchestration_per_million.stepFunctions)} per million aggregates.`,
+    '',
+    ...expressSection(r),
+    ...fixedSection(r),
+  ];
+}
+
+/** When Step Functions Express is the cheaper pick, with the figure; and the floor of any design. */
+function expressSection(r: Results): string[] {
+  const e = r.cost.step_functions_express;
+  const breakEven = e.cheaper_than_fanin_below_seconds;
+  const floor = r.cost.reply_floor_per_million;
+  return [
+    `**The floor of any design.** Whatever the state protocol, each of an aggregate's ten replies is one SQS message its responder sends, that a Lambda event source receives and deletes in a batch, and one DynamoDB write unit (1 KB) that makes it durable before it is acknowledged. Those alone, and nothing else (no read, no Lambda duration, no request, fan-out, completion or result), cost ${usd(floor.one_reply_per_batch)} per million aggregates when each batch holds one reply — as it does when replies arrive independently at a rate the consumers keep up with, with no batching window — and ${usd(floor.ten_replies_per_batch)} when batches hold ten (\`bench/cost.ts\`, \`replyFloorPerMillion\`). fanin's figures above are that floor plus the aggregate's own work; a target below the first figure for independently arriving replies needs full batches, i.e. a batching window (latency) or a load high enough to fill them.`,
+    '',
+    `**When Step Functions Express is cheaper.** Express bills $1.00 per million executions plus its duration (rounded up to 100 ms) at 64 MB, not state transitions, but runs at most five minutes and has no callback tokens: responders must answer synchronously (a Lambda or HTTP task in the Map). Then one aggregate is one execution as long as its slowest responder, plus the result's FIFO send: ${e.per_million_by_answer_seconds.map((x) => `${usd(x.per_million_usd)} per million at ${fmt(x.seconds, 1)} s`).join(', ')}. ${breakEven > 0 ? `Against fanin's ${usd(r.cost_per_million_aggregates_usd)} (replies ${r.headline_pattern}), **Express is the cheaper pick whenever responders are synchronous and the slowest answers within ${fmt(breakEven, 1)} s**` : 'Express is cheaper than fanin at any answer time up to its five-minute limit'}; fanin is the pick when responders are asynchronous (queues, other teams' services, humans), take longer than five minutes, or when the aggregation needs fanin's completion strategies, late-reply routing or partitions.`,
+    '',
+  ];
+}
+
+/** Fixed monthly costs, priced as README's "What it costs at rest" and checked against it. */
+function fixedSection(r: Results): string[] {
+  const f = r.cost.fixed_monthly;
+  const agree =
+    f.readme_total_usd === null
+      ? "README's total was not found to compare."
+      : Math.abs(f.readme_total_usd - f.total_usd) <= 0.05
+        ? `README ("What it costs at rest") states ≈ ${usd(f.readme_total_usd)}: the same items at the same prices, so the two agree.`
+        : `**README ("What it costs at rest") states ≈ ${usd(f.readme_total_usd)}, which no longer agrees with ${usd(f.total_usd)} here: one of them needs updating.**`;
+  return [
+    `Fixed costs a month, whatever the number of aggregates (an idle deployment with ${f.reply_partitions} reply partitions, priced from \`bench/prices.json\` by \`fixedMonthly\` in \`bench/cost.ts\`):`,
+    '',
+    ...table(
+      ['item', 'how much', 'per month'],
+      [...f.items.map((i) => [i.item, i.how, usd(i.usd)]), ['**total**', '', `**${usd(f.total_usd)}**`]],
+    ),
+    '',
+    `${agree} The per-aggregate figures above leave these out (the empty receives of idle polling are excluded from every per-reply count); at a million aggregates a month they add ${usd(f.total_usd)} to the bill.`,
+    '',
+  ];
+}

@@ -1,0 +1,33 @@
+/** Formatting shared by the report's sections: numbers, dollars and markdown tables. */
+
+/** A figure with at most `digits` decimals and thousands separators; `—` when missing or not finite. */
+export const fmt = (n: number | null | undefined, digits = 2): string =>
+  n === null || n === undefined || !Number.isFinite(n)
+    ? '—'
+    : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+
+/** Dollars with cents: `$1,234.50`. */
+export const usd = (n: number): string =>
+  `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+
+/** A figure by fan-out: `1.5 @10, 1.52 @100`. */
+export const byFanOut = (values: Readonly<Record<string, number>>): string =>
+  Object.entries(values)
+    .map(([f, v]) => `${fmt(v, 2)} @${f}`)
+    .join(', ');
+
+/** One markdown table row: `| a | b |`, an empty cell as `| |`. */
+export function tableRow(cells: readonly string[]): string {
+  return `|${cells.map((cell) => (cell === '' ? ' ' : ` ${cell} `)).join('|')}|`;
+}
+
+/**
+ * A markdown table: the header row, the separator, then one row per entry of `rows`.
+ *
+ * @example
+ * table(['window', 'puts/s'], [['before', '812.4']]);
+ * // ['| window | puts/s |', '|---|---|', '| before | 812.4 |']
+ */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return [tableRow(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(tableRow)];
+}

@@ -1,0 +1,141 @@
+import type { Results } from '../schema.ts';
+import { fmt, table } from './format.ts';
+
+/** The hot-aggregate section: both layouts as measured, then the AWS model. */
+export function hotSection(r: Results): string[] {
+  const h = r.hot_aggregate;
+  const runs = [h.measured, h.sharded];
+  const row = (label: string, cell: (m: Results['hot_aggregate']['measured']) => string, what: string) => [
+    label,
+    ...runs.map(cell),
+    what,
+  ];
+  const keys = (m: Results['hot_aggregate']['measured']) =>
+    Object.entries(m.unitsByKey)
+      .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
+      .map(([, units]) => fmt(units, 0))
+      .join(' · ');
+  const l = h.aws_limits;
+  return [
+    '## Hot aggregate',
+    '',
+    `One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition, through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards: ${h.measured.writeShards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards: ${h.sharded.writeShards}\`: the state store spreads the reply items over ${h.sharded.writeShards} partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
+    '',
+    ...table(
+      [
+        'figure',
+        `writeShards ${h.measured.writeShards}`,
+        `writeShards ${h.sharded.writeShards}`,
+        'what it is',
+      ],
+      [
+        row(
+          'write units per reply',
+          (m) => `${fmt(m.writeUnitsPerReply, 3)} all-in, ${fmt(m.recordingWriteUnitsPerReply, 3)} recording`,
+          'recording: the reply `PutItem`s; all-in adds the completion trigger, the seal and the close (and their index entries).',
+        ),
+        row(
+          'other writes on the header key, per reply',
+          (m) => fmt(m.headerKeyOtherWriteUnitsPerReply, 3),
+          'table units on `A#<id>` besides the reply puts: above 128 expected replies with no index ids, a counter update per batch triggers the completion read (`addToCounter`), plus the seal and the close once.',
+        ),
+        row(
+          'read units per reply',
+          (m) =>
+            `${fmt(m.readUnitsPerReply, 3)} (header ${fmt(m.headerReadUnitsPerReply, 3)}, reply set ${fmt(m.setReadUnitsPerReply, 3)})`,
+          'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
+        ),
+        row(
+          'recording transactions',
+          (m) => fmt(m.transactions, 0),
+          '`TransactWriteItems` by the reply handler: none, so no transaction conflict.',
+        ),
+        row(
+          'replies per invocation',
+          (m) =>
+            `${fmt(m.repliesPerInvocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
+              m.callsPerInvocation,
+            )
+              .filter(([, n]) => n > 0)
+              .map(([op, n]) => `${op} ${fmt(n, 2)}`)
+              .join(', ')})`,
+          `Lambda-style batches of up to 10 records, batching window ${h.measured.batchingWindowSeconds} s; DynamoDB calls per invocation.`,
+        ),
+        row(
+          'write units by partition key',
+          keys,
+          "table units on each key of the aggregate, shard 0 (the header's key `A#<id>`) first.",
+        ),
+        row(
+          'busiest key share of the write units',
+          (m) => `**${fmt(m.busiestKeyShare * 100, 1)} %** (${m.busiestKey})`,
+          'what a per-key limit divides; of the reply puts alone the busiest key took ' +
+            runs.map((m) => `${fmt(m.busiestKeyReplyShare * 100, 1)} %`).join(' and ') +
+            ' (ids in blocks of 32 per shard).',
+        ),
+        row(
+          'write units per reply on the busiest key',
+          (m) => fmt(m.busiestKeyWriteUnitsPerReply, 3),
+          '1,000 per second per key divided by this is the write bound.',
+        ),
+        row(
+          'read units by partition key',
+          (m) =>
+            Object.entries(m.readUnitsByKey)
+              .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
+              .map(([, n]) => fmt(n, 0))
+              .join(' · '),
+          "consistent and eventually consistent reads on each key, shard 0 first: the header before and after the puts, the other shards' counters, the reply set once.",
+        ),
+        row(
+          'read units per reply on the key read most',
+          (m) => fmt(m.busiestKeyReadUnitsPerReply, 3),
+          '3,000 per second per key divided by this is the read bound.',
+        ),
+        row(
+          'DynamoDB round trips per invocation',
+          (m) => fmt(m.roundTripsPerInvocation, 2),
+          "measured: calls made in parallel (a batch's puts, the other shards' counters) count once.",
+        ),
+        row(
+          'replies per second (emulator)',
+          (m) => fmt(m.repliesPerSecond, 0),
+          'first reply sent to result visible; the emulator enforces no per-key limit.',
+        ),
+        row('outcome', (m) => m.outcome, ''),
+      ],
+    ),
+    '',
+    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.keyWriteUnitsPerSecond, 0)} write units/s and ${fmt(l.keyReadUnitsPerSecond, 0)} read units/s per partition key (no split for heat assumed), ${l.callMs} ms per DynamoDB round trip (as measured per invocation above), ${l.overheadMs} ms per invocation besides; a throttled put retried in place up to ${l.throttleRetries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibilityTimeoutSeconds} s. The write and read bounds divide the per-key limits by the units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
+    '',
+    ...table(
+      [
+        'layout',
+        'write units / reply on the busiest key',
+        'write bound',
+        'read bound',
+        'consumer bound',
+        'bound (replies/s)',
+        'binding limit',
+        'simulated, sustained (DynamoDB)',
+        'throttled puts',
+        'failed back to SQS',
+      ],
+      h.model.map((m) => [
+        m.design.name,
+        fmt(m.bounds.busiestKeyWriteUnitsPerReply, 3),
+        fmt(m.bounds.writeBound, 0),
+        fmt(m.bounds.readBound, 0),
+        fmt(m.bounds.consumerBound, 0),
+        `**${fmt(m.bounds.bound, 0)}**`,
+        m.bounds.bindingConstraint,
+        fmt(m.simulation.sustainedRepliesPerSecond, 0),
+        fmt(m.simulation.throttles, 0),
+        fmt(m.simulation.redeliveries, 0),
+      ]),
+    ),
+    '',
+    "The consumer bound is the reply partition's invocations (`replyConcurrency` × batch per invocation time): at the default concurrency (5) it binds a sharded aggregate before its keys do; `replyConcurrency` (topology and construct option, per partition) lifts it, and `writeShards` lifts the keys'. The simulation models the keys only (the DynamoDB side), with as many consumers as the row. The last row is the reply puts alone (no other write on the busiest key): the difference to the first rows is what the completion trigger's counter update per batch takes from the busiest key.",
+    '',
+  ];
+}

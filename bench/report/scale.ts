@@ -1,0 +1,75 @@
+import type { Results } from '../schema.ts';
+import { fmt, table } from './format.ts';
+
+/** The scale curve: fanin against the naive baseline from fan-out 10 up, with the chart. */
+export function scaleSection(r: Results, svgName: string): string[] {
+  return [
+    '## Scale curve',
+    '',
+    `![write units per reply vs fan-out](${svgName})`,
+    '',
+    'Write units per reply at each fan-out, small replies (a score and an id), fanin through its real handlers, the naive baseline',
+    '(`bench/baseline.ts`: one item per aggregate holding every reply, one conditional `UpdateItem` per reply) on the same replies',
+    'against the same DynamoDB Local. DynamoDB bills an update by the larger of the item before and after, so each naive reply',
+    'pays for every reply before it: its cost per reply grows linearly with the fan-out, and the item would stop at 400 KB.',
+    '',
+    ...table(
+      [
+        'fan-out',
+        'aggregates',
+        'fanin all-in',
+        'fanin recording',
+        'fanin index',
+        'fanin read',
+        'baseline all-in',
+        'baseline recording',
+        'ratio',
+        'fanin replies/s',
+        'baseline replies/s',
+      ],
+      r.scale.map((p) => [
+        fmt(p.fanOut, 0),
+        String(p.aggregates),
+        fmt(p.fanin.writeUnitsPerReply, 3),
+        fmt(p.fanin.recordingWriteUnitsPerReply, 3),
+        fmt(p.fanin.indexWriteUnitsPerReply, 3),
+        fmt(p.fanin.readUnitsPerReply, 3),
+        `${fmt(p.baseline.writeUnitsPerReply, 3)}${p.baseline.method === 'replayed' ? '' : ' *'}`,
+        fmt(p.baseline.recordingWriteUnitsPerReply, 3),
+        `${fmt(p.ratio, 2)}×`,
+        fmt(p.fanin.repliesPerSecond, 1),
+        fmt(p.baseline.repliesPerSecond, 1),
+      ]),
+    ),
+    '',
+    ...sampledNote(r),
+    `Fitted over the curve, an aggregate costs **${fmt(r.write_units_fit.per_reply, 3)} write units per reply + ${fmt(r.write_units_fit.per_aggregate, 1)} per aggregate** (small replies): the per-reply part does not depend on the fan-out.`,
+    '',
+    '"All-in" is every write unit of the aggregate\'s life over its replies; "recording" only the reply handler\'s writes that',
+    'record replies (a transaction per batch, or a conditional put per reply; for the baseline, its per-reply updates).',
+    'Each naive reply pays for every reply before it, so its cost grows with the fan-out; what fanin pays per reply should not.',
+    '',
+  ];
+}
+
+/** The footnote of the sampled baseline points, with the check of the sampling against a replay. */
+function sampledNote(r: Results): string[] {
+  const sampled = r.scale.filter((p) => p.baseline.method !== 'replayed');
+  const check = r.baseline_sampling_check;
+  if (sampled.length === 0) {
+    return check
+      ? [
+          `Every baseline point here was replayed reply by reply${r.command.includes('--replay-baseline') ? ' (`--replay-baseline`)' : ''}. The sampling a default run uses above fan-out 1,000 (\`sampleNaive\` in \`bench/baseline.ts\`: the item written as it stands before reply k, the real update of reply k measured, the replies in between interpolated) gives ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply at fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against ${fmt(check.replayed_write_units_per_reply, 3)} replayed.`,
+          '',
+        ]
+      : [];
+  }
+  return [
+    `\\* Replaying ${sampled.map((p) => fmt(p.fanOut, 0)).join(', ')} naive updates one by one takes DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of reply k is measured; the replies in between are interpolated (\`sampleNaive\` in \`bench/baseline.ts\`).${
+      check
+        ? ` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed ${fmt(check.replayed_write_units_per_reply, 3)}, sampled at ${check.positions} positions ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply. \`npm run bench -- --replay-baseline\` replays every fan-out.`
+        : ''
+    }`,
+    '',
+  ];
+}

@@ -1,0 +1,123 @@
+import type { Results, ScalePoint } from '../schema.ts';
+import { fmt } from './format.ts';
+
+/**
+ * The scale chart: write units per reply against fan-out, fanin (all-in and recording only) and
+ * the naive baseline, both axes logarithmic (the baseline grows by two orders of magnitude).
+ */
+export function renderScaleSvg(results: Results): string {
+  const width = 720;
+  const height = 440;
+  const margin = { left: 70, right: 190, top: 40, bottom: 60 };
+  const plotW = width - margin.left - margin.right;
+  const plotH = height - margin.top - margin.bottom;
+  const points = results.scale;
+  const xs = points.map((p) => p.fanOut);
+  const ys = points.flatMap((p) => [
+    p.fanin.writeUnitsPerReply,
+    p.fanin.recordingWriteUnitsPerReply,
+    p.baseline.writeUnitsPerReply,
+  ]);
+  const xMin = Math.log10(Math.min(...xs, 10));
+  const xMax = Math.log10(Math.max(...xs, 10_000));
+  const yMin = Math.floor(Math.log10(Math.max(0.5, Math.min(...ys))));
+  const yMax = Math.ceil(Math.log10(Math.max(...ys, 10)));
+  const x = (v: number) => margin.left + ((Math.log10(v) - xMin) / (xMax - xMin || 1)) * plotW;
+  const y = (v: number) => margin.top + plotH - ((Math.log10(v) - yMin) / (yMax - yMin || 1)) * plotH;
+  const parts: string[] = [];
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${margin.left}" y="22" font-size="15" font-weight="bold">DynamoDB write units per reply vs fan-out (log–log)</text>`,
+  );
+  for (let e = Math.ceil(xMin); e <= Math.floor(xMax); e += 1) {
+    const px = x(10 ** e);
+    parts.push(
+      `<line x1="${px}" y1="${margin.top}" x2="${px}" y2="${margin.top + plotH}" stroke="#ddd"/>`,
+      `<text x="${px}" y="${margin.top + plotH + 18}" text-anchor="middle">${fmt(10 ** e, 0)}</text>`,
+    );
+  }
+  for (let e = yMin; e <= yMax; e += 1) {
+    for (const m of [1, 2, 5]) {
+      const v = m * 10 ** e;
+      if (Math.log10(v) > yMax) continue;
+      const py = y(v);
+      parts.push(
+        `<line x1="${margin.left}" y1="${py}" x2="${margin.left + plotW}" y2="${py}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`,
+      );
+      if (m !== 5)
+        parts.push(`<text x="${margin.left - 8}" y="${py + 4}" text-anchor="end">${fmt(v, 1)}</text>`);
+    }
+  }
+  parts.push(
+    `<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
+    `<text x="${margin.left + plotW / 2}" y="${height - 18}" text-anchor="middle">replies per aggregate (fan-out)</text>`,
+    `<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">write units per reply</text>`,
+  );
+  const series: {
+    name: string;
+    color: string;
+    dash: string;
+    value: (p: ScalePoint) => number;
+    hollow: (p: ScalePoint) => boolean;
+  }[] = [
+    {
+      name: 'naive baseline (one item)',
+      color: '#c0392b',
+      dash: '',
+      value: (p) => p.baseline.writeUnitsPerReply,
+      hollow: (p) => p.baseline.method !== 'replayed',
+    },
+    {
+      name: 'fanin, all-in',
+      color: '#1f6fb2',
+      dash: '',
+      value: (p) => p.fanin.writeUnitsPerReply,
+      hollow: () => false,
+    },
+    {
+      name: 'fanin, recording only',
+      color: '#1f6fb2',
+      dash: '5 4',
+      value: (p) => p.fanin.recordingWriteUnitsPerReply,
+      hollow: () => false,
+    },
+  ];
+  for (const [i, s] of series.entries()) {
+    const path = points
+      .map((p, j) => `${j === 0 ? 'M' : 'L'}${x(p.fanOut).toFixed(1)},${y(s.value(p)).toFixed(1)}`)
+      .join(' ');
+    parts.push(
+      `<path d="${path}" fill="none" stroke="${s.color}" stroke-width="2.5" stroke-dasharray="${s.dash}"/>`,
+    );
+    for (const p of points) {
+      const px = x(p.fanOut);
+      const py = y(s.value(p));
+      parts.push(
+        `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${s.hollow(p) ? 'white' : s.color}" stroke="${s.color}" stroke-width="2"/>`,
+        // Labels go right of a point, except at the right edge, where they would run into the legend.
+        // The baseline's labels sit below its points, clear of fanin's lines above them.
+        p.fanOut === Math.max(...xs)
+          ? `<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}" text-anchor="end">${fmt(s.value(p), 2)}</text>`
+          : `<text x="${(px + 6).toFixed(1)}" y="${(i === 0 ? py + 16 : py - 7).toFixed(1)}" fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
+      );
+    }
+    const ly = margin.top + 20 + i * 22;
+    const lx = margin.left + plotW + 16;
+    parts.push(
+      `<line x1="${lx}" y1="${ly}" x2="${lx + 26}" y2="${ly}" stroke="${s.color}" stroke-width="2.5" stroke-dasharray="${s.dash}"/>`,
+      `<text x="${lx + 32}" y="${ly + 4}">${s.name}</text>`,
+    );
+  }
+  parts.push(
+    `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 32}" fill="#555">${results.quick ? 'quick run' : 'full run'}, ${results.date.slice(0, 10)}</text>`,
+    `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 16}" fill="#555">small replies (~20 B body)</text>`,
+    ...(points.some((p) => p.baseline.method !== 'replayed')
+      ? [
+          `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH}" fill="#555">hollow: sampled, not replayed</text>`,
+        ]
+      : []),
+    '</svg>',
+  );
+  return `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,152 @@
+import { addUsage, billPerMillion, type Prices, usageOf } from '../cost.ts';
+import { total } from '../counters.ts';
+import { type ArrivalPhaseResult, Bodies, percentile, runArrival } from '../phases.ts';
+import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../responders.ts';
+import type { Rig } from '../rig.ts';
+import type { ArrivalFigures, ArrivalPatternResult, Results } from '../schema.ts';
+import { faninWho, round } from './figures.ts';
+import { log } from './log.ts';
+import { type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
+import type { TimerFiring } from './timers.ts';
+
+/**
+ * The arrival patterns (issue 12) and the batching-window trade-off: each pattern at the
+ * topology's reply batching window (and at a large fan-out, in a full run), then the plan's
+ * patterns at the other windows, every phase paced at `pace` replies per second. The reply
+ * consumers are left at the topology's window.
+ */
+export async function runArrivals(
+  rig: Rig,
+  plan: Plan,
+  paced: { readonly defaultWindow: number; readonly pace: number; readonly arrivalAggregates: number },
+): Promise<ArrivalPhaseResult[]> {
+  const { defaultWindow, pace, arrivalAggregates } = paced;
+  const arrival: ArrivalPhaseResult[] = [];
+  for (const window of [defaultWindow, ...plan.comparedWindows.filter((w) => w !== defaultWindow)]) {
+    await rig.setReplyBatchingWindow(window);
+    const patterns = window === defaultWindow ? ARRIVAL_PATTERNS : plan.otherWindowPatterns;
+    for (const pattern of patterns) {
+      log(
+        `arrival ${pattern}, reply batching window ${window} s: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s`,
+      );
+      arrival.push(
+        await runArrival(rig, {
+          pattern,
+          definition: 'bench-collect',
+          idPrefix: `${pattern.slice(0, 3)}w${window}`,
+          aggregates: arrivalAggregates,
+          fanOut: 10,
+          body: Bodies.kilobyte,
+          release: { repliesPerSecond: pace, rotation: ROTATION, spread: SPREAD, senders: 4 },
+          timeoutMs: 600_000,
+        }),
+      );
+    }
+    if (window !== defaultWindow || plan.largeFanOut === undefined) continue;
+    const large = plan.largeFanOut;
+    for (const pattern of ARRIVAL_PATTERNS) {
+      log(
+        `arrival ${pattern} at fan-out ${large.fanOut}: ${large.aggregates} aggregates, replies of 1 KB as fast as they go (condensed)`,
+      );
+      arrival.push(
+        await runArrival(rig, {
+          pattern,
+          definition: 'bench-condense',
+          idPrefix: `${pattern.slice(0, 3)}f${large.fanOut}`,
+          aggregates: large.aggregates,
+          fanOut: large.fanOut,
+          body: Bodies.kilobyte,
+          release: { ...SATURATED_RELEASE, rotation: large.aggregates },
+          timeoutMs: 900_000,
+        }),
+      );
+    }
+  }
+  await rig.setReplyBatchingWindow(defaultWindow);
+  return arrival;
+}
+
+/** One arrival phase's figures, all-in: its share of the deadline timers' firing added. */
+function arrivalFigures(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices): ArrivalFigures {
+  const c = phase.counters;
+  const { aggregates, replies } = phase;
+  const fired = Math.max(1, timers.fired);
+  const notEmpty = (detail: string) => !detail.includes('(empty)');
+  const faninSide = (who: string) => faninWho(who) || who === 'esm';
+  // Every aggregate's deadline timer fires once, later (measured apart): its share is added.
+  const timerShare = (metric: string, keep: (who: string, detail: string) => boolean) =>
+    (total(timers.counters, metric, keep) / fired) * aggregates;
+  const allIn = (metric: string, keep: (who: string, detail: string) => boolean) =>
+    (total(c, metric, keep) + timerShare(metric, keep)) / replies;
+  const timerUsage = usageOf(timers.counters, 'fanin', fired, prices);
+  const faninBill = billPerMillion(addUsage(usageOf(c, 'fanin', aggregates, prices), timerUsage), prices);
+  const clientBill = billPerMillion(usageOf(c, 'clients', aggregates, prices), prices);
+  const invocations = total(c, 'lambda.invocations', (who) => who === 'reply');
+  const records = total(c, 'lambda.records', (who) => who === 'reply');
+  const groups = total(c, 'lambda.aggregates', (who) => who === 'reply');
+  return {
+    fan_out: replies / aggregates,
+    batching_window_seconds: phase.batchingWindowSeconds,
+    offered_replies_per_second: Number.isFinite(phase.offeredRepliesPerSecond)
+      ? round(phase.offeredRepliesPerSecond, 1)
+      : null,
+    aggregates,
+    replies,
+    write_units: round(allIn('ddb.wcu', faninWho), 3),
+    index_write_units: round(allIn('ddb.wcu_index', faninWho), 3),
+    read_units: round(allIn('ddb.rcu', faninWho), 3),
+    sqs_calls: round(
+      allIn('sqs.calls', (who, d) => faninSide(who) && notEmpty(d)),
+      3,
+    ),
+    client_sqs_calls: round(total(c, 'sqs.calls', (who, d) => who === 'clients' && notEmpty(d)) / replies, 3),
+    reply_invocations: round(invocations / replies, 3),
+    replies_per_batch: round(records / Math.max(1, invocations), 2),
+    replies_per_aggregate_per_batch: round(records / Math.max(1, groups), 2),
+    cost_per_million_aggregates_usd: round(faninBill.total + clientBill.total, 2),
+    fanin_only_per_million_usd: round(faninBill.total, 2),
+    completion_latency_ms: {
+      p50: round(percentile(phase.latenciesMs, 50), 0),
+      p99: round(percentile(phase.latenciesMs, 99), 0),
+      samples: phase.latenciesMs.length,
+    },
+    outcomes: phase.outcomes,
+  };
+}
+
+/**
+ * The results' `arrival`: per pattern, the contract figures (fan-out 10 at the topology's batching
+ * window), then every phase at that window and the other windows'.
+ */
+export function arrivalResults(
+  phases: readonly ArrivalPhaseResult[],
+  defaultWindow: number,
+  timers: TimerFiring,
+  prices: Prices,
+): Results['arrival'] {
+  const out: Partial<Record<ArrivalPattern, ArrivalPatternResult>> = {};
+  for (const pattern of ARRIVAL_PATTERNS) {
+    const mine = phases.filter((p) => p.pattern === pattern);
+    const atDefault = mine.filter((p) => p.batchingWindowSeconds === defaultWindow);
+    const paced = atDefault.find((p) => p.replies / p.aggregates === 10);
+    if (!paced) continue;
+    const figures = atDefault.map((p) => arrivalFigures(p, timers, prices));
+    const headline = arrivalFigures(paced, timers, prices);
+    const byFanOut = (pick: (f: ArrivalFigures) => number) =>
+      Object.fromEntries(figures.map((f) => [String(f.fan_out), pick(f)]));
+    const others = mine
+      .filter((p) => p.batchingWindowSeconds !== defaultWindow)
+      .map((p) => arrivalFigures(p, timers, prices));
+    out[pattern] = {
+      write_units_per_reply: byFanOut((f) => f.write_units),
+      read_units_per_reply: byFanOut((f) => f.read_units),
+      sqs_calls_per_reply: byFanOut((f) => f.sqs_calls),
+      cost_per_million_aggregates_usd: headline.cost_per_million_aggregates_usd,
+      completion_latency_ms: headline.completion_latency_ms,
+      batching_window_seconds: defaultWindow,
+      measured: figures,
+      other_batching_windows: others,
+    };
+  }
+  return out as Results['arrival'];
+}

@@ -1,0 +1,88 @@
+import {
+  type HotBounds,
+  type HotDesign,
+  type HotSimulation,
+  hotBounds,
+  simulateHot,
+} from '../hot-aggregate.ts';
+import { type HotMeasurement, runHotAggregate } from '../hot-measurement.ts';
+import type { Rig } from '../rig.ts';
+import { log } from './log.ts';
+import { AWS_LIMITS, HOT_SHARDS, type Plan } from './plan.ts';
+
+/** One layout of the AWS model: the design and what the arithmetic and the simulation found. */
+export interface HotModelRow {
+  readonly design: HotDesign;
+  readonly bounds: HotBounds;
+  readonly simulation: HotSimulation;
+}
+
+/**
+ * One hot aggregate through the real reply handler, once per layout (`writeShards` 1 and
+ * `HOT_SHARDS`), then the AWS model of several layouts and consumer counts, built from what the
+ * two runs measured per partition key.
+ */
+export async function runHot(
+  rig: Rig,
+  plan: Plan,
+): Promise<{ hot: HotMeasurement; hotSharded: HotMeasurement; model: HotModelRow[] }> {
+  log(`hot aggregate: one aggregate, ${plan.hotReplies} replies as fast as they come, writeShards 1`);
+  const hot = await runHotAggregate(rig, {
+    definition: 'bench-hot',
+    replies: plan.hotReplies,
+    senders: 4,
+    timeoutMs: plan.hotTimeoutMs,
+  });
+  log(`hot aggregate: the same, writeShards ${HOT_SHARDS}`);
+  const hotSharded = await runHotAggregate(rig, {
+    definition: 'bench-hot-sharded',
+    replies: plan.hotReplies,
+    senders: 4,
+    timeoutMs: plan.hotTimeoutMs,
+  });
+
+  log('AWS model: bounds and simulation of one hot aggregate');
+  const designOf = (
+    m: HotMeasurement,
+    name: string,
+    consumers: number,
+    shards = m.writeShards,
+  ): HotDesign => ({
+    name,
+    shards,
+    replyUnits: m.recordingWriteUnitsPerReply,
+    // What the busiest key takes besides its share of the reply puts, and what it is read, both
+    // as measured per key (with more shards than measured, the per-batch writes spread alike).
+    headerKeyWriteUnitsPerReply:
+      (Math.max(0, m.busiestKeyWriteUnitsPerReply - m.recordingWriteUnitsPerReply / m.writeShards) *
+        m.writeShards) /
+      shards,
+    headerKeyReadUnitsPerReply: m.busiestKeyReadUnitsPerReply,
+    batch: Math.max(1, Math.round(m.repliesPerInvocation)),
+    consumers,
+    // Measured: parallel calls (a batch's puts, the other shards' counters) are one round trip.
+    roundTrips: m.roundTripsPerInvocation,
+  });
+  const consumers = rig.topology.consumers.reply.maxConcurrency;
+  const designs: HotDesign[] = [
+    designOf(hot, `writeShards 1, replyConcurrency ${consumers} (the default)`, consumers),
+    designOf(hot, 'writeShards 1, replyConcurrency 40', 40),
+    designOf(hotSharded, `writeShards ${HOT_SHARDS}, replyConcurrency ${consumers} (the default)`, consumers),
+    designOf(hotSharded, `writeShards ${HOT_SHARDS}, replyConcurrency 40`, 40),
+    designOf(hotSharded, `writeShards ${HOT_SHARDS}, replyConcurrency 80`, 80),
+    // Not measured: the writeShards 8 run's figures with the replies spread over 16 keys.
+    designOf(hotSharded, 'writeShards 16, replyConcurrency 160 (from the writeShards 8 run)', 160, 16),
+    // The reply puts alone on the keys (no other write on the busiest key), to show what the
+    // completion trigger's counter costs the bound.
+    {
+      ...designOf(hot, 'writeShards 1, replyConcurrency 40, reply puts only (no per-batch counter)', 40),
+      headerKeyWriteUnitsPerReply: 0,
+    },
+  ];
+  const model = designs.map((design) => ({
+    design,
+    bounds: hotBounds(design, AWS_LIMITS),
+    simulation: simulateHot(design, AWS_LIMITS, 100_000),
+  }));
+  return { hot, hotSharded, model };
+}

@@ -1,0 +1,170 @@
+import type { AwsLimits } from '../hot-aggregate.ts';
+import type { ArrivalPattern, ReleasePlan } from '../responders.ts';
+import { RESPONDERS } from '../rig.ts';
+
+/**
+ * What a run does: the two plans (`--quick` and full), the constants every phase shares, the
+ * definitions the rig is provisioned with, and the command line.
+ */
+
+/** How much a run measures: each phase's size and time limits. */
+export interface Plan {
+  /** Writes to DynamoDB Local before anything is measured (its JVM warms up). */
+  readonly warmupMs: number;
+  readonly warmupAggregates: number;
+  /** Each raw-capacity window, before and after the saturated run (sized to last about as long). */
+  readonly capacityMs: number;
+  /** Aggregates per arrival phase at fan-out 10 (paced), at most; fewer when the pace would make a phase outlast `arrivalSeconds`. */
+  readonly arrivalAggregates: number;
+  readonly arrivalSeconds: number;
+  /** Replies per second the responders offer in the paced phases, at most (half the saturated rate if lower). */
+  readonly maxOfferedRepliesPerSecond: number;
+  /** Reply batching windows compared (the topology's default is measured with every pattern, the others with `otherWindowPatterns`). */
+  readonly comparedWindows: readonly number[];
+  readonly otherWindowPatterns: readonly ArrivalPattern[];
+  /** Each pattern at a large fan-out too (unpaced, condensed results). */
+  readonly largeFanOut?: { readonly fanOut: number; readonly aggregates: number };
+  readonly timerAggregates: number;
+  readonly baselineHeadlineAggregates: number;
+  readonly scale: readonly { readonly fanOut: number; readonly aggregates: number }[];
+  readonly hotReplies: number;
+  /** Longest wait for the hot aggregate's result, per layout. */
+  readonly hotTimeoutMs: number;
+}
+
+export const QUICK: Plan = {
+  warmupMs: 3_000,
+  warmupAggregates: 10,
+  capacityMs: 4_000,
+  arrivalAggregates: 30,
+  arrivalSeconds: 12,
+  maxOfferedRepliesPerSecond: 60,
+  comparedWindows: [0, 1],
+  otherWindowPatterns: ['independent'],
+  timerAggregates: 10,
+  baselineHeadlineAggregates: 50,
+  scale: [
+    { fanOut: 10, aggregates: 20 },
+    { fanOut: 100, aggregates: 4 },
+    { fanOut: 1_000, aggregates: 1 },
+  ],
+  hotReplies: 1_000,
+  hotTimeoutMs: 300_000,
+};
+
+export const FULL: Plan = {
+  warmupMs: 5_000,
+  warmupAggregates: 20,
+  capacityMs: 10_000,
+  arrivalAggregates: 80,
+  arrivalSeconds: 30,
+  maxOfferedRepliesPerSecond: 60,
+  comparedWindows: [0, 1],
+  otherWindowPatterns: ['together', 'independent', 'spread'],
+  largeFanOut: { fanOut: 100, aggregates: 12 },
+  timerAggregates: 30,
+  baselineHeadlineAggregates: 100,
+  scale: [
+    { fanOut: 10, aggregates: 100 },
+    { fanOut: 100, aggregates: 20 },
+    { fanOut: 1_000, aggregates: 4 },
+    { fanOut: 10_000, aggregates: 1 },
+  ],
+  hotReplies: 10_000,
+  hotTimeoutMs: 900_000,
+};
+
+/** Aggregates answered in turn by `independent` responders: enough that a batch of 10 from either reply partition holds replies of 10 aggregates. */
+export const ROTATION = 30;
+
+/** The arrival pattern of the headline figures: real responders answer on their own. */
+export const HEADLINE_PATTERN: ArrivalPattern = 'independent';
+
+/** Independent responders' answer times in the `spread` pattern: lognormal, median 400 ms, p99 ≈ 2.6 s. */
+export const SPREAD = { medianMs: 400, sigma: 0.8, maxMs: 10_000 } as const;
+
+/** Replies released as fast as the responders' senders go (the warm-up and saturated runs, the large fan-outs). */
+export const SATURATED_RELEASE: Omit<ReleasePlan, 'ids' | 'pattern'> = {
+  repliesPerSecond: Number.POSITIVE_INFINITY,
+  rotation: ROTATION,
+  spread: SPREAD,
+  senders: 4,
+};
+
+/** The AWS figures the emulator cannot give: per-key limits and typical latencies (stated in the report). */
+export const AWS_LIMITS: AwsLimits = {
+  keyWriteUnitsPerSecond: 1_000,
+  keyReadUnitsPerSecond: 3_000,
+  // As the cost model's Lambda durations (prices.json): 8 ms per DynamoDB call.
+  callMs: 8,
+  overheadMs: 10,
+  // DynamoStateStore.THROTTLE_RETRIES: a throttled put is retried in place this many times.
+  throttleRetries: 10,
+  visibilityTimeoutSeconds: 181,
+};
+
+/** The write shards of the second hot layout (`bench-hot-sharded`). */
+export const HOT_SHARDS = 8;
+
+/** The benchmark's definitions; `RESPONDERS` is replaced by the rig's responders queue. */
+export const DEFINITIONS = [
+  {
+    name: 'bench-collect',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'collect' as const },
+    timeoutSeconds: 600,
+  },
+  {
+    // Large fan-outs condense: collecting 10,000 replies would make a result bigger than a message.
+    name: 'bench-condense',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'condense' as const, field: '$.v' },
+    timeoutSeconds: 600,
+  },
+  {
+    name: 'bench-timer',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'collect' as const },
+    timeoutSeconds: 3,
+  },
+  {
+    name: 'bench-hot',
+    fanOut: { type: 'none' as const },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'condense' as const, field: '$.v' },
+    timeoutSeconds: 600,
+  },
+  {
+    // The same hot aggregate with its replies spread over HOT_SHARDS partition keys by the adapter.
+    name: 'bench-hot-sharded',
+    fanOut: { type: 'none' as const },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'condense' as const, field: '$.v' },
+    timeoutSeconds: 600,
+    writeShards: HOT_SHARDS,
+  },
+];
+
+/** Largest fan-out the baseline replays reply by reply; above it, it is sampled (see `sampleNaive`). */
+export const REPLAY_UP_TO = 1_000;
+/** Reply positions a sampled baseline measures. */
+export const SAMPLED_POSITIONS = 200;
+
+/** How a run was asked for on the command line. */
+export interface RunOptions {
+  readonly quick: boolean;
+  readonly plan: Plan;
+  /** Largest fan-out the naive baseline replays reply by reply; above it, it is sampled. */
+  readonly replayUpTo: number;
+}
+
+/** `--quick`: the CI smoke run; `--replay-baseline`: replay the baseline at every fan-out. */
+export function parseArgs(argv: readonly string[]): RunOptions {
+  const quick = argv.includes('--quick');
+  // Replaying the baseline at fan-out 10,000 takes DynamoDB Local 5–15 minutes: on request only.
+  const replayUpTo = argv.includes('--replay-baseline') ? Number.POSITIVE_INFINITY : REPLAY_UP_TO;
+  return { quick, plan: quick ? QUICK : FULL, replayUpTo };
+}

@@ -1,0 +1,89 @@
+import {
+  type ArrivalPhaseResult,
+  Bodies,
+  type CapacitySample,
+  runArrival,
+  storeCapacity,
+} from '../phases.ts';
+import type { Rig } from '../rig.ts';
+import { log } from './log.ts';
+import { type Plan, SATURATED_RELEASE } from './plan.ts';
+
+/** The raw store capacity around the saturated run, and the pace of the paced phases it sets. */
+export interface Saturation {
+  readonly capacityBefore: CapacitySample;
+  readonly capacityAfter: CapacitySample;
+  readonly saturated: ArrivalPhaseResult;
+  /** Replies per second the responders offer in the paced phases. */
+  readonly pace: number;
+  /** Aggregates per paced arrival phase at fan-out 10. */
+  readonly arrivalAggregates: number;
+}
+
+/** The raw-capacity writes: reply items with a 1 KB body. */
+const CAPACITY_BODY = Bodies.kilobyte('capacity', '0');
+
+/** DynamoDB Local's JVM is slow until warm: the first seconds of writes are not its capacity. */
+export async function warmStore(rig: Rig, plan: Plan, concurrency: number): Promise<void> {
+  log(`warming the store: PutItem x ${concurrency} writers for ${plan.warmupMs} ms (not counted)`);
+  await storeCapacity(rig, { concurrency, durationMs: plan.warmupMs, body: CAPACITY_BODY, label: 'warm' });
+}
+
+/**
+ * A warm-up run (not counted) sizes the saturated run to last about as long as a capacity window;
+ * the raw store capacity is measured just before and just after it, `concurrency` writers each.
+ * Half the saturated rate (within the plan's bounds) is the pace of the paced phases.
+ */
+export async function runSaturation(rig: Rig, plan: Plan, concurrency: number): Promise<Saturation> {
+  log(`warm-up: ${plan.warmupAggregates} aggregates, replies independent, as fast as they go (not counted)`);
+  const warm = await runArrival(rig, {
+    pattern: 'independent',
+    definition: 'bench-collect',
+    idPrefix: 'warm',
+    aggregates: plan.warmupAggregates,
+    fanOut: 10,
+    body: Bodies.kilobyte,
+    release: SATURATED_RELEASE,
+    timeoutMs: 600_000,
+  });
+  // Sized to last about as long as each capacity window around it.
+  const estimate = (warm.replies * 1000) / warm.releaseToLastResultMs;
+  const saturatedAggregates = Math.max(30, Math.round((estimate * plan.capacityMs) / 1000 / 10));
+  log(`raw store capacity before: PutItem x ${concurrency} writers for ${plan.capacityMs} ms`);
+  const capacityBefore = await storeCapacity(rig, {
+    concurrency,
+    durationMs: plan.capacityMs,
+    body: CAPACITY_BODY,
+    label: 'before',
+  });
+  log(`saturated: ${saturatedAggregates} aggregates x 10 replies of 1 KB, independent, as fast as they go`);
+  const saturated = await runArrival(rig, {
+    pattern: 'independent',
+    definition: 'bench-collect',
+    idPrefix: 'sat',
+    aggregates: saturatedAggregates,
+    fanOut: 10,
+    body: Bodies.kilobyte,
+    release: SATURATED_RELEASE,
+    timeoutMs: 600_000,
+  });
+  // As long as the run was (the estimate that sized it may be off), within reason.
+  const afterMs = Math.round(
+    Math.min(2 * plan.capacityMs, Math.max(plan.capacityMs / 2, saturated.releaseToLastResultMs)),
+  );
+  log(`raw store capacity after: PutItem x ${concurrency} writers for ${afterMs} ms`);
+  const capacityAfter = await storeCapacity(rig, {
+    concurrency,
+    durationMs: afterMs,
+    body: CAPACITY_BODY,
+    label: 'after',
+  });
+  const saturatedRate = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
+  const pace = Math.max(10, Math.min(plan.maxOfferedRepliesPerSecond, saturatedRate / 2));
+  // On a slow or busy machine the pace drops: fewer aggregates keep each phase within its time.
+  const arrivalAggregates = Math.min(
+    plan.arrivalAggregates,
+    Math.max(20, Math.round((pace * plan.arrivalSeconds) / 10)),
+  );
+  return { capacityBefore, capacityAfter, saturated, pace, arrivalAggregates };
+}

@@ -1,0 +1,260 @@
+import type { Calibration } from './calibrate.ts';
+import type { Bill, Usage } from './cost.ts';
+import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from './hot-aggregate.ts';
+import type { HotMeasurement } from './hot-measurement.ts';
+
+/**
+ * The shape of `bench/results/*.json` (schema 2): what `run/assemble.ts` builds from the phases'
+ * measurements and what `report.ts` renders. CI and the docs read these field names: a rename here
+ * is a change of the results' contract.
+ */
+
+/** One fan-out of the scale curve: fanin and the naive baseline on the same replies. */
+export interface ScalePoint {
+  readonly fanOut: number;
+  readonly aggregates: number;
+  readonly replies: number;
+  readonly fanin: {
+    readonly writeUnitsPerReply: number;
+    readonly recordingWriteUnitsPerReply: number;
+    readonly indexWriteUnitsPerReply: number;
+    readonly readUnitsPerReply: number;
+    readonly repliesPerSecond: number;
+    readonly outcomes: Readonly<Record<string, number>>;
+  };
+  readonly baseline: {
+    /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
+    readonly method: string;
+    readonly writeUnitsPerReply: number;
+    readonly recordingWriteUnitsPerReply: number;
+    readonly readUnitsPerReply: number;
+    /** Null when sampled. */
+    readonly repliesPerSecond: number | null;
+  };
+  /** Baseline write units per reply over fanin's. */
+  readonly ratio: number;
+}
+
+/** One arrival phase's figures, per reply unless named otherwise; all-in (the deadline timer's firing included). */
+export interface ArrivalFigures {
+  readonly fan_out: number;
+  readonly batching_window_seconds: number;
+  /** Null: as fast as the responders could send. */
+  readonly offered_replies_per_second: number | null;
+  readonly aggregates: number;
+  readonly replies: number;
+  readonly write_units: number;
+  readonly index_write_units: number;
+  readonly read_units: number;
+  /** fanin's handlers and its event source mappings, empty receives left out. */
+  readonly sqs_calls: number;
+  /** Producer, responders and result consumer. */
+  readonly client_sqs_calls: number;
+  readonly reply_invocations: number;
+  readonly replies_per_batch: number;
+  /** Mean replies of one aggregate in one reply batch: what a state protocol can share a write across. */
+  readonly replies_per_aggregate_per_batch: number;
+  readonly cost_per_million_aggregates_usd: number;
+  readonly fanin_only_per_million_usd: number;
+  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly outcomes: Readonly<Record<string, number>>;
+}
+
+/** One arrival pattern (issue 12): the contract fields first, then every phase measured. */
+export interface ArrivalPatternResult {
+  /** By fan-out. */
+  readonly write_units_per_reply: Readonly<Record<string, number>>;
+  readonly read_units_per_reply: Readonly<Record<string, number>>;
+  readonly sqs_calls_per_reply: Readonly<Record<string, number>>;
+  /** Fan-out 10, end to end (fanin plus its clients' SQS calls). */
+  readonly cost_per_million_aggregates_usd: number;
+  /** Fan-out 10, from the last reply's send to the result read off the output queue. */
+  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly batching_window_seconds: number;
+  /** At the topology's batching window, every fan-out. */
+  readonly measured: readonly ArrivalFigures[];
+  /** Fan-out 10 at other batching windows. */
+  readonly other_batching_windows: readonly ArrivalFigures[];
+}
+
+/** The arrival patterns, as `bench/responders.ts` names them. */
+export type ArrivalPatternName = 'together' | 'independent' | 'spread';
+
+/** The raw store capacity over one window. */
+export interface CapacityFigures {
+  readonly puts_per_second: number;
+  readonly per_second: readonly number[];
+  readonly duration_ms: number;
+}
+
+/** `bench/results/*.json`. The first block is the contract of issues 7 and 12; the rest explains it. */
+export interface Results {
+  readonly schema: 2;
+  readonly date: string;
+  readonly commit: string;
+  readonly quick: boolean;
+  /** How this run was started. */
+  readonly command: string;
+  readonly duration_seconds: number;
+  readonly machine: {
+    readonly cpus: number;
+    readonly memory_gib: number;
+    readonly node: string;
+    readonly load_average_start: readonly number[];
+    readonly load_average_end: readonly number[];
+    readonly emulators: readonly string[];
+  };
+  /** The pattern of the headline figures (replies arriving independently). */
+  readonly headline_pattern: ArrivalPatternName;
+  readonly arrival: Readonly<Record<ArrivalPatternName, ArrivalPatternResult>>;
+  readonly arrival_setup: {
+    readonly offered_replies_per_second: number;
+    readonly rotation: number;
+    readonly spread: { readonly medianMs: number; readonly sigma: number; readonly maxMs: number };
+    readonly default_batching_window_seconds: number;
+  };
+  /** Saturated, replies independent: from the first reply released to the last result. */
+  readonly replies_per_second: number;
+  readonly aggregates_per_second: number;
+  readonly completion_latency_ms: {
+    readonly p50: number;
+    readonly p99: number;
+    readonly samples: number;
+    readonly pattern: ArrivalPatternName;
+    readonly offered_replies_per_second: number;
+    readonly saturated: { readonly p50: number; readonly p99: number };
+  };
+  /** fanin's write units per reply (all-in) by fan-out. */
+  readonly write_units_per_reply: Readonly<Record<string, number>>;
+  /** Baseline write units per reply over fanin's, by fan-out. */
+  readonly baseline_ratio: Readonly<Record<string, number>>;
+  /** The scale curve as a line: write units per reply plus write units per aggregate. */
+  readonly write_units_fit: { readonly per_reply: number; readonly per_aggregate: number };
+  readonly sqs_calls_per_reply: number;
+  /** Null when the capacity windows before and after the run disagree by more than the limit. */
+  readonly fraction_of_store_capacity: number | null;
+  readonly cost_per_million_aggregates_usd: number;
+  readonly headline: {
+    readonly pattern: ArrivalPatternName;
+    readonly aggregates: number;
+    readonly replies: number;
+    readonly fan_out: number;
+    readonly reply_bytes: number;
+    /** Mean bytes a headline body takes in its reply item (fanin stores it compressed when smaller). */
+    readonly stored_payload_bytes?: number;
+    readonly elapsed_ms: number;
+    readonly outcomes: Readonly<Record<string, number>>;
+    readonly per_reply: {
+      readonly write_units: number;
+      readonly index_write_units: number;
+      readonly read_units: number;
+      readonly write_units_by_operation: Readonly<Record<string, number>>;
+      readonly read_units_by_operation: Readonly<Record<string, number>>;
+      readonly dynamodb_calls_by_operation: Readonly<Record<string, number>>;
+      readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
+      readonly sqs_billed_requests: Readonly<Record<string, number>>;
+      readonly timer_firing_sqs_calls_by_operation: Readonly<Record<string, number>>;
+      readonly handler_invocations: Readonly<Record<string, number>>;
+      readonly records_per_invocation: Readonly<Record<string, number>>;
+      readonly emulator_reported_transaction_write_units: number;
+      readonly empty_receives_excluded: number;
+    };
+  };
+  readonly saturated: {
+    readonly pattern: ArrivalPatternName;
+    readonly aggregates: number;
+    readonly replies: number;
+    readonly release_to_last_result_ms: number;
+    readonly write_units_per_reply: number;
+  };
+  readonly store_capacity: {
+    readonly item: string;
+    readonly concurrency: number;
+    readonly window_ms: number;
+    readonly before: CapacityFigures;
+    readonly after: CapacityFigures;
+    readonly mean_puts_per_second: number;
+    /** |after − before| / mean. */
+    readonly spread: number;
+    readonly spread_limit: number;
+    /** Slowest and fastest whole second over both windows. */
+    readonly per_second_range: readonly number[];
+    /** The fraction against the faster and the slower window. */
+    readonly fraction_range: readonly number[];
+    readonly meaningful: boolean;
+  };
+  readonly cost: {
+    readonly prices_taken: string;
+    readonly region: string;
+    readonly scenario: string;
+    readonly fanin: {
+      readonly usage_per_aggregate: Usage;
+      readonly per_million_aggregates: Bill;
+      readonly timer_firing_usage: Usage;
+    };
+    readonly fanin_clients: { readonly usage_per_aggregate: Usage; readonly per_million_aggregates: Bill };
+    readonly fanin_total_per_million: number;
+    readonly step_functions_standard: {
+      readonly transitions_per_aggregate: number;
+      readonly orchestration_per_million: Bill;
+      readonly clients_per_million: Bill;
+      readonly total_per_million: number;
+    };
+    readonly step_functions_express: {
+      readonly per_million_by_answer_seconds: readonly {
+        readonly seconds: number;
+        readonly per_million_usd: number;
+      }[];
+      /** Express costs less than fanin end to end while the slowest responder answers within this. */
+      readonly cheaper_than_fanin_below_seconds: number;
+    };
+    /** The least fan-out 10's replies can cost per million aggregates: {@link replyFloorPerMillion}. */
+    readonly reply_floor_per_million: {
+      readonly one_reply_per_batch: number;
+      readonly ten_replies_per_batch: number;
+    };
+    readonly naive_baseline_dynamodb: {
+      readonly usage_per_aggregate: { readonly write_units: number; readonly read_units: number };
+      readonly per_million_aggregates: number;
+    };
+    readonly fixed_monthly: {
+      readonly items: readonly { readonly item: string; readonly how: string; readonly usd: number }[];
+      readonly total_usd: number;
+      /** The total README's "What it costs at rest" states; null if not found. */
+      readonly readme_total_usd: number | null;
+      readonly reply_partitions: number;
+    };
+  };
+  readonly scale: readonly ScalePoint[];
+  /** The baseline at one fan-out both replayed and sampled: how far the sampling is from the replay. */
+  readonly baseline_sampling_check?: {
+    readonly fan_out: number;
+    readonly positions: number;
+    readonly replayed_write_units_per_reply: number;
+    readonly sampled_write_units_per_reply: number;
+  };
+  readonly hot_aggregate: {
+    /** The definition's default layout, `writeShards: 1`. */
+    readonly measured: Omit<HotMeasurement, 'counters'> & { readonly counters: undefined };
+    /** The same aggregate with `writeShards` > 1, spread by the state store itself. */
+    readonly sharded: Omit<HotMeasurement, 'counters'> & { readonly counters: undefined };
+    readonly aws_limits: AwsLimits;
+    readonly model: readonly {
+      readonly design: HotDesign;
+      readonly bounds: HotBounds;
+      readonly simulation: HotSimulation;
+    }[];
+  };
+  readonly calibration: Calibration;
+  readonly timers: { readonly fired: number; readonly completed_first: Readonly<Record<string, number>> };
+  readonly sanity: {
+    readonly failedRecords: number;
+    readonly pollerErrors: number;
+    readonly responderErrors: number;
+    readonly collectorErrors: number;
+    readonly outputsSeen: Readonly<Record<string, number>>;
+    /** Transactional updates of items the meter had not seen, by who (costed as 1 KB). */
+    readonly transactionSizesUnknown: Readonly<Record<string, number>>;
+    readonly unregisteredTables: number;
+  };
+}
