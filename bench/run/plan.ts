@@ -98,7 +98,7 @@ export const AWS_LIMITS: AwsLimits = {
   // As the cost model's Lambda durations (prices.json): 8 ms per DynamoDB call.
   callMs: 8,
   overheadMs: 10,
-  // DynamoStateStore.THROTTLE_RETRIES: a throttled put is retried in place this many times.
+  // THROTTLE_RETRIES in shared/adapters/state-aggregates.ts: a throttled put is retried in place this often.
   throttleRetries: 10,
   visibilityTimeoutSeconds: 181,
 };

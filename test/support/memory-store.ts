@@ -28,9 +28,9 @@ import { policyFromQueueUrl } from '../../shared/use-cases/recipients.ts';
 
 /**
  * In-memory fakes of the ports, for fast use-case tests without the emulators. The state store
- * keeps the DynamoDB store's conditions (shared/adapters/dynamo-state-store.ts,
- * docs/data-plane.md): a reply put once, a seal only of an open header, lease-holder-only updates,
- * a `due` entry where the DynamoDB store keeps one. It is not a proof of the protocol under
+ * keeps the DynamoDB store's conditions (shared/adapters/dynamo-state-store.ts and its state-*.ts
+ * modules, docs/data-plane.md): a reply put once, a seal only of an open header, lease-holder-only
+ * updates, a `due` entry where the DynamoDB store keeps one. It is not a proof of the protocol under
  * concurrency — the emulator and adversity suites are — but of what a use case does with it.
  */
 

@@ -1,0 +1,243 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type {
+  AggregateHeader,
+  AggregateSnapshot,
+  PayloadPointer,
+  ReplyToRecord,
+  StoredPayload,
+  StoredReply,
+} from '../ports.ts';
+import { headerAttributes, replyItem, toHeader, toReply, unmarshallLoose } from './state-items.ts';
+import { aggregateKey, replyKey, replyPartitionKey, SortKey, shardKey } from './state-keys.ts';
+import { queryAll, type StateTable } from './state-table.ts';
+
+/**
+ * An aggregate's own items in the state table (the layout is drawn on `DynamoStateStore`,
+ * dynamo-state-store.ts): the request and the header written at its open, its dispatch progress,
+ * one item per reply and a reply marked late — and the one consistent read of the header with
+ * every reply. The header's later transitions (seal, lease, deadline, close) are in
+ * state-completion.ts.
+ */
+
+/** Retries of a throttled reply put beyond the SDK's own, with jittered back-off. */
+const THROTTLE_RETRIES = 10;
+
+export async function openAggregate(
+  table: StateTable,
+  header: AggregateHeader,
+  request?: StoredPayload & { readonly expiresAt: number },
+): Promise<{ created: boolean; header: AggregateHeader }> {
+  const pk = aggregateKey(header.aggregateId);
+  // The request first, then the header: a reader that finds the header always finds its
+  // request. Two requests racing for one id may both write it; the header decides which one
+  // owns the aggregate, and the request item names its request id, so the loser's is ignored.
+  if (request) {
+    await table.client
+      .send(
+        new PutCommand({
+          TableName: table.tableName,
+          Item: {
+            pk,
+            sk: SortKey.REQUEST,
+            requestId: header.requestId,
+            request: request.payload,
+            ...(request.payloadRef ? { requestRef: request.payloadRef } : {}),
+            expiresAt: request.expiresAt,
+          },
+          ConditionExpression: 'attribute_not_exists(sk) OR requestId = :rid',
+          ExpressionAttributeValues: { ':rid': header.requestId ?? null },
+        }),
+      )
+      .catch((error: unknown) => {
+        // Another request wrote it first: the header below tells who owns the id.
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
+  }
+  try {
+    await table.client.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { pk, sk: SortKey.HEADER, ...headerAttributes(header) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { created: true, header };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const existing = error.Item
+      ? toHeader(unmarshallLoose(error.Item))
+      : await getHeader(table, header.aggregateId);
+    if (!existing) throw error;
+    return { created: false, header: existing };
+  }
+}
+
+export async function markDispatched(table: StateTable, aggregateId: string, upTo: number): Promise<void> {
+  await table.client
+    .send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+        UpdateExpression: 'SET dispatchedUpTo = :n',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(dispatchedUpTo) OR dispatchedUpTo < :n)',
+        ExpressionAttributeValues: { ':n': upTo },
+      }),
+    )
+    .catch((error: unknown) => {
+      // Another attempt recorded more progress already.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
+
+export async function getHeader(
+  table: StateTable,
+  aggregateId: string,
+  options: { readonly consistent?: boolean } = {},
+): Promise<AggregateHeader | undefined> {
+  const { Item } = await table.client.send(
+    new GetCommand({
+      TableName: table.tableName,
+      Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+      ConsistentRead: options.consistent ?? true,
+    }),
+  );
+  return Item ? toHeader(Item) : undefined;
+}
+
+export async function getRequest(table: StateTable, aggregateId: string): Promise<StoredPayload | undefined> {
+  const { Item } = await table.client.send(
+    new GetCommand({
+      TableName: table.tableName,
+      Key: { pk: aggregateKey(aggregateId), sk: SortKey.REQUEST },
+      ConsistentRead: true,
+    }),
+  );
+  if (!Item) return undefined;
+  return {
+    payload: String(Item.request ?? ''),
+    ...(Item.requestRef ? { payloadRef: Item.requestRef as PayloadPointer } : {}),
+  };
+}
+
+/**
+ * One conditional put: the reply's own item, nothing shared. A reply is 1 write unit when its
+ * stored form is at most 1 KB, and never contends with the other replies of its aggregate.
+ */
+export async function putReply(
+  table: StateTable,
+  aggregateId: string,
+  reply: ReplyToRecord,
+  shards = 1,
+): Promise<'recorded' | 'duplicate'> {
+  const put = new PutCommand({
+    TableName: table.tableName,
+    Item: replyItem(aggregateId, reply, shards),
+    ConditionExpression: 'attribute_not_exists(sk)',
+  });
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await table.client.send(put);
+      return 'recorded';
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return 'duplicate';
+      // A hot aggregate's partition is throttled: wait for it here, past the SDK's own few
+      // retries, rather than fail the batch back to SQS for a whole visibility timeout.
+      if (!isThrottled(error) || attempt >= THROTTLE_RETRIES) throw error;
+      await sleep(Math.random() * Math.min(1000, 20 * 2 ** attempt));
+    }
+  }
+}
+
+export async function readAggregate(table: StateTable, aggregateId: string): Promise<AggregateSnapshot> {
+  const items = await queryAll(table, {
+    TableName: table.tableName,
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :h AND :r',
+    ExpressionAttributeValues: {
+      ':pk': aggregateKey(aggregateId),
+      ':h': SortKey.HEADER,
+      ':r': SortKey.REPLIES_END,
+    },
+    ConsistentRead: true,
+  });
+  let header: AggregateHeader | undefined;
+  const replies: StoredReply[] = [];
+  const collect = (rows: Record<string, unknown>[]) => {
+    for (const item of rows) {
+      if (item.sk === SortKey.HEADER) header = toHeader(item);
+      else if (String(item.sk).startsWith(SortKey.REPLY) && item.receivedAt !== undefined)
+        replies.push(toReply(item));
+    }
+  };
+  collect(items);
+  const shards = header?.shards ?? 1;
+  if (shards > 1) {
+    // Shard 0 shares the header's key; the others are read alongside, each consistently.
+    const others = await Promise.all(
+      Array.from({ length: shards - 1 }, (_, i) =>
+        queryAll(table, {
+          TableName: table.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+          ExpressionAttributeValues: { ':pk': shardKey(aggregateId, i + 1), ':r': SortKey.REPLY },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    for (const rows of others) collect(rows);
+  }
+  return { ...(header ? { header } : {}), replies };
+}
+
+export async function markLate(
+  table: StateTable,
+  aggregateId: string,
+  replyId: string,
+  expiresAt: number,
+  shards = 1,
+): Promise<boolean> {
+  const pk = aggregateKey(aggregateId);
+  try {
+    await table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
+        UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
+        ConditionExpression: 'attribute_not_exists(late)',
+        ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+  // Counted once per late reply: only the invocation that marked it adds it.
+  await table.client
+    .send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk, sk: SortKey.HEADER },
+        UpdateExpression: 'ADD lateCount :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+  return true;
+}
+
+function isThrottled(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return (
+    name === 'ProvisionedThroughputExceededException' ||
+    name === 'ThrottlingException' ||
+    name === 'RequestLimitExceeded'
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
