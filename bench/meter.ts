@@ -273,7 +273,10 @@ export class Meter {
         input.TableName,
         (input.Key ?? input.Item) as WireItem | undefined,
       );
-      this.add(`ddb.wcu|${who}|${op}`, writeUnits(before ? itemSize(before) : 0));
+      const units = writeUnits(before ? itemSize(before) : 0);
+      this.add(`ddb.wcu|${who}|${op}`, units);
+      // Also apart, so a report can say how much of the write units bought nothing.
+      this.add(`ddb.wcu_cond_failed|${who}|${op}`, units);
       return;
     }
     this.add(`ddb.errors|${who}|${op}:${name}`);

@@ -45,6 +45,10 @@ export interface ArrivalFigures {
   readonly replies: number;
   readonly write_units: number;
   readonly index_write_units: number;
+  /** Write units per reply spent by conditional writes that failed (a duplicate, a lost race to seal): billed, no effect. */
+  readonly failed_condition_write_units?: number;
+  /** Failed conditional writes per aggregate, by operation (`UpdateItem`, `PutItem`). */
+  readonly failed_conditions_per_aggregate?: Readonly<Record<string, number>>;
   readonly read_units: number;
   /** fanin's handlers and its event source mappings, empty receives left out. */
   readonly sqs_calls: number;

@@ -11,6 +11,12 @@ const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
 };
 
 /** The three arrival patterns side by side, and the batching-window trade-off. */
+/** Failed conditional writes per aggregate by operation, e.g. `0.0125 UpdateItem`; `0` when none. */
+function failedConditions(f: ArrivalFigures): string {
+  const byOp = Object.entries(f.failed_conditions_per_aggregate ?? {});
+  return byOp.length === 0 ? '0' : byOp.map(([op, n]) => `${fmt(n, 4)} ${op}`).join(', ');
+}
+
 export function arrivalSection(r: Results): string[] {
   const names = (['together', 'independent', 'spread'] as const).filter((p) => r.arrival[p]);
   const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))].sort(
@@ -43,6 +49,10 @@ export function arrivalSection(r: Results): string[] {
       [
         ...fanOuts.map((fo) => row(`write units per reply @${fo}`, (f) => fmt(f.write_units, 3), fo)),
         row('of which index writes', (f) => fmt(f.index_write_units, 3)),
+        row('of which failed conditions (billed, no effect)', (f) =>
+          fmt(f.failed_condition_write_units ?? 0, 4),
+        ),
+        row('failed conditional writes per aggregate', (f) => failedConditions(f)),
         ...fanOuts.map((fo) => row(`read units per reply @${fo}`, (f) => fmt(f.read_units, 3), fo)),
         ...fanOuts.map((fo) => row(`SQS calls per reply @${fo} (fanin)`, (f) => fmt(f.sqs_calls, 3), fo)),
         row("clients' SQS calls per reply", (f) => fmt(f.client_sqs_calls, 3)),

@@ -1,5 +1,5 @@
 import { addUsage, billPerMillion, type Prices, usageOf } from '../cost.ts';
-import { total } from '../counters.ts';
+import { grouped, total } from '../counters.ts';
 import { type ArrivalPhaseResult, Bodies, percentile, runArrival } from '../phases.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../responders.ts';
 import type { Rig } from '../rig.ts';
@@ -94,6 +94,12 @@ function arrivalFigures(phase: ArrivalPhaseResult, timers: TimerFiring, prices: 
     replies,
     write_units: round(allIn('ddb.wcu', faninWho), 3),
     index_write_units: round(allIn('ddb.wcu_index', faninWho), 3),
+    failed_condition_write_units: round(allIn('ddb.wcu_cond_failed', faninWho), 4),
+    failed_conditions_per_aggregate: Object.fromEntries(
+      Object.entries(grouped(c, 'ddb.cond_failed', (who, op) => (faninWho(who) ? op : undefined)))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([op, n]) => [op, round(n / aggregates, 4)]),
+    ),
     read_units: round(allIn('ddb.rcu', faninWho), 3),
     sqs_calls: round(
       allIn('sqs.calls', (who, d) => faninSide(who) && notEmpty(d)),
