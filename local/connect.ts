@@ -6,8 +6,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoPartitionRegistry } from '../shared/adapters/dynamo-partition-registry.ts';
 import { S3ClaimCheck } from '../shared/adapters/s3-claim-check.ts';
-import { type FaninClients, REPLY_DESTINATION, replyDestination } from '../shared/app.ts';
-import { documentClient, s3Client, sqsClient } from '../shared/aws/clients.ts';
+import { REPLY_DESTINATION, replyDestination } from '../shared/app.ts';
+import {
+  type AwsClients,
+  type Connection,
+  configuredEndpoints,
+  createClients,
+} from '../shared/aws/clients.ts';
 import { FaninClient } from '../shared/client/fanin-client.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
 import { type Definition, parseDefinitions } from '../shared/engine/definition.ts';
@@ -23,10 +28,13 @@ import { type QueueRef, type RuntimeState, readState } from './state.ts';
 
 /**
  * What the CLI and the demos' processes talk to: the local runtime (found through its state file)
- * or a deployed stack (found by its prefix, with the SDK's standard configuration).
+ * or a deployed stack (found by its prefix, with the SDK's standard configuration), and the AWS
+ * clients that reach it, built once when the target is resolved.
  */
 export interface Target {
   readonly kind: 'local' | 'stack';
+  /** The clients of this process for this target; `clients.destroy()` when done with it. */
+  readonly clients: AwsClients;
   readonly prefix: string;
   readonly tableName: string;
   readonly bucketName?: string;
@@ -56,19 +64,19 @@ export class TargetNotFoundError extends FaninError {
 }
 
 /**
- * Points this process's AWS SDK at the services the local runtime used, by the same standard
- * variables (`AWS_ENDPOINT_URL_<SERVICE>`, `AWS_REGION`) the runtime itself honours. Emulators
- * accept any credentials; dummy ones are set only when the runtime started its own emulators and
- * none are set, as the runtime did for itself.
+ * How this process reaches the services the local runtime used: the endpoints its state file
+ * records (its own emulators, or the `AWS_ENDPOINT_URL*` it was started with), its region unless
+ * `env` names one, and, when it started its own emulators (which accept any), dummy credentials
+ * unless `env` has some. Nothing is written to `env`: the result goes to `createClients`.
  */
-export function useRuntimeEndpoints(state: RuntimeState, env: NodeJS.ProcessEnv = process.env): void {
-  for (const [name, value] of Object.entries(state.endpoints)) env[name] = value;
-  env.AWS_REGION ??= state.region;
-  if (state.emulators.length > 0 && !env.AWS_ACCESS_KEY_ID) {
-    env.AWS_ACCESS_KEY_ID = 'test';
-    env.AWS_SECRET_ACCESS_KEY = 'test';
-  }
-  env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+export function connectionOf(state: RuntimeState, env: NodeJS.ProcessEnv = process.env): Connection {
+  return {
+    endpoints: configuredEndpoints(state.endpoints),
+    ...(env.AWS_REGION ? {} : { region: state.region }),
+    ...(state.emulators.length > 0 && !env.AWS_ACCESS_KEY_ID
+      ? { credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }
+      : {}),
+  };
 }
 
 /** Options of {@link resolveTarget}. */
@@ -85,24 +93,33 @@ export interface ResolveOptions {
  * Finds the target: a deployed stack when `stack` is given, else the local runtime of the state
  * file. For a stack, queue URLs come from `GetQueueUrl` on the topology's names and the reply
  * partitions from `ListQueues` (so their number need not be known); the table name is the
- * topology's.
+ * topology's. The target's clients are built here, once: for a stack with the SDK's standard
+ * configuration, for the local runtime with {@link connectionOf} its state.
  */
 export async function resolveTarget(options: ResolveOptions): Promise<Target> {
-  if (options.stack !== undefined) return resolveStack(options.stack, options.bucket);
+  if (options.stack !== undefined) {
+    const clients = createClients();
+    try {
+      return await resolveStack(options.stack, options.bucket, clients);
+    } catch (error) {
+      clients.destroy();
+      throw error;
+    }
+  }
   const state = await readState(options.stateFile);
   if (!state) {
     throw new TargetNotFoundError(
       `no local runtime: ${options.stateFile} does not exist. Start one with \`npm start\`, or pass --stack <prefix> for a deployed stack`,
     );
   }
-  useRuntimeEndpoints(state);
-  return targetFromState(state);
+  return targetFromState(state, createClients(connectionOf(state)));
 }
 
-/** The target of a local runtime's state (endpoints not applied: see {@link useRuntimeEndpoints}). */
-export function targetFromState(state: RuntimeState): Target {
+/** The target of a local runtime's state, reached with `clients` (see {@link connectionOf}). */
+export function targetFromState(state: RuntimeState, clients: AwsClients): Target {
   return {
     kind: 'local',
+    clients,
     prefix: state.prefix,
     tableName: state.tableName,
     ...(state.bucketName ? { bucketName: state.bucketName } : {}),
@@ -117,9 +134,13 @@ export function targetFromState(state: RuntimeState): Target {
   };
 }
 
-async function resolveStack(prefix: string, bucket: string | undefined): Promise<Target> {
+async function resolveStack(
+  prefix: string,
+  bucket: string | undefined,
+  clients: AwsClients,
+): Promise<Target> {
   // The names depend only on the prefix (and FIFO-ness, found below); definitions do not matter.
-  const sqs = sqsClient();
+  const { sqs } = clients;
   const partitions = await discoverPartitions(sqs, prefix);
   const fifo = partitions[0]?.name.endsWith('.fifo') ?? false;
   const topology = describeTopology({
@@ -156,9 +177,10 @@ async function resolveStack(prefix: string, bucket: string | undefined): Promise
     throw new TargetNotFoundError(`no reply partitions (${prefix}-reply-<n>) found for stack "${prefix}"`);
   }
   queues[QueueRole.BACKLOG] ??= { name: topology.queues.backlog.name, url: '', dlqName: '' };
-  const { partitioning, partitioningSource } = await deployedPartitioning(topology.tableName);
+  const { partitioning, partitioningSource } = await deployedPartitioning(clients, topology.tableName);
   return {
     kind: 'stack',
+    clients,
     prefix,
     tableName: topology.tableName,
     ...(bucket ? { bucketName: bucket } : {}),
@@ -176,10 +198,11 @@ async function resolveStack(prefix: string, bucket: string | undefined): Promise
  * defaults stand in, and the source says so.
  */
 async function deployedPartitioning(
+  clients: AwsClients,
   tableName: string,
 ): Promise<{ partitioning: Partitioning; partitioningSource: string }> {
   try {
-    const registry = new DynamoPartitionRegistry({ client: documentClient(), tableName });
+    const registry = new DynamoPartitionRegistry({ client: clients.dynamo, tableName });
     const recorded = await registry.loadSettings(REPLY_DESTINATION);
     if (recorded) {
       const { recordedAt, ...settings } = recorded;
@@ -256,26 +279,21 @@ export function runtimeConfigOf(target: Target): RuntimeConfig {
   };
 }
 
-/** The shared clients for a target (after {@link resolveTarget} set the endpoints). */
-export function clientsOf(target: Target): FaninClients {
-  return { sqs: sqsClient(), dynamo: documentClient(), ...(target.bucketName ? { s3: s3Client() } : {}) };
-}
-
 /** The reply destination of a target. */
 export function destinationOf(target: Target): PartitionedDestination {
-  return replyDestination(runtimeConfigOf(target), clientsOf(target));
+  return replyDestination(runtimeConfigOf(target), target.clients);
 }
 
 /** A {@link FaninClient} for producers and responders of a target: ingress, reply routing, claim check. */
 export function faninClientOf(target: Target): FaninClient {
   return new FaninClient({
-    sqs: sqsClient(),
+    sqs: target.clients.sqs,
     ingressQueueUrl: target.queues.ingress.url,
     replies: destinationOf(target),
     ...(target.bucketName
       ? {
           claimCheck: new S3ClaimCheck({
-            s3: s3Client(),
+            s3: target.clients.s3,
             bucket: target.bucketName,
             ...(target.claimCheckThresholdBytes ? { thresholdBytes: target.claimCheckThresholdBytes } : {}),
           }),

@@ -1,10 +1,17 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { buildApp } from 'fauxqs';
+import { type Connection, configuredEndpoints } from '../shared/aws/clients.ts';
+import {
+  type ChildEnv,
+  findOnPath,
+  httpStatus,
+  isExecutable,
+  once,
+  type RunningServer,
+  startChildServer,
+} from './child-server.ts';
 
 /**
  * The message of the error thrown when DynamoDB Local has to be started and no usable Java is found.
@@ -41,13 +48,22 @@ export interface StartedEmulator {
   readonly url: string;
 }
 
-/** The emulators started by {@link startEmulators} and the environment that points the AWS SDK at them. */
+/**
+ * The emulators started by {@link startEmulators}, and how to reach them: a {@link Connection} for
+ * this process's clients, and the environment for other processes.
+ */
 export interface RunningEmulators {
   /**
-   * Variables to add to the environment of anything that should talk to the emulators: endpoint
-   * overrides for the services started here, plus region, dummy credentials and the SDK's Node
-   * version warning switch where the input environment did not set them. Never overrides a
-   * variable that the input environment already set.
+   * How this process's clients reach what was started (`createClients(emulators.connection)`):
+   * the endpoints of the emulators started here (any other service keeps the SDK's standard
+   * settings), plus the region and dummy credentials where the input environment has none.
+   */
+  readonly connection: Connection;
+  /**
+   * The same, as environment variables for another process that should talk to the emulators
+   * (a child process, or test workers): endpoint overrides for the services started here, plus region, dummy credentials and the SDK's Node version warning switch where the
+   * input environment did not set them. Never overrides a variable that the input environment
+   * already set.
    */
   readonly env: Record<string, string>;
   /** True when an EventBridge endpoint is configured (LocalStack, an explicit override, or moto started here). */
@@ -79,8 +95,9 @@ export interface RunningEmulators {
  * @throws Error with {@link JAVA_REQUIRED_MESSAGE} when DynamoDB Local is needed and Java 17+ is missing.
  * @example
  * const emulators = await startEmulators();
- * Object.assign(process.env, emulators.env);
- * // ... use the SDK ...
+ * const clients = createClients(emulators.connection);
+ * // ... use the clients; spawn({ env: { ...process.env, ...emulators.env } }) for a child ...
+ * clients.destroy();
  * await emulators.stop();
  */
 export async function startEmulators(options: StartEmulatorsOptions = {}): Promise<RunningEmulators> {
@@ -128,7 +145,7 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
     motoPath ? startMoto(motoPath, childEnv, timeoutMs) : Promise.resolve(undefined),
   ]);
 
-  const running: Running[] = [];
+  const running: RunningServer[] = [];
   for (const result of [fauxqs, dynamo, moto]) {
     if (result.status === 'fulfilled' && result.value) running.push(result.value);
   }
@@ -165,6 +182,13 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
   }
 
   return {
+    connection: {
+      endpoints: configuredEndpoints(env),
+      ...(env.AWS_REGION ? { region: env.AWS_REGION } : {}),
+      ...(env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+        ? { credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY } }
+        : {}),
+    },
     env,
     eventBridgeAvailable: eventBridgeUnavailableReason === undefined,
     eventBridgeUnavailableReason,
@@ -173,13 +197,7 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
   };
 }
 
-interface Running extends StartedEmulator {
-  stop(): Promise<void>;
-}
-
-type ChildEnv = Readonly<Record<string, string | undefined>>;
-
-async function startFauxqsOnLoopback(region: string): Promise<Running> {
+async function startFauxqsOnLoopback(region: string): Promise<RunningServer> {
   // startFauxqs() always listens on 0.0.0.0; buildApp() lets us keep the emulator on loopback.
   const app = buildApp({ logger: false, defaultRegion: region });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -197,7 +215,11 @@ async function startFauxqsOnLoopback(region: string): Promise<Running> {
   };
 }
 
-async function startDynamoDbLocal(javaPath: string, env: ChildEnv, timeoutMs: number): Promise<Running> {
+async function startDynamoDbLocal(
+  javaPath: string,
+  env: ChildEnv,
+  timeoutMs: number,
+): Promise<RunningServer> {
   const jarDir = await findDynamoDbLocalDir();
   return startChildServer({
     name: 'dynamodb-local',
@@ -228,7 +250,7 @@ async function startDynamoDbLocal(javaPath: string, env: ChildEnv, timeoutMs: nu
   });
 }
 
-async function startMoto(motoPath: string, env: ChildEnv, timeoutMs: number): Promise<Running> {
+async function startMoto(motoPath: string, env: ChildEnv, timeoutMs: number): Promise<RunningServer> {
   return startChildServer({
     name: 'moto',
     command: motoPath,
@@ -271,176 +293,6 @@ async function dynamoAnswers(url: string): Promise<boolean> {
     body: '{}',
   });
   return status === 200;
-}
-
-async function httpStatus(url: string, init: RequestInit): Promise<number | undefined> {
-  try {
-    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(1_000) });
-    await response.body?.cancel();
-    return response.status;
-  } catch {
-    return undefined;
-  }
-}
-
-interface ChildServerSpec {
-  readonly name: string;
-  /** Absolute path of the program. */
-  readonly command: string;
-  readonly args: (port: number) => string[];
-  readonly cwd: string | undefined;
-  readonly env: ChildEnv;
-  readonly timeoutMs: number;
-  readonly isReady: (url: string) => Promise<boolean>;
-  /** Turns the output of a child that exited early into the error to show; undefined keeps the generic one. */
-  readonly explainFailure: (output: string) => Error | undefined;
-}
-
-/**
- * Runs as `node -e WATCHDOG -- command ...args`. It starts the server and stops it when its stdin
- * (a pipe from the process that started the emulators) closes, which the kernel does when that
- * process dies for any reason, SIGKILL included. It exits when the server does.
- */
-const WATCHDOG = `
-const { spawn } = require('node:child_process');
-const [command, ...args] = process.argv.slice(1);
-const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  child.kill('SIGTERM');
-  setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-};
-process.stdin.on('end', stop).on('error', stop).resume();
-for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, stop);
-child.on('error', (error) => {
-  console.error(String(error));
-  process.exit(127);
-});
-child.on('exit', (code) => process.exit(code ?? 1));
-`;
-
-class PortTakenError extends Error {}
-
-async function startChildServer(spec: ChildServerSpec): Promise<Running> {
-  // The port is probed free and then handed to the child, so another process can take it in
-  // between; the child then exits complaining about the address, and we try another port.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startChildServerOnce(spec, await freeLoopbackPort());
-    } catch (error) {
-      if (!(error instanceof PortTakenError) || attempt >= 3) throw error;
-    }
-  }
-}
-
-async function startChildServerOnce(spec: ChildServerSpec, port: number): Promise<Running> {
-  const url = `http://127.0.0.1:${port}`;
-  const watchdog = spawn(process.execPath, ['-e', WATCHDOG, '--', spec.command, ...spec.args(port)], {
-    cwd: spec.cwd,
-    env: spec.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const output = tail(watchdog);
-  // Closing stdin of a watchdog that already died fails with EPIPE, which is nothing to report.
-  watchdog.stdin.on('error', () => {});
-  const stop = once(() => terminate(watchdog));
-
-  // Set from event handlers while the loop below polls.
-  const state: { spawnError: Error | undefined; exited: boolean } = { spawnError: undefined, exited: false };
-  watchdog.once('error', (error) => {
-    state.spawnError = error;
-  });
-  watchdog.once('exit', () => {
-    state.exited = true;
-  });
-
-  const deadline = Date.now() + spec.timeoutMs;
-  while (true) {
-    if (state.spawnError !== undefined || state.exited) {
-      await stop();
-      const text = output();
-      if (/address already in use|BindException|port is in use/i.test(text)) {
-        throw new PortTakenError(`${spec.name}: port ${port} taken`);
-      }
-      const reason = state.spawnError
-        ? `failed to start: ${state.spawnError.message}`
-        : `exited with code ${watchdog.exitCode}`;
-      throw spec.explainFailure(text) ?? new Error(`${spec.name} (${spec.command}) ${reason}\n${text}`);
-    }
-    if (await spec.isReady(url)) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${spec.name} did not answer on ${url} within ${spec.timeoutMs} ms\n${output()}`);
-    }
-    await sleep(50);
-  }
-  return { name: spec.name, url, stop };
-}
-
-/** Keeps the last few KB of a child's output, for error messages; reading also keeps its pipes from filling. */
-function tail(child: ChildProcessWithoutNullStreams): () => string {
-  let text = '';
-  const append = (chunk: Buffer): void => {
-    text = (text + chunk.toString('utf8')).slice(-4_000);
-  };
-  child.stdout.on('data', append);
-  child.stderr.on('data', append);
-  return () => text.trim();
-}
-
-async function terminate(watchdog: ChildProcessWithoutNullStreams): Promise<void> {
-  if (watchdog.exitCode !== null || watchdog.signalCode !== null || watchdog.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => watchdog.once('exit', () => resolve()));
-  // Closing the pipe is the very signal the watchdog gets when this process dies.
-  watchdog.stdin.end();
-  // The watchdog itself escalates to SIGKILL on the server after 5 s; this is the backstop.
-  const backstop = setTimeout(() => watchdog.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(backstop);
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('could not probe a free port');
-  return address.port;
-}
-
-async function findOnPath(command: string, env: ChildEnv): Promise<string | undefined> {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, command);
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    await access(path, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function once(fn: () => Promise<void>): () => Promise<void> {
-  let result: Promise<void> | undefined;
-  return () => {
-    result ??= fn();
-    return result;
-  };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function errorMessage(error: unknown): string {

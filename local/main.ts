@@ -26,6 +26,10 @@ Options:
   --quiet             do not log every output as it is published
   -h, --help          this help`;
 
+// The SDK warns on every run that its 2027 releases need Node 22; fanin targets Node 20 on purpose.
+// Set once at start-up, before any client exists (as bin/fanin.js does); the demos' processes inherit it.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 function fail(message: string, code = 1): never {
   console.error(`fanin: ${message}`);
   process.exit(code);

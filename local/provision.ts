@@ -7,6 +7,11 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import {
+  CreateEventBusCommand,
+  type EventBridgeClient,
+  ResourceAlreadyExistsException,
+} from '@aws-sdk/client-eventbridge';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
@@ -76,6 +81,19 @@ export async function provisionQueue(
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),
   });
   return { url, dlqUrl };
+}
+
+/**
+ * Creates the output event bus `name` for definitions with `outputs.eventBridge` (idempotent);
+ * returns its name.
+ */
+export async function provisionEventBus(eventBridge: EventBridgeClient, name: string): Promise<string> {
+  try {
+    await eventBridge.send(new CreateEventBusCommand({ Name: name }));
+  } catch (error) {
+    if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+  }
+  return name;
 }
 
 /** Deletes what {@link provisionTopology} created. */

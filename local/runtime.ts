@@ -1,47 +1,20 @@
-import {
-  CreateEventBusCommand,
-  type EventBridgeClient,
-  ResourceAlreadyExistsException,
-} from '@aws-sdk/client-eventbridge';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import {
-  makeControlHandler,
-  makeDistributorHandler,
-  makeFanOutHandler,
-  makeReplyHandler,
-  makeSweeperHandler,
-  makeTimerHandler,
-} from '../functions/handlers.ts';
+import { makeDistributorHandler, makeSweeperHandler } from '../functions/handlers.ts';
 import { queueDepth } from '../shared/adapters/sqs-queues.ts';
-import { createContext, createDistributor, type FaninClients, replyDestination } from '../shared/app.ts';
-import {
-  documentClient,
-  dynamoClient,
-  eventBridgeClient,
-  resetClients,
-  s3Client,
-  sqsClient,
-} from '../shared/aws/clients.ts';
+import { createContext, createDistributor, replyDestination } from '../shared/app.ts';
+import { type AwsClients, createClients } from '../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
-import { type RunningEmulators, startEmulators } from './emulators.ts';
-import { QueuePoller } from './poller.ts';
-import { type Provisioned, provisionQueue, provisionTopology } from './provision.ts';
 import type { PartitionedDestination } from '../shared/partitions/destination.ts';
 import type { Distributor } from '../shared/partitions/distributor.ts';
-import type { OutputPublisher } from '../shared/ports.ts';
-import {
-  type ConsumerSpec,
-  describeTopology,
-  type QueueRole,
-  type QueueSpec,
-  type Topology,
-} from '../shared/topology/topology.ts';
+import { describeTopology, type QueueSpec, type Topology } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
 import type { ResolvedLocalConfig } from './config.ts';
+import { type Consumer, observeOutputs, startConsumers } from './consumers.ts';
 import { DashboardServer } from './dashboard/server.ts';
-import { type ConsumerSample, Metrics, type OutputRecord } from './metrics.ts';
-import { type QueueRef, type RuntimeState, removeState, writeState } from './state.ts';
+import { type RunningEmulators, startEmulators } from './emulators.ts';
+import { Metrics } from './metrics.ts';
+import { type Provisioned, provisionEventBus, provisionQueue, provisionTopology } from './provision.ts';
+import { type QueueRef, type RuntimeState, removeState, runtimeState, writeState } from './state.ts';
 import { listActive } from './views.ts';
 
 /** Options of {@link LocalRuntime.start}. */
@@ -65,13 +38,6 @@ export interface RuntimeOptions {
   readonly pollWaitSeconds?: number;
 }
 
-/** A consumer of one queue: its poller and what the dashboard calls it. */
-interface Consumer {
-  readonly name: string;
-  readonly role: ConsumerSample['role'];
-  readonly poller: QueuePoller;
-}
-
 /**
  * fanin on one machine: the emulators (unless `AWS_ENDPOINT_URL` points elsewhere), the topology
  * provisioned from the same description as the CDK stack, every handler behind a poller with the
@@ -79,7 +45,8 @@ interface Consumer {
  * their schedules, and the dashboard.
  *
  * Layering: the runtime only wires; the handlers (`functions/handlers.ts`) call the use cases,
- * exactly as the Lambda entry points do.
+ * exactly as the Lambda entry points do. It is the composition root of `npm start`: it builds the
+ * AWS clients once, when it knows where the services are, and passes them to everything it starts.
  */
 export class LocalRuntime {
   public readonly topology: Topology;
@@ -87,6 +54,8 @@ export class LocalRuntime {
   public readonly state: RuntimeState;
   public readonly metrics: Metrics;
   public readonly ctx: FaninContext;
+  /** The clients of this process (the emulators started here, else the SDK's standard settings). */
+  public readonly clients: AwsClients;
   private readonly options: RuntimeOptions;
   private readonly emulators: RunningEmulators;
   private readonly consumers: Consumer[];
@@ -100,6 +69,7 @@ export class LocalRuntime {
   private constructor(parts: {
     options: RuntimeOptions;
     emulators: RunningEmulators;
+    clients: AwsClients;
     topology: Topology;
     provisioned: Provisioned;
     state: RuntimeState;
@@ -112,6 +82,7 @@ export class LocalRuntime {
   }) {
     this.options = parts.options;
     this.emulators = parts.emulators;
+    this.clients = parts.clients;
     this.topology = parts.topology;
     this.provisioned = parts.provisioned;
     this.state = parts.state;
@@ -143,9 +114,8 @@ export class LocalRuntime {
     });
     const wantsEventBridge = [...topology.definitions.values()].some((d) => d.outputs.eventBridge);
     const emulators = await startEmulators({ eventBridge: wantsEventBridge });
-    Object.assign(process.env, emulators.env);
-    // Clients created before the endpoints were known would talk to the wrong place.
-    resetClients();
+    // This process's clients, built once: no process-wide client, no change to process.env.
+    const clients = createClients(emulators.connection);
     let dashboard: DashboardServer | undefined;
     try {
       if (emulators.started.length > 0) {
@@ -154,9 +124,9 @@ export class LocalRuntime {
         log(`no emulators started: using ${describeEndpoints()}`);
       }
       const provisioned = await provisionTopology(topology, {
-        sqs: sqsClient(),
-        dynamo: dynamoClient(),
-        ...(config.claimCheck ? { s3: s3Client() } : {}),
+        sqs: clients.sqs,
+        dynamo: clients.dynamoDb,
+        ...(config.claimCheck ? { s3: clients.s3 } : {}),
       });
       const responderQueues: QueueRef[] = [];
       for (const name of config.responderQueues) {
@@ -167,12 +137,16 @@ export class LocalRuntime {
           visibilityTimeoutSeconds: 30,
           maxReceiveCount: topology.queues.ingress.maxReceiveCount,
         };
-        const { url, dlqUrl } = await provisionQueue(sqsClient(), spec);
+        const { url, dlqUrl } = await provisionQueue(clients.sqs, spec);
         responderQueues.push({ name: spec.name, url, dlqName: spec.dlqName, dlqUrl });
       }
-      const eventBusName = wantsEventBridge
-        ? await createEventBus(emulators, topology.prefix, log)
-        : undefined;
+      // The output bus for definitions with `outputs.eventBridge`, when an EventBridge endpoint exists.
+      let eventBusName: string | undefined;
+      if (wantsEventBridge && !emulators.eventBridgeAvailable) {
+        log(`EventBridge outputs are off: ${emulators.eventBridgeUnavailableReason}`);
+      } else if (wantsEventBridge) {
+        eventBusName = await provisionEventBus(clients.eventBridge, `${topology.prefix}-outputs`);
+      }
       const runtimeConfig: RuntimeConfig = {
         tableName: provisioned.tableName,
         queueUrls: provisioned.queueUrls,
@@ -184,12 +158,6 @@ export class LocalRuntime {
           ? { claimCheckThresholdBytes: config.claimCheckThresholdBytes }
           : {}),
         ...(eventBusName ? { eventBusName } : {}),
-      };
-      const clients: FaninClients = {
-        sqs: sqsClient(),
-        dynamo: documentClient(),
-        ...(provisioned.bucketName ? { s3: s3Client() } : {}),
-        ...(eventBusName ? { eventBridge: eventBridgeClient() } : {}),
       };
       const metrics = new Metrics({
         prefix: topology.prefix,
@@ -203,15 +171,17 @@ export class LocalRuntime {
       const logOutputs = options.logOutputs ?? true;
       const ctx: FaninContext = {
         ...base,
-        outputs: observe(
-          base.outputs,
-          (record) => {
-            if (logOutputs) log(`output ${record.role}: ${record.summary}`);
-          },
-          metrics,
-        ),
+        outputs: observeOutputs(base.outputs, metrics, (record) => {
+          if (logOutputs) log(`output ${record.role}: ${record.summary}`);
+        }),
       };
-      const consumers = startConsumers(topology, provisioned, () => ctx, options.pollWaitSeconds ?? 2);
+      const consumers = startConsumers(
+        topology,
+        provisioned,
+        () => ctx,
+        clients.sqs,
+        options.pollWaitSeconds ?? 2,
+      );
       const destination = replyDestination(runtimeConfig, clients);
       const distributor = createDistributor(runtimeConfig, clients);
       const dashboardPort = options.dashboardPort ?? config.dashboardPort;
@@ -222,43 +192,21 @@ export class LocalRuntime {
           snapshot: () => metrics.snapshot(),
         });
       }
-      const queueRef = (spec: QueueSpec): QueueRef => ({
-        name: spec.name,
-        url: provisioned.allQueueUrls[spec.name] ?? '',
-        dlqName: spec.dlqName,
-        dlqUrl: provisioned.allQueueUrls[spec.dlqName] ?? '',
-      });
-      const state: RuntimeState = {
-        version: 1,
-        pid: process.pid,
-        startedAt: new Date().toISOString(),
-        prefix: topology.prefix,
-        region: process.env.AWS_REGION ?? (await sqsClient().config.region()),
-        endpoints: Object.fromEntries(
-          Object.entries(process.env).filter(
-            (entry): entry is [string, string] =>
-              entry[0].startsWith('AWS_ENDPOINT_URL') && Boolean(entry[1]),
-          ),
-        ),
+      const state = runtimeState({
+        topology,
+        provisioned,
+        config,
+        responderQueues,
+        region: await clients.sqs.config.region(),
+        // Where this process's clients go, as the SDK's variables, for a CLI or a demo process.
+        endpoints: { ...process.env, ...emulators.env },
         emulators: emulators.started,
         dashboardUrl: dashboard?.url ?? null,
-        tableName: provisioned.tableName,
-        bucketName: provisioned.bucketName ?? null,
-        claimCheckThresholdBytes: config.claimCheckThresholdBytes ?? null,
-        queues: Object.fromEntries(
-          Object.entries(topology.queues).map(([role, spec]) => [role, queueRef(spec)]),
-        ) as Record<QueueRole, QueueRef>,
-        replyPartitions: topology.replyPartitions.map(queueRef),
-        responderQueues,
-        partitioning: topology.partitioning,
-        consumers: topology.consumers,
-        sweepIntervalSeconds: config.sweepIntervalSeconds ?? topology.sweepIntervalSeconds,
-        configFile: config.file,
-        definitions: config.definitions,
-      };
+      });
       const runtime = new LocalRuntime({
         options,
         emulators,
+        clients,
         topology,
         provisioned,
         state,
@@ -274,6 +222,7 @@ export class LocalRuntime {
       return runtime;
     } catch (error) {
       await dashboard?.close();
+      clients.destroy();
       await emulators.stop();
       throw error;
     }
@@ -333,11 +282,11 @@ export class LocalRuntime {
   }
 
   private async sample(): Promise<void> {
-    const sqs = sqsClient();
+    const { sqs } = this.clients;
     const [partitions, backlogDepth, active, dlqs] = await Promise.all([
       this.destination.status(true),
       depthOf(sqs, this.provisioned.queueUrls.backlog),
-      listActive(documentClient(), this.provisioned.tableName),
+      listActive(this.clients.dynamo, this.provisioned.tableName),
       Promise.all(
         [
           ...Object.values(this.state.queues),
@@ -401,88 +350,11 @@ export class LocalRuntime {
       await Promise.allSettled([...this.running]);
       await this.dashboard?.close();
       await removeState(this.options.stateFile);
-      resetClients();
+      this.clients.destroy();
       await this.emulators.stop();
     })();
     return this.stopping;
   }
-}
-
-/** One poller per consumed queue, one per reply partition, with the topology's event-source settings. */
-function startConsumers(
-  topology: Topology,
-  provisioned: Provisioned,
-  context: () => FaninContext,
-  waitTimeSeconds: number,
-): Consumer[] {
-  const sqs = sqsClient();
-  const consumer = (
-    name: string,
-    role: Consumer['role'],
-    queueUrl: string,
-    spec: ConsumerSpec,
-    handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
-  ): Consumer => {
-    const poller = new QueuePoller({
-      sqs,
-      queueUrl,
-      handler,
-      batchSize: spec.batchSize,
-      maxBatchingWindowSeconds: spec.maxBatchingWindowSeconds,
-      concurrency: spec.maxConcurrency,
-      waitTimeSeconds,
-    });
-    poller.start();
-    return { name, role, poller };
-  };
-  const { consumers, queues } = topology;
-  return [
-    consumer(
-      queues.ingress.name,
-      'fan-out',
-      provisioned.queueUrls.ingress,
-      consumers.fanOut,
-      makeFanOutHandler(context),
-    ),
-    ...provisioned.replyQueueUrls.map((url, index) =>
-      consumer(
-        topology.replyPartitions[index]?.name ?? url,
-        'reply',
-        url,
-        topology.replyConsumers[index] ?? consumers.reply,
-        makeReplyHandler(context),
-      ),
-    ),
-    consumer(
-      queues.timer.name,
-      'timer',
-      provisioned.queueUrls.timer,
-      consumers.timer,
-      makeTimerHandler(context),
-    ),
-    consumer(
-      queues.control.name,
-      'control',
-      provisioned.queueUrls.control,
-      consumers.control,
-      makeControlHandler(context),
-    ),
-  ];
-}
-
-/** Publishes through `inner`, then records the output (after it really went out). */
-function observe(
-  inner: OutputPublisher,
-  onRecord: (record: OutputRecord) => void,
-  metrics: Metrics,
-): OutputPublisher {
-  return {
-    async publish(role, message, options) {
-      await inner.publish(role, message, options);
-      const record = metrics.recordOutput(role, message);
-      if (record) onRecord(record);
-    },
-  };
 }
 
 function depthOf(sqs: SQSClient, queueUrl: string): Promise<number | null> {
@@ -490,26 +362,6 @@ function depthOf(sqs: SQSClient, queueUrl: string): Promise<number | null> {
     (d) => d.depth,
     () => null,
   );
-}
-
-/** The output bus for definitions with `outputs.eventBridge`, when an EventBridge endpoint exists. */
-async function createEventBus(
-  emulators: RunningEmulators,
-  prefix: string,
-  log: (line: string) => void,
-): Promise<string | undefined> {
-  if (!emulators.eventBridgeAvailable) {
-    log(`EventBridge outputs are off: ${emulators.eventBridgeUnavailableReason}`);
-    return undefined;
-  }
-  const name = `${prefix}-outputs`;
-  const client: EventBridgeClient = eventBridgeClient();
-  try {
-    await client.send(new CreateEventBusCommand({ Name: name }));
-  } catch (error) {
-    if (!(error instanceof ResourceAlreadyExistsException)) throw error;
-  }
-  return name;
 }
 
 function describeEndpoints(): string {

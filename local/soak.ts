@@ -8,7 +8,6 @@ import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../shared/aws/clients.ts';
 import { LocalRuntime } from './runtime.ts';
 
 /** What a soak run measured and whether it held. */
@@ -90,7 +89,7 @@ export async function runSoak(options: SoakOptions = {}): Promise<SoakReport> {
     log: () => undefined,
     logOutputs: false,
   });
-  const sqs = sqsClient();
+  const { sqs } = runtime.clients;
   const ingress = runtime.provisioned.queueUrls.ingress;
   const partitions = runtime.provisioned.replyQueueUrls;
   const completedQueue = runtime.provisioned.queueUrls.completed;

@@ -1,8 +1,16 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
+import type {
+  ConsumerSpec,
+  Partitioning,
+  QueueRole,
+  QueueSpec,
+  Topology,
+} from '../shared/topology/topology.ts';
+import type { ResolvedLocalConfig } from './config.ts';
 import type { StartedEmulator } from './emulators.ts';
-import type { ConsumerSpec, Partitioning, QueueRole } from '../shared/topology/topology.ts';
+import type { Provisioned } from './provision.ts';
 
 /**
  * The running local runtime, as `.fanin/runtime.json` records it: where every resource is and how
@@ -45,6 +53,57 @@ export interface QueueRef {
   readonly dlqName: string;
   /** Undefined when the DLQ could not be found (a deployed stack without one). */
   readonly dlqUrl?: string;
+}
+
+/** What {@link runtimeState} records of a runtime that has started. */
+export interface RuntimeParts {
+  readonly topology: Topology;
+  readonly provisioned: Provisioned;
+  readonly config: ResolvedLocalConfig;
+  readonly responderQueues: readonly QueueRef[];
+  readonly region: string;
+  /** Variables of which the `AWS_ENDPOINT_URL*` ones (not empty) are recorded. */
+  readonly endpoints: Readonly<Record<string, string | undefined>>;
+  readonly emulators: readonly StartedEmulator[];
+  readonly dashboardUrl: string | null;
+}
+
+/** The state of this process's runtime, from what it started and provisioned. */
+export function runtimeState(parts: RuntimeParts): RuntimeState {
+  const { topology, provisioned, config } = parts;
+  const queueRef = (spec: QueueSpec): QueueRef => ({
+    name: spec.name,
+    url: provisioned.allQueueUrls[spec.name] ?? '',
+    dlqName: spec.dlqName,
+    dlqUrl: provisioned.allQueueUrls[spec.dlqName] ?? '',
+  });
+  return {
+    version: 1,
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    prefix: topology.prefix,
+    region: parts.region,
+    endpoints: Object.fromEntries(
+      Object.entries(parts.endpoints).filter(
+        (entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL') && Boolean(entry[1]),
+      ),
+    ),
+    emulators: parts.emulators,
+    dashboardUrl: parts.dashboardUrl,
+    tableName: provisioned.tableName,
+    bucketName: provisioned.bucketName ?? null,
+    claimCheckThresholdBytes: config.claimCheckThresholdBytes ?? null,
+    queues: Object.fromEntries(
+      Object.entries(topology.queues).map(([role, spec]) => [role, queueRef(spec)]),
+    ) as Record<QueueRole, QueueRef>,
+    replyPartitions: topology.replyPartitions.map(queueRef),
+    responderQueues: parts.responderQueues,
+    partitioning: topology.partitioning,
+    consumers: topology.consumers,
+    sweepIntervalSeconds: config.sweepIntervalSeconds ?? topology.sweepIntervalSeconds,
+    configFile: config.file,
+    definitions: config.definitions,
+  };
 }
 
 /** Where the state file is unless `--state` or `FANIN_STATE` says otherwise. */

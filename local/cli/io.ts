@@ -113,8 +113,11 @@ export interface CommandIO {
   readonly signal: AbortSignal;
 }
 
-/** Builds the IO of one command run. */
-export function createIO(args: Args, signal: AbortSignal): CommandIO {
+/**
+ * Builds the IO of one command run. The run's AWS clients are built once, with its target;
+ * `close()` destroys them when the command is done, so the process ends at once.
+ */
+export function createIO(args: Args, signal: AbortSignal): CommandIO & { close(): Promise<void> } {
   let target: Promise<Target> | undefined;
   const stack = stringOption(args, 'stack') ?? process.env.FANIN_STACK;
   const bucket = stringOption(args, 'bucket');
@@ -138,6 +141,9 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO {
         }),
       );
       return target;
+    },
+    close: async () => {
+      (await target?.catch(() => undefined))?.clients.destroy();
     },
   };
 }

@@ -39,9 +39,9 @@ async function load(name: string): Promise<Command> {
     reply: () => import('./commands/aggregates.ts'),
     show: () => import('./commands/aggregates.ts'),
     list: () => import('./commands/aggregates.ts'),
-    purge: () => import('./commands/aggregates.ts'),
-    complete: () => import('./commands/aggregates.ts'),
-    'set-parameters': () => import('./commands/aggregates.ts'),
+    purge: () => import('./commands/control.ts'),
+    complete: () => import('./commands/control.ts'),
+    'set-parameters': () => import('./commands/control.ts'),
     partitions: () => import('./commands/partitions.ts'),
     enable: () => import('./commands/partitions.ts'),
     disable: () => import('./commands/partitions.ts'),
@@ -79,11 +79,10 @@ async function runCommand(spec: CommandSpec, cli: Commander, positionals: string
   const abort = new AbortController();
   const onInterrupt = () => abort.abort();
   process.once('SIGINT', onInterrupt);
-  let loaded = false;
+  const io = createIO({ values, positionals }, abort.signal);
   try {
     const command = await load(spec.name);
-    loaded = true;
-    return (await command.run(createIO({ values, positionals }, abort.signal), { values, positionals })) ?? 0;
+    return (await command.run(io, { values, positionals })) ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {
       // Printed like commander's own usage errors, then thrown on as a CommanderError (exit 2).
@@ -101,7 +100,7 @@ async function runCommand(spec: CommandSpec, cli: Commander, positionals: string
   } finally {
     process.removeListener('SIGINT', onInterrupt);
     // Close the SDK's sockets so the process ends at once.
-    if (loaded) (await import('../../shared/aws/clients.ts')).resetClients();
+    await io.close();
   }
 }
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoStateStore } from '../../shared/adapters/dynamo-state-store.ts';
-import { documentClient, sqsClient } from '../../shared/aws/clients.ts';
 import type { AggregateHeader } from '../../shared/ports.ts';
 import { queueUrl, type Target } from '../connect.ts';
 import { formatDuration } from '../describe.ts';
@@ -10,7 +9,7 @@ import { CommandError, type CommandIO, Progress, pause } from './io.ts';
 
 /** The state store of a target (read-only use in the CLI: headers, replies, held replies). */
 export function storeOf(target: Target): DynamoStateStore {
-  return new DynamoStateStore({ client: documentClient(), tableName: target.tableName });
+  return new DynamoStateStore({ client: target.clients.dynamo, tableName: target.tableName });
 }
 
 /** Fails with the known names when the target knows its definitions and `name` is not one. */
@@ -24,7 +23,7 @@ export function checkDefinition(target: Target, name: string): void {
 
 /** Sends a command (or a raw event) to the control queue; returns the message id. */
 export async function sendControl(target: Target, body: unknown): Promise<string> {
-  const result = await sqsClient().send(
+  const result = await target.clients.sqs.send(
     new SendMessageCommand({ QueueUrl: target.queues.control.url, MessageBody: JSON.stringify(body) }),
   );
   return result.MessageId ?? randomUUID();
@@ -89,7 +88,7 @@ export async function findQueue(target: Target, name: string): Promise<QueueRef>
       return ref;
   }
   // Any other queue (e.g. a responder queue of a deployed stack): by name, with or without the prefix.
-  const sqs = sqsClient();
+  const { sqs } = target.clients;
   for (const candidate of name.startsWith('http') ? [] : [name, `${target.prefix}-${name}`]) {
     const url = await queueUrl(sqs, candidate);
     if (url) {

@@ -3,9 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { setPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
-import { targetFromState } from '../connect.ts';
 import { describeOutput, formatDuration, latencyOf, type OutputBody } from '../describe.ts';
 import type { LocalRuntime } from '../runtime.ts';
 
@@ -319,11 +317,10 @@ function consumeOutputs(
   runtime: LocalRuntime,
   onOutput: (role: 'completed' | 'timed-out' | 'late', body: OutputBody) => void,
 ): { stop(): Promise<void> } {
-  const target = targetFromState(runtime.state);
-  const client = new FaninClient({ sqs: sqsClient() });
+  const client = new FaninClient({ sqs: runtime.clients.sqs });
   let running = true;
   const loops = (['completed', 'timed-out', 'late'] as const).map(async (role) => {
-    const queueUrl = target.queues[role].url;
+    const queueUrl = runtime.state.queues[role].url;
     while (running) {
       try {
         for (const message of await client.receive(queueUrl, { max: 10, waitSeconds: 1 })) {

@@ -1,11 +1,14 @@
 /**
  * The one place where AWS SDK v3 clients are created.
  *
- * Clients take their region, credentials and endpoints only from the SDK's standard settings:
+ * Clients take their region, credentials and endpoints from the SDK's standard settings:
  * `AWS_REGION`, the credential chain, and `AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_<SERVICE>`,
- * which the SDK reads itself. That is how the same code talks to AWS, LocalStack or the local
- * emulators without knowing which. The only thing decided here is what an emulator endpoint
- * needs on top of that.
+ * which the SDK reads itself. That is how the same code talks to AWS or LocalStack without
+ * knowing which. The one exception is a {@link Connection} to services the local runtime found
+ * itself (the emulators it started, or the endpoints a running runtime recorded).
+ *
+ * Each entry point (a Lambda function, `npm start`, one CLI run, the soak, a demo process) builds
+ * its clients once with {@link createClients} and passes them down; nothing here is process-wide.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, type EventBridgeClientConfig } from '@aws-sdk/client-eventbridge';
@@ -18,6 +21,56 @@ import { DynamoDBDocumentClient, type TranslateConfig } from '@aws-sdk/lib-dynam
  * test. `endpoint` is left out on purpose: endpoints come from `AWS_ENDPOINT_URL[_<SERVICE>]`.
  */
 export type ClientOptions<Config> = Omit<Config, 'endpoint'>;
+
+/** The services fanin calls, by the suffix the SDK reads in `AWS_ENDPOINT_URL_<SERVICE>`. */
+export const SERVICES = ['SQS', 'DYNAMODB', 'S3', 'EVENTBRIDGE'] as const;
+export type Service = (typeof SERVICES)[number];
+
+/**
+ * Where clients connect beyond the standard settings. Only the local runtime fills it in, with
+ * what it found itself: the emulators it started on loopback (`local/emulators.ts`), or, for a CLI
+ * or a demo process, the endpoints the running runtime recorded in its state file. Never from a
+ * message, never hard-coded: a service without an endpoint here keeps the standard settings, so
+ * LocalStack (`AWS_ENDPOINT_URL`) works unchanged.
+ */
+export interface Connection {
+  /** Endpoints by service; any service not named uses the standard settings. */
+  readonly endpoints?: Readonly<Partial<Record<Service, string>>>;
+  /** The region, when the environment names none (emulators accept any). */
+  readonly region?: string;
+  /** Credentials, when the environment has none (emulators accept any, e.g. `test`/`test`). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+/** Options of {@link createClients}. */
+export interface ClientsOptions extends Connection {
+  /**
+   * Applied to each client when it is created, e.g. Powertools Tracer's `captureAWSv3Client`,
+   * which records each AWS call as an X-Ray subsegment. The document client shares the DynamoDB
+   * client's middleware, so it is instrumented with it.
+   */
+  readonly instrument?: <Client>(client: Client) => Client;
+}
+
+/**
+ * The AWS clients of one entry point, from {@link createClients}. Each client is created on first
+ * use (a function that never touches S3 builds no S3 client) and then kept. It fits
+ * `FaninClients` (`shared/app.ts`) as it is.
+ */
+export interface AwsClients {
+  readonly sqs: SQSClient;
+  /** The document client (over {@link dynamoDb}), with {@link DOCUMENT_TRANSLATE_CONFIG}: what the adapters use. */
+  readonly dynamo: DynamoDBDocumentClient;
+  /** The plain DynamoDB client under {@link dynamo}: table operations and waiters (provisioning). */
+  readonly dynamoDb: DynamoDBClient;
+  readonly s3: S3Client;
+  readonly eventBridge: EventBridgeClient;
+  /**
+   * Closes the sockets of every client created so far, so a short-lived process ends at once. A
+   * later use creates a new client.
+   */
+  destroy(): void;
+}
 
 /**
  * How the document client converts between JavaScript and DynamoDB: `undefined` attributes are
@@ -42,7 +95,92 @@ export function endpointOverridden(service: string): boolean {
 }
 
 /**
- * A new, unshared SQS client. Prefer {@link sqsClient} unless the client must not be shared.
+ * The endpoint of each service that `AWS_ENDPOINT_URL_<SERVICE>`, else `AWS_ENDPOINT_URL`, names
+ * in `variables`, as the SDK reads them from the environment: how the local runtime turns the
+ * variables of its emulators or its state file into a {@link Connection}.
+ */
+export function configuredEndpoints(
+  variables: Readonly<Record<string, string | undefined>>,
+): Partial<Record<Service, string>> {
+  const endpoints: Partial<Record<Service, string>> = {};
+  for (const service of SERVICES) {
+    const endpoint = variables[`AWS_ENDPOINT_URL_${service}`] || variables.AWS_ENDPOINT_URL;
+    if (endpoint) endpoints[service] = endpoint;
+  }
+  return endpoints;
+}
+
+/**
+ * The clients of one entry point: build them once where the entry point starts and pass them
+ * down. Without options every client uses the standard settings (a Lambda function, a CLI run
+ * against a stack, the tests).
+ *
+ * @example
+ * const clients = createClients();
+ * await clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: '{}' }));
+ * clients.destroy();
+ */
+export function createClients(options: ClientsOptions = {}): AwsClients {
+  const instrument = options.instrument ?? (<Client>(client: Client) => client);
+  const config = (service: Service) => ({
+    ...(options.endpoints?.[service] ? { endpoint: options.endpoints[service] } : {}),
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
+  });
+  const open = () => {
+    const dynamoDb = lazy(() => instrument(new DynamoDBClient(config('DYNAMODB'))));
+    return {
+      sqs: lazy(() => instrument(sqsClientOf(config('SQS')))),
+      dynamoDb,
+      // Not instrumented again: it sends through the DynamoDB client's middleware.
+      dynamo: lazy(() => createDocumentClient(dynamoDb.get())),
+      s3: lazy(() =>
+        instrument(s3ClientOf(config('S3'), Boolean(options.endpoints?.S3) || endpointOverridden('S3'))),
+      ),
+      eventBridge: lazy(() => instrument(new EventBridgeClient(config('EVENTBRIDGE')))),
+    };
+  };
+  let clients = open();
+  return {
+    get sqs() {
+      return clients.sqs.get();
+    },
+    get dynamo() {
+      return clients.dynamo.get();
+    },
+    get dynamoDb() {
+      return clients.dynamoDb.get();
+    },
+    get s3() {
+      return clients.s3.get();
+    },
+    get eventBridge() {
+      return clients.eventBridge.get();
+    },
+    destroy() {
+      const { sqs, dynamoDb, s3, eventBridge } = clients;
+      clients = open();
+      // The document client is left out: destroying it would only destroy the DynamoDB client again.
+      for (const client of [sqs, dynamoDb, s3, eventBridge]) client.destroy();
+    },
+  };
+}
+
+/** A client created on first use; `destroy` closes it only if it was created. */
+function lazy<Client extends { destroy(): void }>(create: () => Client): { get(): Client; destroy(): void } {
+  let client: Client | undefined;
+  return {
+    get: () => {
+      client ??= create();
+      return client;
+    },
+    destroy: () => client?.destroy(),
+  };
+}
+
+/**
+ * A new SQS client on its own, e.g. one a test instruments or breaks; entry points use
+ * {@link createClients}.
  *
  * Its endpoint comes only from the standard configuration (`AWS_ENDPOINT_URL[_SQS]`, else the
  * region's): `useQueueUrlAsEndpoint` is always off, whatever `options` say. By default SDK v3
@@ -52,156 +190,43 @@ export function endpointOverridden(service: string): boolean {
  * whose queue URLs (`http://sqs.us-east-1.localhost:4566/…`) name hosts that may not resolve.
  */
 export function createSqsClient(options: ClientOptions<SQSClientConfig> = {}): SQSClient {
-  return new SQSClient({ ...options, useQueueUrlAsEndpoint: false });
+  return sqsClientOf(options);
 }
 
-/**
- * A new, unshared DynamoDB client. Prefer {@link dynamoClient} unless the client must not be shared.
- */
+function sqsClientOf(config: SQSClientConfig): SQSClient {
+  return new SQSClient({ ...config, useQueueUrlAsEndpoint: false });
+}
+
+/** A new DynamoDB client on its own; entry points use {@link createClients}. */
 export function createDynamoClient(options: ClientOptions<DynamoDBClientConfig> = {}): DynamoDBClient {
   return new DynamoDBClient({ ...options });
 }
 
 /**
- * A new document client over `client` (by default the shared {@link dynamoClient}), with
- * {@link DOCUMENT_TRANSLATE_CONFIG}. Note that destroying a document client destroys its
- * underlying client.
+ * A new document client over `client`, with {@link DOCUMENT_TRANSLATE_CONFIG}. Note that
+ * destroying a document client destroys its underlying client.
  */
-export function createDocumentClient(client: DynamoDBClient = dynamoClient()): DynamoDBDocumentClient {
+export function createDocumentClient(client: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, DOCUMENT_TRANSLATE_CONFIG);
 }
 
 /**
- * A new, unshared S3 client. Prefer {@link s3Client} unless the client must not be shared.
+ * A new S3 client on its own; entry points use {@link createClients}.
  *
  * With an endpoint override it uses path-style URLs: virtual-hosted style puts the bucket in the
  * host name (`bucket.localhost`), which an emulator's host does not resolve.
  */
 export function createS3Client(options: ClientOptions<S3ClientConfig> = {}): S3Client {
-  return new S3Client({
-    ...(endpointOverridden('S3') ? { forcePathStyle: true } : {}),
-    ...options,
-  });
+  return s3ClientOf(options, endpointOverridden('S3'));
 }
 
-/**
- * A new, unshared EventBridge client. Prefer {@link eventBridgeClient} unless the client must not be shared.
- */
+function s3ClientOf(config: S3ClientConfig, overridden: boolean): S3Client {
+  return new S3Client({ ...(overridden ? { forcePathStyle: true } : {}), ...config });
+}
+
+/** A new EventBridge client on its own; entry points use {@link createClients}. */
 export function createEventBridgeClient(
   options: ClientOptions<EventBridgeClientConfig> = {},
 ): EventBridgeClient {
   return new EventBridgeClient({ ...options });
-}
-
-interface Slot<Client> {
-  client: Client;
-  options: object | undefined;
-}
-
-const slots = new Map<string, Slot<{ destroy(): void }>>();
-
-/** Applied to each process-wide client when it is created (see {@link instrumentClients}). */
-let instrument: <Client>(client: Client) => Client = (client) => client;
-
-/**
- * Instruments the process-wide clients created from now on, e.g. Powertools Tracer's
- * `captureAWSv3Client`, which records each AWS call as an X-Ray subsegment. Call it before the
- * first client is created (clients created earlier stay as they are: {@link resetClients} first).
- * The document client shares the DynamoDB client's middleware, so it is instrumented with it.
- */
-export function instrumentClients(capture: <Client>(client: Client) => Client): void {
-  instrument = capture;
-}
-
-/**
- * Returns the process-wide client of `name`, creating it with `options` on first use. Later calls
- * may repeat the same options (compared shallowly, so an inline literal is fine) but not change
- * them: silently returning a client configured differently from what the caller asked for would
- * be worse than failing.
- */
-function memoised<Client extends { destroy(): void }, Options extends object>(
-  name: string,
-  options: Options | undefined,
-  create: (options: Options | undefined) => Client,
-): Client {
-  const slot = slots.get(name) as Slot<Client> | undefined;
-  if (slot === undefined) {
-    const client = name === 'documentClient' ? create(options) : instrument(create(options));
-    slots.set(name, { client, options });
-    return client;
-  }
-  if (options !== undefined && !shallowEqual(options, slot.options ?? {})) {
-    throw new Error(
-      `${name}() already exists with other options; call ${create.name}(options) for a separate client, or resetClients() first`,
-    );
-  }
-  return slot.client;
-}
-
-function shallowEqual(a: object, b: object): boolean {
-  const aEntries = Object.entries(a);
-  const bRecord = b as Record<string, unknown>;
-  return (
-    aEntries.length === Object.keys(b).length &&
-    aEntries.every(([key, value]) => Object.hasOwn(b, key) && Object.is(value, bRecord[key]))
-  );
-}
-
-/**
- * The process-wide SQS client (see {@link createSqsClient}).
- *
- * @param options applied when the client is first created; a later call with different options throws
- * @example
- * await sqsClient().send(new SendMessageCommand({ QueueUrl, MessageBody: '{}' }));
- */
-export function sqsClient(options?: ClientOptions<SQSClientConfig>): SQSClient {
-  return memoised('sqsClient', options, createSqsClient);
-}
-
-/**
- * The process-wide DynamoDB client (see {@link createDynamoClient}).
- *
- * @param options applied when the client is first created; a later call with different options throws
- */
-export function dynamoClient(options?: ClientOptions<DynamoDBClientConfig>): DynamoDBClient {
-  return memoised('dynamoClient', options, createDynamoClient);
-}
-
-/**
- * The process-wide DynamoDB document client, over {@link dynamoClient}, with
- * {@link DOCUMENT_TRANSLATE_CONFIG}.
- *
- * @example
- * await documentClient().send(new PutCommand({ TableName, Item: { pk: 'a', note: undefined } }));
- */
-export function documentClient(): DynamoDBDocumentClient {
-  return memoised('documentClient', undefined, () => createDocumentClient(dynamoClient()));
-}
-
-/**
- * The process-wide S3 client (see {@link createS3Client}).
- *
- * @param options applied when the client is first created; a later call with different options throws
- */
-export function s3Client(options?: ClientOptions<S3ClientConfig>): S3Client {
-  return memoised('s3Client', options, createS3Client);
-}
-
-/**
- * The process-wide EventBridge client (see {@link createEventBridgeClient}).
- *
- * @param options applied when the client is first created; a later call with different options throws
- */
-export function eventBridgeClient(options?: ClientOptions<EventBridgeClientConfig>): EventBridgeClient {
-  return memoised('eventBridgeClient', options, createEventBridgeClient);
-}
-
-/**
- * Destroys the process-wide clients (closing their sockets) so the next call creates new ones,
- * e.g. after a test changed the environment they read.
- */
-export function resetClients(): void {
-  // The document client wraps the shared DynamoDB client; destroying both is harmless.
-  for (const { client } of slots.values()) client.destroy();
-  slots.clear();
 }

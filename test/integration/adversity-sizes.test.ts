@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
 import { handleRequest } from '../../shared/use-cases/fan-out.ts';
 import type { Publication } from '../support/aws-probe.ts';
+import { aws } from '../support/clients.ts';
 import { expectInvariants } from '../support/failpoints.ts';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
@@ -220,7 +220,7 @@ describe('size matrix', () => {
     for (let i = 0; i < subRequests.length; i += 10) {
       const batch = subRequests.slice(i, i + 10);
       const replyTo = batch[0]?.MessageAttributes?.['fanin-reply-to']?.StringValue ?? '';
-      await sqsClient().send(
+      await aws.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: replyTo,
           Entries: batch.map((m, j) => ({

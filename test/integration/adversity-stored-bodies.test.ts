@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Client } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -31,12 +31,12 @@ describe('stored bodies that are gone', () => {
     );
     await fanin.drain();
     const bucket = fanin.provisioned.bucketName as string;
-    const { Contents = [] } = await s3Client().send(
+    const { Contents = [] } = await aws.s3.send(
       new ListObjectsV2Command({ Bucket: bucket, Prefix: 'state/' }),
     );
     expect(Contents.length).toBeGreaterThan(0);
     for (const object of Contents)
-      await s3Client().send(new DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
+      await aws.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
 
     // Act: the last reply completes it
     await fanin.sendReply({ n: 2 }, { 'fanin-aggregate-id': 'gone-1', 'fanin-reply-id': 'b' });

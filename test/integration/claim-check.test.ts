@@ -9,9 +9,9 @@ import {
   PRODUCER_PREFIX,
   S3ClaimCheck,
 } from '../../shared/adapters/s3-claim-check.ts';
-import { s3Client, sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { BadMessageError } from '../../shared/errors.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
 const MIB = 1024 * 1024;
@@ -43,12 +43,12 @@ describe('claim check', () => {
     if (render?.fanOut?.type === 'splitter') Object.assign(render.fanOut, { target: worker });
     fanin.buildContext();
     claimCheck = new S3ClaimCheck({
-      s3: s3Client(),
+      s3: aws.s3,
       bucket: fanin.provisioned.bucketName ?? '',
       thresholdBytes: 64 * 1024,
     });
     client = new FaninClient({
-      sqs: sqsClient(),
+      sqs: aws.sqs,
       ingressQueueUrl: fanin.provisioned.queueUrls.ingress,
       replies: fanin.destination(),
       claimCheck,
@@ -93,8 +93,7 @@ describe('claim check', () => {
     // The producer's and the responder's objects under incoming/ (the only prefix fanin follows
     // pointers to), the sub-request under requests/, the result under outputs/.
     const keys = (
-      (await s3Client().send(new ListObjectsV2Command({ Bucket: fanin.provisioned.bucketName }))).Contents ??
-      []
+      (await aws.s3.send(new ListObjectsV2Command({ Bucket: fanin.provisioned.bucketName }))).Contents ?? []
     ).map((o) => (o.Key ?? '').replace(/[^/]*$/, ''));
     expect(new Set(keys)).toEqual(new Set(['incoming/', 'requests/', 'outputs/', 'state/']));
   });
@@ -105,13 +104,13 @@ describe('claim check', () => {
     await fanin.drain();
     const [sub] = await takeAll(fanin.targetUrl(worker));
     const payload = JSON.stringify({ from: 'java', data: 'y'.repeat(300_000) });
-    await s3Client().send(
+    await aws.s3.send(
       new PutObjectCommand({ Bucket: fanin.provisioned.bucketName, Key: 'incoming/ext-1', Body: payload }),
     );
     const attrs = sub?.MessageAttributes ?? {};
 
     // Act
-    await sqsClient().send(
+    await aws.sqs.send(
       new SendMessageCommand({
         QueueUrl: attrs['fanin-reply-to']?.StringValue,
         MessageBody: JSON.stringify([
@@ -141,7 +140,7 @@ describe('claim check', () => {
     await stopped.stop();
     const deadS3 = new S3Client({ endpoint: deadEndpoint, forcePathStyle: true, maxAttempts: 1 });
     const broken = new FaninClient({
-      sqs: sqsClient(),
+      sqs: aws.sqs,
       ingressQueueUrl: fanin.provisioned.queueUrls.ingress,
       claimCheck: new S3ClaimCheck({ s3: deadS3, bucket: 'gone', thresholdBytes: 64 * 1024 }),
     });
@@ -164,7 +163,7 @@ describe('claim check', () => {
   it('decode follows a pointer only into its own bucket and under the accepted prefixes, refusing the rest as bad input', async () => {
     // Prepare
     const bucket = fanin.provisioned.bucketName ?? '';
-    await s3Client().send(new PutObjectCommand({ Bucket: bucket, Key: 'incoming/ok', Body: '{"ok":true}' }));
+    await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'incoming/ok', Body: '{"ok":true}' }));
     const size = { ExtendedPayloadSize: '11' };
     const at = (s3BucketName: string, s3Key: string) =>
       JSON.stringify([POINTER_CLASS, { s3BucketName, s3Key }]);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { type Finished, ROOT, type RuntimeProcess, runCli, startRuntime } from '../support/runtime.ts';
 
 /**
@@ -223,7 +223,7 @@ describe('fanin CLI against the local runtime', () => {
     // Prepare: three replies to aggregates that do not exist, dead-lettered
     const dlqUrl = runtime.state.replyPartitions[1]?.dlqUrl ?? '';
     for (const n of [1, 2, 3]) {
-      await sqsClient().send(
+      await aws.sqs.send(
         new SendMessageCommand({
           QueueUrl: dlqUrl,
           MessageBody: JSON.stringify({ n }),

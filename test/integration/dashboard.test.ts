@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { type RuntimeProcess, startRuntime } from '../support/runtime.ts';
 import { type Found, findBrowser, requireTool } from '../support/tools.ts';
 
@@ -105,7 +105,7 @@ describe('dashboard', () => {
     if (!needsBrowser(context)) return;
     // Act
     expect((await runtime.cli(['disable', '2'])).code).toBe(0);
-    await sqsClient().send(
+    await aws.sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: runtime.state.queues.backlog.url,
         Entries: Array.from({ length: 7 }, (_, i) => ({ Id: String(i), MessageBody: JSON.stringify({ i }) })),

@@ -11,9 +11,10 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { moveMessages, ORIGIN_ATTRIBUTE } from '../../shared/adapters/sqs-queues.ts';
 import { createDistributor } from '../../shared/app.ts';
-import { createSqsClient, sqsClient } from '../../shared/aws/clients.ts';
+import { createSqsClient } from '../../shared/aws/clients.ts';
 import { replyIdOf } from '../../shared/engine/correlation.ts';
 import type { Distributor, WatermarkOptions } from '../../shared/partitions/distributor.ts';
+import { aws } from '../support/clients.ts';
 import { InjectedCrash } from '../support/failpoints.ts';
 import { FaninUnderTest, queueDepth, takeAll } from '../support/fanin.ts';
 import { runCli } from '../support/runtime.ts';
@@ -55,7 +56,7 @@ async function toBacklog(
   replies: readonly { aggregateId: string; body: unknown; replyId?: string }[],
 ): Promise<void> {
   for (let i = 0; i < replies.length; i += 10) {
-    await sqsClient().send(
+    await aws.sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: backlogUrl,
         Entries: replies.slice(i, i + 10).map((r, j) => ({
@@ -231,7 +232,7 @@ describe('watermark distributor', () => {
     await fanin.destination().setEnabled(0, false);
     const cycles = distributor();
     expect((await cycles.cycle()).fed).toEqual({ 1: 30 });
-    const { Messages = [] } = await sqsClient().send(
+    const { Messages = [] } = await aws.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: partitionUrl(1),
         MaxNumberOfMessages: 10,
@@ -552,7 +553,7 @@ describe('watermark distributor', () => {
  */
 describe('moving messages between queues', () => {
   const queues: string[] = [];
-  const sqs = sqsClient();
+  const sqs = aws.sqs;
 
   afterEach(async () => {
     await Promise.all(

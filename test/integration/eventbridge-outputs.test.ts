@@ -14,7 +14,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBridgeClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { requireEventBridge } from '../support/eventbridge.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
@@ -54,7 +54,7 @@ describe('EventBridge outputs', () => {
   it('a completed aggregate is published on the bus as a fanin event that a rule can route', async (context) => {
     if (!(await requireEventBridge(context))) return;
     // Prepare
-    const eb = eventBridgeClient();
+    const eb = aws.eventBridge;
     await eb.send(new CreateEventBusCommand({ Name: bus }));
     queueUrl = (await busSqs.send(new CreateQueueCommand({ QueueName: `${bus}-sink` }))).QueueUrl ?? '';
     const { Attributes } = await busSqs.send(

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDistributor } from '../../shared/app.ts';
-import { sqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { eachFailpoint, expectClosedCleanly, InjectedCrash } from '../support/failpoints.ts';
 import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
 
@@ -118,7 +118,7 @@ describe('fault matrix: redistribution', () => {
   });
 
   it('a distributor crash at any SQS call loses no reply and counts none twice, replies without a reply id included', async () => {
-    const healthySqs = sqsClient();
+    const healthySqs = aws.sqs;
     const signal = abort.signal;
     for (let k = 1; ; k += 1) {
       // Prepare: three aggregates whose replies all wait in the backlog; the third's carry no

@@ -9,16 +9,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, test, vi } from 'vitest';
-import {
-  createS3Client,
-  createSqsClient,
-  documentClient,
-  dynamoClient,
-  eventBridgeClient,
-  resetClients,
-  s3Client,
-  sqsClient,
-} from '../../shared/aws/clients.ts';
+import { createClients, createS3Client, createSqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { requireEventBridge } from '../support/eventbridge.ts';
 import { uniquePrefix } from '../support/names.ts';
 import { createTestResources } from '../support/resources.ts';
@@ -27,7 +19,7 @@ const resources = createTestResources(uniquePrefix(import.meta.url));
 afterAll(() => resources.cleanup());
 
 async function receive(queueUrl: string, waitTimeSeconds = 1): Promise<Message[]> {
-  const { Messages } = await sqsClient().send(
+  const { Messages } = await aws.sqs.send(
     new ReceiveMessageCommand({
       QueueUrl: queueUrl,
       MaxNumberOfMessages: 10,
@@ -39,23 +31,51 @@ async function receive(queueUrl: string, waitTimeSeconds = 1): Promise<Message[]
   return Messages ?? [];
 }
 
-describe('shared clients', () => {
-  test('each factory returns one client per process, and refuses to hand it out with other options', () => {
+describe('clients', () => {
+  test("an entry point's clients are each created once, on first use, and anew after destroy()", () => {
     // Prepare
-    resetClients();
-    const first = sqsClient({ maxAttempts: 2 });
+    const created: unknown[] = [];
+    const clients = createClients({
+      instrument: (client) => {
+        created.push(client);
+        return client;
+      },
+    });
 
     // Act
-    const again = sqsClient({ maxAttempts: 2 });
-    const plain = sqsClient();
+    const first = { sqs: clients.sqs, dynamo: clients.dynamo };
+
+    // Assess: the document client sends through the (instrumented) DynamoDB client, not again.
+    expect(clients.sqs).toBe(first.sqs);
+    expect(clients.dynamo).toBe(first.dynamo);
+    expect(created).toEqual([first.sqs, clients.dynamoDb]);
+    clients.destroy();
+    expect(clients.sqs).not.toBe(first.sqs);
+    clients.destroy();
+  });
+
+  test('a connection (what the local runtime found itself) applies to its services; the others keep the standard settings', async () => {
+    // Prepare: no endpoint in the environment, so path-style S3 can only come from the connection.
+    for (const name of ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3']) vi.stubEnv(name, undefined);
+
+    // Act
+    const clients = createClients({
+      endpoints: { SQS: 'http://127.0.0.1:1', S3: 'http://127.0.0.1:2' },
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' },
+    });
+    const s3 = clients.s3;
+    vi.unstubAllEnvs();
 
     // Assess
-    expect(again).toBe(first);
-    expect(plain).toBe(first);
-    expect(() => sqsClient({ maxAttempts: 5 })).toThrow(/createSqsClient\(options\)/);
-    expect(createSqsClient({ maxAttempts: 5 })).not.toBe(first);
-    resetClients();
-    expect(sqsClient()).not.toBe(first);
+    expect(await clients.sqs.config.endpoint?.()).toMatchObject({ hostname: '127.0.0.1', port: 1 });
+    expect(await s3.config.endpoint?.()).toMatchObject({ hostname: '127.0.0.1', port: 2 });
+    expect(s3.config.forcePathStyle).toBe(true);
+    expect(clients.dynamoDb.config.endpoint).toBeUndefined();
+    expect(await clients.dynamoDb.config.region()).toBe('eu-west-1');
+    expect((await clients.sqs.config.credentials()).accessKeyId).toBe('emulator');
+    expect(clients.sqs.config.useQueueUrlAsEndpoint).toBe(false);
+    clients.destroy();
   });
 
   test('emulator settings apply only when an endpoint override is configured', () => {
@@ -82,10 +102,10 @@ describe('DynamoDB', () => {
   test('a transaction whose condition fails is cancelled with ConditionalCheckFailed and writes none of its items', async () => {
     // Prepare
     const table = await resources.table();
-    await documentClient().send(new PutCommand({ TableName: table, Item: { pk: 'existing', version: 1 } }));
+    await aws.dynamo.send(new PutCommand({ TableName: table, Item: { pk: 'existing', version: 1 } }));
 
     // Act
-    const outcome = await documentClient()
+    const outcome = await aws.dynamo
       .send(
         new TransactWriteCommand({
           TransactItems: [
@@ -112,11 +132,9 @@ describe('DynamoDB', () => {
     expect(reasons.map(({ Code }) => Code)).toEqual(['None', 'ConditionalCheckFailed']);
     // The reasons are not unmarshalled by the document client: the item comes in AttributeValue form.
     expect(reasons[1]?.Item).toEqual({ pk: { S: 'existing' }, version: { N: '1' } });
-    const untouched = await documentClient().send(
-      new GetCommand({ TableName: table, Key: { pk: 'existing' } }),
-    );
+    const untouched = await aws.dynamo.send(new GetCommand({ TableName: table, Key: { pk: 'existing' } }));
     expect(untouched.Item).toEqual({ pk: 'existing', version: 1 });
-    const notWritten = await dynamoClient().send(
+    const notWritten = await aws.dynamoDb.send(
       new GetItemCommand({ TableName: table, Key: { pk: { S: 'new' } }, ConsistentRead: true }),
     );
     expect(notWritten.Item).toBeUndefined();
@@ -127,12 +145,12 @@ describe('DynamoDB', () => {
     const table = await resources.table();
 
     // Act
-    await documentClient().send(
+    await aws.dynamo.send(
       new PutCommand({ TableName: table, Item: { pk: 'a', kept: 'yes', dropped: undefined } }),
     );
 
     // Assess
-    const { Item } = await documentClient().send(new GetCommand({ TableName: table, Key: { pk: 'a' } }));
+    const { Item } = await aws.dynamo.send(new GetCommand({ TableName: table, Key: { pk: 'a' } }));
     expect(Item).toEqual({ pk: 'a', kept: 'yes' });
   });
 });
@@ -143,7 +161,7 @@ describe('SQS', () => {
     const queue = await resources.queue();
 
     // Act
-    const sent = await sqsClient().send(
+    const sent = await aws.sqs.send(
       new SendMessageCommand({
         QueueUrl: queue.url,
         MessageBody: JSON.stringify({ hello: 'world' }),
@@ -163,7 +181,7 @@ describe('SQS', () => {
       kind: { DataType: 'String', StringValue: 'reply' },
       attempt: { DataType: 'Number', StringValue: '1' },
     });
-    await sqsClient().send(
+    await aws.sqs.send(
       new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message?.ReceiptHandle }),
     );
     expect(await receive(queue.url, 0)).toEqual([]);
@@ -173,7 +191,7 @@ describe('SQS', () => {
     // Prepare
     const queue = await resources.queue({ fifo: true });
     const send = (body: string, deduplicationId: string) =>
-      sqsClient().send(
+      aws.sqs.send(
         new SendMessageCommand({
           QueueUrl: queue.url,
           MessageBody: body,
@@ -193,7 +211,7 @@ describe('SQS', () => {
     for (let messages = await receive(queue.url); messages.length > 0; messages = await receive(queue.url)) {
       for (const message of messages) {
         bodies.push(message.Body ?? '');
-        await sqsClient().send(
+        await aws.sqs.send(
           new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.ReceiptHandle }),
         );
       }
@@ -204,7 +222,7 @@ describe('SQS', () => {
   test('a message received maxReceiveCount times without being deleted moves to the dead-letter queue', async () => {
     // Prepare
     const queue = await resources.queue({ visibilityTimeoutSeconds: 1, deadLetter: { maxReceiveCount: 2 } });
-    await sqsClient().send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'poison' }));
+    await aws.sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'poison' }));
 
     // Act: receive and never delete, as a consumer that keeps failing would.
     const receiveCounts: string[] = [];
@@ -230,7 +248,7 @@ describe('S3', () => {
     const body = JSON.stringify({ payload: 'x'.repeat(1_000) });
 
     // Act
-    await s3Client().send(
+    await aws.s3.send(
       new PutObjectCommand({
         Bucket: bucket,
         Key: 'claims/one.json',
@@ -238,7 +256,7 @@ describe('S3', () => {
         ContentType: 'application/json',
       }),
     );
-    const object = await s3Client().send(new GetObjectCommand({ Bucket: bucket, Key: 'claims/one.json' }));
+    const object = await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'claims/one.json' }));
 
     // Assess
     expect(object.ContentType).toBe('application/json');
@@ -251,7 +269,7 @@ describe('EventBridge', () => {
     if (!(await requireEventBridge(context))) return;
 
     // Act
-    const result = await eventBridgeClient().send(
+    const result = await aws.eventBridge.send(
       new PutEventsCommand({
         Entries: [
           {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -110,7 +110,7 @@ describe('loan broker (recipient list, best rate, override)', () => {
 
   it('a bank on the client library that cannot quote answers with fail(): listed beside the best quote', async () => {
     // Prepare
-    const client = new FaninClient({ sqs: sqsClient() });
+    const client = new FaninClient({ sqs: aws.sqs });
     await fanin.sendRequest({
       definition: 'loan-tolerant',
       aggregateId: 'loan-fail-1',

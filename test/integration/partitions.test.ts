@@ -1,8 +1,8 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { NoPartitionAvailableError } from '../../shared/errors.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest, queueDepth } from '../support/fanin.ts';
 
 /**
@@ -28,7 +28,7 @@ describe('partitioned reply destination', () => {
       { replyPartitions: 3, partitioning: { highThreshold: 5, highWatermark: 5, lowWatermark: 1 } },
     );
     bank = await fanin.targetQueue('bank');
-    client = new FaninClient({ sqs: sqsClient(), replies: fanin.destination() });
+    client = new FaninClient({ sqs: aws.sqs, replies: fanin.destination() });
   });
   afterEach(() => fanin.stop());
 
@@ -68,7 +68,7 @@ describe('partitioned reply destination', () => {
       subs
         .slice(2)
         .map((s) =>
-          new FaninClient({ sqs: sqsClient(), replies: fanin.destination() }).reply(s, { ok: s.replyId }),
+          new FaninClient({ sqs: aws.sqs, replies: fanin.destination() }).reply(s, { ok: s.replyId }),
         ),
     );
 
@@ -89,7 +89,7 @@ describe('partitioned reply destination', () => {
     const destination = fanin.destination();
     const [p0, p1, p2] = fanin.provisioned.replyQueueUrls;
     for (let i = 0; i < 5; i += 1) {
-      await sqsClient().send(new SendMessageCommand({ QueueUrl: p0, MessageBody: '{}' }));
+      await aws.sqs.send(new SendMessageCommand({ QueueUrl: p0, MessageBody: '{}' }));
     }
     await destination.setEnabled(2, false);
 

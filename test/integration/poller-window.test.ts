@@ -2,7 +2,7 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { QueuePoller } from '../../local/poller.ts';
-import { sqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { uniquePrefix } from '../support/names.ts';
 import { createTestResources } from '../support/resources.ts';
 import { eventually } from '../support/runtime.ts';
@@ -29,18 +29,18 @@ describe('QueuePoller batching window', () => {
     const queue = await resources.queue();
     const { batches, handler } = recorder();
     const poller = new QueuePoller({
-      sqs: sqsClient(),
+      sqs: aws.sqs,
       queueUrl: queue.url,
       handler,
       maxBatchingWindowSeconds: 20,
       batchSize: 5,
     });
-    await sqsClient().send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '1' }));
+    await aws.sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '1' }));
 
     // Act: the first receive takes one record; four more arrive while the window is open
     const polled = poller.pollOnce(5);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await sqsClient().send(
+    await aws.sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queue.url,
         Entries: ['2', '3', '4', '5'].map((body) => ({ Id: body, MessageBody: body })),
@@ -58,14 +58,14 @@ describe('QueuePoller batching window', () => {
     const queue = await resources.queue();
     const { batches, handler } = recorder();
     const poller = new QueuePoller({
-      sqs: sqsClient(),
+      sqs: aws.sqs,
       queueUrl: queue.url,
       handler,
       maxBatchingWindowSeconds: 1,
       batchSize: 25,
     });
     for (let i = 0; i < 25; i += 10) {
-      await sqsClient().send(
+      await aws.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queue.url,
           Entries: Array.from({ length: Math.min(10, 25 - i) }, (_, j) => ({

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { counterKey } from '../../shared/adapters/dynamo-state-store.ts';
-import { documentClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /** Acceptance scenarios of the data plane, from seeds 000 (IBM aggregation) and 002 (EIP Aggregator). */
@@ -369,7 +369,7 @@ describe('data plane scenarios', () => {
     // Assess: the items live under several partition keys (mutant killed: every reply under A#hot-1)
     const keys = new Set<string>();
     for (const pk of ['A#hot-1', 'A#hot-1#1', 'A#hot-1#2', 'A#hot-1#3']) {
-      const { Items = [] } = await documentClient().send(
+      const { Items = [] } = await aws.dynamo.send(
         new QueryCommand({
           TableName: fanin.topology.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
@@ -400,11 +400,8 @@ describe('data plane scenarios', () => {
     const result = (await fanin.outputs('completed')).find((r) => r.aggregateId === 'wide-1');
     expect(result).toMatchObject({ counts: { expected: 200, received: 200 } });
     const counter = async (pk: string) =>
-      (
-        await documentClient().send(
-          new GetCommand({ TableName: fanin.topology.tableName, Key: { pk, sk: 'C' } }),
-        )
-      ).Item;
+      (await aws.dynamo.send(new GetCommand({ TableName: fanin.topology.tableName, Key: { pk, sk: 'C' } })))
+        .Item;
     // A trigger, not a count: batches add their size, never less than what was recorded.
     expect(Number((await counter(counterKey('wide-1', 0)))?.replies)).toBeGreaterThanOrEqual(200);
     // On a key of its own (mutant killed: the counter on the header's key, where its per-batch
@@ -418,7 +415,7 @@ describe('data plane scenarios', () => {
     await fanin.drain();
 
     // Assess (mutant killed: keepsRequest always true)
-    const { Item } = await documentClient().send(
+    const { Item } = await aws.dynamo.send(
       new GetCommand({ TableName: fanin.topology.tableName, Key: { pk: 'A#noreq-1', sk: 'B' } }),
     );
     expect(Item).toBeUndefined();
@@ -441,7 +438,7 @@ describe('data plane scenarios', () => {
     expect(result).toMatchObject({ counts: { expected: 160, received: 160 } });
     let counters = 0;
     for (const pk of [0, 1, 2, 3].map((shard) => counterKey('wide-2', shard))) {
-      const { Item } = await documentClient().send(
+      const { Item } = await aws.dynamo.send(
         new GetCommand({ TableName: fanin.topology.tableName, Key: { pk, sk: 'C' } }),
       );
       if (Item) counters += 1;

@@ -1,7 +1,7 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
 import { handleTimer } from '../../shared/use-cases/timers.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
 /**
@@ -22,7 +22,7 @@ describe('timers', () => {
   async function receiveTimer(): Promise<{ messageId: string; body: string }> {
     // The delay is real (one second): wait for SQS to release the message, at most 10 s.
     for (let attempt = 0; attempt < 10; attempt += 1) {
-      const { Messages = [] } = await sqsClient().send(
+      const { Messages = [] } = await aws.sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: fanin.provisioned.queueUrls.timer,
           WaitTimeSeconds: 1,
@@ -36,7 +36,7 @@ describe('timers', () => {
   }
 
   async function delayedTimers(): Promise<number> {
-    const { Attributes } = await sqsClient().send(
+    const { Attributes } = await aws.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: fanin.provisioned.queueUrls.timer,
         AttributeNames: ['ApproximateNumberOfMessagesDelayed'],

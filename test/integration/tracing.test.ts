@@ -1,12 +1,13 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFanOutHandler } from '../../functions/handlers.ts';
-import { instrumentClients, resetClients, sqsClient } from '../../shared/aws/clients.ts';
+import { createClients } from '../../shared/aws/clients.ts';
 import { FaninClient } from '../../shared/client/fanin-client.ts';
 import { validTraceHeader, withTraceHeader } from '../../shared/observability/trace-context.ts';
 import { createTracer, tracingEnabled } from '../../shared/observability/tracing.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /** A well-formed X-Ray trace header, as SQS hands it to Lambda in `attributes.AWSTraceHeader`. */
@@ -64,10 +65,6 @@ describe('tracing', () => {
     if (order?.fanOut?.type === 'splitter') Object.assign(order.fanOut, { target: warehouse });
   });
   afterAll(() => fanin.stop());
-  afterEach(() => {
-    instrumentClients((client) => client);
-    resetClients();
-  });
 
   /** The fan-out entry point's handler invoked as Lambda would, with one record. */
   async function invokeFanOut(body: unknown, trace: string | undefined): Promise<void> {
@@ -185,7 +182,7 @@ describe('tracing', () => {
     expect(await createTracer({})).toBeUndefined();
   });
 
-  it('with tracing on, the process-wide AWS clients are captured by the X-Ray middleware', async () => {
+  it("with tracing on, an entry point's AWS clients are captured by the X-Ray middleware", async () => {
     // Prepare: a Lambda environment (Powertools traces only there) with tracing on.
     const saved = process.env.AWS_EXECUTION_ENV;
     process.env.AWS_EXECUTION_ENV = 'AWS_Lambda_nodejs20.x';
@@ -195,15 +192,15 @@ describe('tracing', () => {
         POWERTOOLS_SERVICE_NAME: 'fanin',
       });
       if (!tracer) throw new Error('no tracer');
-      resetClients();
 
-      // Act
-      instrumentClients((client) => tracer.captureAWSv3Client(client));
-      const client = sqsClient();
+      // Act: as shared/app.ts builds a Lambda function's clients once tracing is set up.
+      const clients = createClients({ instrument: (client) => tracer.captureAWSv3Client(client) });
 
       // Assess
       expect(tracer.isTracingEnabled()).toBe(true);
-      expect(client.middlewareStack.identify().join(' ')).toContain('XRaySDKInstrumentation');
+      expect(clients.sqs.middlewareStack.identify().join(' ')).toContain('XRaySDKInstrumentation');
+      expect(clients.dynamo.middlewareStack.identify().join(' ')).toContain('XRaySDKInstrumentation');
+      clients.destroy();
     } finally {
       if (saved === undefined) delete process.env.AWS_EXECUTION_ENV;
       else process.env.AWS_EXECUTION_ENV = saved;
@@ -217,7 +214,7 @@ describe('tracing', () => {
         { target: warehouse, body: '{}', attributes: {}, deduplicationId: 'd', groupId: 'g' },
       ]),
     );
-    const { Messages = [] } = await sqsClient().send(
+    const { Messages = [] } = await aws.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: url,
         MessageSystemAttributeNames: ['AWSTraceHeader'],

@@ -11,7 +11,8 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POINTER_CLASS } from '../../shared/adapters/s3-claim-check.ts';
 import { SqsRequestSender } from '../../shared/adapters/sqs-sender.ts';
-import { createSqsClient, s3Client, sqsClient } from '../../shared/aws/clients.ts';
+import { createSqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { type FaninUnderTest as Fanin, FaninUnderTest, type OutputBody, takeAll } from '../support/fanin.ts';
 
 /** What reached the trap: any request at all is a leak. */
@@ -280,7 +281,7 @@ describe('untrusted input', () => {
     });
     const keysUnder = async (prefix: string) =>
       (
-        (await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix }))).Contents ?? []
+        (await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix }))).Contents ?? []
       ).map((o) => o.Key ?? '');
     const allOutputs = async (): Promise<OutputBody[]> =>
       (
@@ -297,7 +298,7 @@ describe('untrusted input', () => {
       replyId: string,
       where: { body: string; size: string },
     ) => {
-      await sqsClient().send(
+      await aws.sqs.send(
         new SendMessageCommand({
           QueueUrl: fanin.provisioned.replyQueueUrls[0],
           MessageBody: where.body,
@@ -365,8 +366,8 @@ describe('untrusted input', () => {
     it('a pointer into another bucket is refused, on every input queue (kills: decode follows any pointer)', async () => {
       // Prepare: another bucket with an object under the producer prefix
       const other = `${fanin.topology.prefix}-other`;
-      await s3Client().send(new CreateBucketCommand({ Bucket: other }));
-      await s3Client().send(
+      await aws.s3.send(new CreateBucketCommand({ Bucket: other }));
+      await aws.s3.send(
         new PutObjectCommand({
           Bucket: other,
           Key: 'incoming/x',
@@ -378,7 +379,7 @@ describe('untrusted input', () => {
 
       // Act: as a request, a control command and a reply
       for (const queueUrl of [fanin.provisioned.queueUrls.ingress, fanin.provisioned.queueUrls.control]) {
-        await sqsClient().send(
+        await aws.sqs.send(
           new SendMessageCommand({
             QueueUrl: queueUrl,
             MessageBody: foreign.body,
@@ -394,13 +395,13 @@ describe('untrusted input', () => {
       expect(errors.map((e) => e.source).sort()).toEqual(['control', 'ingress', 'reply']);
       for (const error of errors) expect(String(error.reason)).toContain(`s3://${other}/incoming/x refused`);
       expect((await fanin.ctx.store.getHeader('cc-a'))?.status).toBe('open');
-      await s3Client().send(new DeleteObjectCommand({ Bucket: other, Key: 'incoming/x' }));
-      await s3Client().send(new DeleteBucketCommand({ Bucket: other }));
+      await aws.s3.send(new DeleteObjectCommand({ Bucket: other, Key: 'incoming/x' }));
+      await aws.s3.send(new DeleteBucketCommand({ Bucket: other }));
     });
 
     it('a pointer under incoming/ of fanin’s bucket is read', async () => {
       // Prepare
-      await s3Client().send(
+      await aws.s3.send(
         new PutObjectCommand({ Bucket: bucket(), Key: 'incoming/r2', Body: JSON.stringify({ ok: 2 }) }),
       );
 

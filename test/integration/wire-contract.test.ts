@@ -5,7 +5,7 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../shared/aws/clients.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -33,7 +33,7 @@ describe('wire contract', () => {
 
   it('a request and replies written from the documented attributes alone complete an aggregate', async () => {
     // Prepare: the producer
-    const sqs = sqsClient();
+    const sqs = aws.sqs;
     const url = async (name: string) =>
       (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl ?? '';
     await sqs.send(

@@ -1,9 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
-import { documentClient } from '../../shared/aws/clients.ts';
 import type { Seal, StateStore } from '../../shared/ports.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { type AwsCall, type CrashMode, DYNAMO_WRITES, InjectedCrash, TERMINAL_ROLES } from './aws-probe.ts';
+import { aws } from './clients.ts';
 import type { FaninUnderTest, OutputBody, TerminalMode } from './fanin.ts';
 
 export { type CrashMode, InjectedCrash } from './aws-probe.ts';
@@ -248,7 +248,7 @@ async function finish(
  * for ever (reply items are written once and expire; none is rewritten at close).
  */
 export async function expectClosedCleanly(fanin: FaninUnderTest, aggregateId: string): Promise<void> {
-  const { Items = [] } = await documentClient().send(
+  const { Items = [] } = await aws.dynamo.send(
     new QueryCommand({
       TableName: fanin.provisioned.tableName,
       KeyConditionExpression: 'pk = :pk',

@@ -24,10 +24,6 @@ import {
   createEventBridgeClient,
   createS3Client,
   createSqsClient,
-  documentClient,
-  dynamoClient,
-  s3Client,
-  sqsClient,
 } from '../../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../../shared/config.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
@@ -43,6 +39,7 @@ import {
 import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { handleTimer, sweep } from '../../shared/use-cases/timers.ts';
 import { AwsProbe, type Publication, TERMINAL_ROLES } from './aws-probe.ts';
+import { aws } from './clients.ts';
 
 /** A clock the test moves by hand, so timeouts are exercised without waiting for them. */
 export class TestClock {
@@ -216,9 +213,9 @@ export class FaninUnderTest {
     const topology = describeTopology({ ...options, prefix, definitions });
     const withBucket = options.claimCheckThresholdBytes !== undefined;
     const provisioned = await provisionTopology(topology, {
-      sqs: sqsClient(),
-      dynamo: dynamoClient(),
-      ...(withBucket ? { s3: s3Client() } : {}),
+      sqs: aws.sqs,
+      dynamo: aws.dynamoDb,
+      ...(withBucket ? { s3: aws.s3 } : {}),
     });
     const fanin = new FaninUnderTest(
       topology,
@@ -281,7 +278,7 @@ export class FaninUnderTest {
    */
   public async targetQueue(name: string, exact = false): Promise<string> {
     const queueName = exact ? name : `${this.topology.prefix}-${name}`;
-    const { QueueUrl } = await sqsClient().send(new CreateQueueCommand({ QueueName: queueName }));
+    const { QueueUrl } = await aws.sqs.send(new CreateQueueCommand({ QueueName: queueName }));
     this.targets.set(queueName, QueueUrl ?? '');
     this.probe.setRole(QueueUrl ?? '', `target:${name}`);
     return queueName;
@@ -457,7 +454,7 @@ export class FaninUnderTest {
       (item) => typeof item.expiresAt === 'number' && item.expiresAt <= nowMs / 1000,
     );
     for (let i = 0; i < expired.length; i += 25) {
-      await documentClient().send(
+      await aws.dynamo.send(
         new BatchWriteCommand({
           RequestItems: {
             [this.provisioned.tableName]: expired
@@ -475,7 +472,7 @@ export class FaninUnderTest {
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await documentClient().send(
+      const page = await aws.dynamo.send(
         new ScanCommand({
           TableName: this.provisioned.tableName,
           ConsistentRead: true,
@@ -529,7 +526,7 @@ export class FaninUnderTest {
     const depths: Record<string, number> = {};
     for (const [name, url] of Object.entries(this.provisioned.allQueueUrls)) {
       if (!/-dlq(\.fifo)?$/.test(name)) continue;
-      const { Attributes = {} } = await sqsClient().send(
+      const { Attributes = {} } = await aws.sqs.send(
         new GetQueueAttributesCommand({
           QueueUrl: url,
           AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
@@ -547,12 +544,10 @@ export class FaninUnderTest {
   public async stop(): Promise<void> {
     await Promise.all(
       [...this.targets.values()].map((QueueUrl) =>
-        sqsClient()
-          .send(new DeleteQueueCommand({ QueueUrl }))
-          .catch(() => undefined),
+        aws.sqs.send(new DeleteQueueCommand({ QueueUrl })).catch(() => undefined),
       ),
     );
-    await deprovisionTopology(this.provisioned, { sqs: sqsClient(), dynamo: dynamoClient() });
+    await deprovisionTopology(this.provisioned, { sqs: aws.sqs, dynamo: aws.dynamoDb });
     for (const client of [...Object.values(this.system), this.testSqs, this.testS3]) client.destroy();
   }
 }
@@ -581,7 +576,7 @@ async function send(
 export async function takeAll(queueUrl: string): Promise<Message[]> {
   const taken: Message[] = [];
   for (;;) {
-    const { Messages = [] } = await sqsClient().send(
+    const { Messages = [] } = await aws.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
         MaxNumberOfMessages: 10,
@@ -591,7 +586,7 @@ export async function takeAll(queueUrl: string): Promise<Message[]> {
     );
     if (Messages.length === 0) return taken;
     taken.push(...Messages);
-    await sqsClient().send(
+    await aws.sqs.send(
       new DeleteMessageBatchCommand({
         QueueUrl: queueUrl,
         Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
@@ -602,5 +597,5 @@ export async function takeAll(queueUrl: string): Promise<Message[]> {
 
 /** Messages in a queue: visible plus in flight (what a partition's availability counts). */
 export async function queueDepth(queueUrl: string): Promise<number> {
-  return (await depthOf(sqsClient(), queueUrl)).depth;
+  return (await depthOf(aws.sqs, queueUrl)).depth;
 }

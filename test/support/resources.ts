@@ -20,7 +20,7 @@ import {
   GetQueueAttributesCommand,
   type QueueAttributeName,
 } from '@aws-sdk/client-sqs';
-import { dynamoClient, s3Client, sqsClient } from '../../shared/aws/clients.ts';
+import { aws } from './clients.ts';
 import { resourceName } from './names.ts';
 
 /** A DynamoDB table to create with {@link TestResources.table}; string keys, on-demand billing. */
@@ -96,7 +96,7 @@ export function createTestResources(prefix: string): TestResources {
   const next = (kind: string): string => `${kind}${++counter}`;
 
   async function createQueue(name: string, attributes: Partial<Record<QueueAttributeName, string>>) {
-    const { QueueUrl: url } = await sqsClient().send(
+    const { QueueUrl: url } = await aws.sqs.send(
       new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
     );
     if (url === undefined) throw new Error(`CreateQueue ${name} returned no QueueUrl`);
@@ -104,7 +104,7 @@ export function createTestResources(prefix: string): TestResources {
       what: `queue ${name}`,
       run: () => ignoring(['QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue'], deleteQueue(url)),
     });
-    const { Attributes } = await sqsClient().send(
+    const { Attributes } = await aws.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
     );
     const arn = Attributes?.QueueArn;
@@ -124,7 +124,7 @@ export function createTestResources(prefix: string): TestResources {
         keySchema.push({ AttributeName: spec.sortKey, KeyType: 'RANGE' });
         definitions.push({ AttributeName: spec.sortKey, AttributeType: 'S' });
       }
-      const { TableDescription } = await dynamoClient().send(
+      const { TableDescription } = await aws.dynamoDb.send(
         new CreateTableCommand({
           TableName: name,
           BillingMode: 'PAY_PER_REQUEST',
@@ -138,19 +138,19 @@ export function createTestResources(prefix: string): TestResources {
         run: async () => {
           await ignoring(
             ['ResourceNotFoundException'],
-            dynamoClient().send(new DeleteTableCommand({ TableName: name })),
+            aws.dynamoDb.send(new DeleteTableCommand({ TableName: name })),
           );
         },
       });
       // DynamoDB Local creates tables ACTIVE at once; AWS takes a few seconds.
       if (TableDescription?.TableStatus !== 'ACTIVE') {
         await waitUntilTableExists(
-          { client: dynamoClient(), maxWaitTime: 120, minDelay: 1 },
+          { client: aws.dynamoDb, maxWaitTime: 120, minDelay: 1 },
           { TableName: name },
         );
       }
       if (spec.ttlAttribute !== undefined) {
-        await dynamoClient().send(
+        await aws.dynamoDb.send(
           new UpdateTimeToLiveCommand({
             TableName: name,
             TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true },
@@ -188,8 +188,8 @@ export function createTestResources(prefix: string): TestResources {
 
     async bucket(suffix) {
       const name = resourceName(prefix, suffix ?? next('bucket'), 'bucket');
-      const region = await s3Client().config.region();
-      await s3Client().send(
+      const region = await aws.s3.config.region();
+      await aws.s3.send(
         new CreateBucketCommand({
           Bucket: name,
           // us-east-1 is the one region that rejects an explicit location constraint.
@@ -220,24 +220,20 @@ export function createTestResources(prefix: string): TestResources {
 }
 
 async function deleteQueue(url: string): Promise<void> {
-  await sqsClient().send(new DeleteQueueCommand({ QueueUrl: url }));
+  await aws.sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
 }
 
 async function emptyAndDeleteBucket(bucket: string): Promise<void> {
   let token: string | undefined;
   do {
-    const page = await s3Client().send(
-      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
-    );
+    const page = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
     const keys = (page.Contents ?? []).flatMap(({ Key }) => (Key === undefined ? [] : [{ Key }]));
     if (keys.length > 0) {
-      await s3Client().send(
-        new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
-      );
+      await aws.s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
-  await s3Client().send(new DeleteBucketCommand({ Bucket: bucket }));
+  await aws.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
 }
 
 /** Awaits `work`, treating an error with one of `names` (already gone) as success. */

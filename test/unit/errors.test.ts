@@ -157,7 +157,7 @@ describe('the fanin error family', () => {
   it('has every error class of shared/ and local/ (the runtime and the CLI) in it', () => {
     const OUTSIDE: Record<string, string> = {
       // The local emulators' retry of a taken port (local/ is the local runtime, not a bundle).
-      PortTakenError: 'local/emulators.ts',
+      PortTakenError: 'local/child-server.ts',
     };
     const root = join(import.meta.dirname, '../..');
     const declared = [...sourcesUnder(join(root, 'shared')), ...sourcesUnder(join(root, 'local'))].flatMap(

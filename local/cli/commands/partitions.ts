@@ -1,14 +1,13 @@
 import { queueDepth } from '../../../shared/adapters/sqs-queues.ts';
 import { createDistributor } from '../../../shared/app.ts';
-import { sqsClient } from '../../../shared/aws/clients.ts';
-import { clientsOf, destinationOf, runtimeConfigOf, type Target } from '../../connect.ts';
+import { destinationOf, runtimeConfigOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
 import { type Args, type Command, CommandError, Progress, table, UsageError } from '../io.ts';
 import * as specs from '../specs.ts';
 
-async function depth(url: string | undefined): Promise<number | null> {
+async function depth(target: Target, url: string | undefined): Promise<number | null> {
   if (!url) return null;
-  return queueDepth(sqsClient(), url).then(
+  return queueDepth(target.clients.sqs, url).then(
     (d) => d.depth,
     () => null,
   );
@@ -19,8 +18,8 @@ async function partitionReport(target: Target) {
   const [statuses, backlog, dlqDepths] = await Promise.all([
     // The registry state comes with each partition's status: one read of the partition items.
     destinationOf(target).status(true),
-    depth(target.queues.backlog.url),
-    Promise.all(target.replyPartitions.map((p) => depth(p.dlqUrl))),
+    depth(target, target.queues.backlog.url),
+    Promise.all(target.replyPartitions.map((p) => depth(target, p.dlqUrl))),
   ]);
   const { lowWatermark, highWatermark, highThreshold, stallSeconds } = target.partitioning;
   return {
@@ -161,7 +160,7 @@ export const evacuate: Command = {
     progress.update(0);
     let moved: number;
     try {
-      moved = await createDistributor(runtimeConfigOf(target), clientsOf(target)).evacuate(index, {
+      moved = await createDistributor(runtimeConfigOf(target), target.clients).evacuate(index, {
         onBatch: (count) => progress.update(count, Math.max(waiting, count)),
         stop: () => io.signal.aborted,
         signal: io.signal,

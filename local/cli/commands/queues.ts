@@ -7,7 +7,6 @@ import {
 } from '@aws-sdk/client-sqs';
 import { READER_PREFIXES, S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
 import { moveMessages } from '../../../shared/adapters/sqs-queues.ts';
-import { s3Client, sqsClient } from '../../../shared/aws/clients.ts';
 import { OUTPUT_ROLES, type OutputRole } from '../../../shared/topology/topology.ts';
 import type { Target } from '../../connect.ts';
 import { describeOutput, type OutputBody } from '../../describe.ts';
@@ -29,6 +28,7 @@ export const tail: Command = {
     const timeoutMs = numberOption(args, 'timeout', 60) * 1000;
     const target = await io.target();
     const queue = target.queues[role];
+    const { sqs } = target.clients;
     const claimCheck = claimCheckOf(target);
     const deadline = Date.now() + timeoutMs;
     const seen = new Set<string>();
@@ -38,7 +38,7 @@ export const tail: Command = {
       while (!io.signal.aborted) {
         if (count !== undefined && printed >= count) break;
         if (count !== undefined && !follow && Date.now() >= deadline) break;
-        const { Messages = [] } = await sqsClient().send(
+        const { Messages = [] } = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queue.url,
             MaxNumberOfMessages: Math.min(10, count !== undefined ? count - printed : 10),
@@ -73,7 +73,7 @@ export const tail: Command = {
           if (peek) peeked.push(message);
         }
         if (!peek && Messages.length > 0) {
-          await sqsClient().send(
+          await sqs.send(
             new DeleteMessageBatchCommand({
               QueueUrl: queue.url,
               Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
@@ -84,7 +84,7 @@ export const tail: Command = {
     } finally {
       // Hand peeked messages back at once.
       for (let i = 0; i < peeked.length; i += 10) {
-        await sqsClient()
+        await sqs
           .send(
             new ChangeMessageVisibilityBatchCommand({
               QueueUrl: queue.url,
@@ -109,7 +109,11 @@ export const tail: Command = {
 function claimCheckOf(target: Target): S3ClaimCheck | undefined {
   // Outputs are fanin's own objects (under outputs/), which a producer's pointer may never name.
   return target.bucketName
-    ? new S3ClaimCheck({ s3: s3Client(), bucket: target.bucketName, readablePrefixes: READER_PREFIXES })
+    ? new S3ClaimCheck({
+        s3: target.clients.s3,
+        bucket: target.bucketName,
+        readablePrefixes: READER_PREFIXES,
+      })
     : undefined;
 }
 
@@ -124,7 +128,7 @@ export const redrive: Command = {
     const queue = await findQueue(target, name);
     if (!queue.dlqUrl)
       throw new CommandError(`${queue.name} has no dead-letter queue (${queue.dlqName} not found)`);
-    const sqs = sqsClient();
+    const { sqs } = target.clients;
     const { Attributes = {} } = await sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: queue.dlqUrl,

@@ -9,16 +9,17 @@
  * await client.sendRequest('loan-broker', { payload: { amount: 250000 } });
  */
 export {
+  connectionOf,
   faninClientOf,
   type ResolveOptions,
   resolveTarget,
   type Target,
   TargetNotFoundError,
   targetFromState,
-  useRuntimeEndpoints,
 } from '../../../local/connect.ts';
 export { DEFAULT_STATE_FILE, type RuntimeState, readState, stateFilePath } from '../../../local/state.ts';
 export { S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
+export { type AwsClients, type Connection, createClients } from '../../../shared/aws/clients.ts';
 export {
   FaninClient,
   type FaninClientOptions,
