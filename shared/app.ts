@@ -9,9 +9,10 @@ import { DynamoStateStore } from './adapters/dynamo-state-store.ts';
 import { PowertoolsMetricsAdapter } from './adapters/powertools-metrics.ts';
 import { S3ClaimCheck } from './adapters/s3-claim-check.ts';
 import { SqsOutputPublisher } from './adapters/sqs-outputs.ts';
+import { SqsPartitionQueues } from './adapters/sqs-partition-queues.ts';
 import { SqsRequestSender } from './adapters/sqs-sender.ts';
 import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
-import { documentClient, eventBridgeClient, instrumentClients, s3Client, sqsClient } from './aws/clients.ts';
+import { type AwsClients, createClients } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
 import { WireAttribute } from './engine/correlation.ts';
 import { createTracer, serviceName } from './observability/tracing.ts';
@@ -22,7 +23,10 @@ import { QueueRole, resolvePartitioning } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
 import { policyFromQueueUrl } from './use-cases/recipients.ts';
 
-/** The AWS clients the adapters use; by default the process-wide ones from `aws/clients.ts`. */
+/**
+ * The AWS clients the adapters use, built once by the entry point and passed down: a bundle of
+ * `createClients()` (`aws/clients.ts`) fits as it is.
+ */
 export interface FaninClients {
   readonly sqs: SQSClient;
   readonly dynamo: DynamoDBDocumentClient;
@@ -33,20 +37,29 @@ export interface FaninClients {
 /**
  * Wires the adapters to a configuration: the one place where the use cases meet the AWS SDK.
  * `overrides` replace any part (a clock in tests, a failpoint-wrapped store).
+ *
+ * @throws Error when the configuration names a claim-check bucket and `clients` has no S3 client
  */
 export function createContext(
   config: RuntimeConfig,
-  clients: FaninClients = defaultClients(config),
+  clients: FaninClients,
   overrides: Partial<FaninContext> = {},
 ): FaninContext {
   const { completed, error, late, status, unknown } = config.queueUrls;
-  const claimCheck = config.bucketName
-    ? new S3ClaimCheck({
-        s3: clients.s3 ?? s3Client(),
-        bucket: config.bucketName,
-        ...(config.claimCheckThresholdBytes ? { thresholdBytes: config.claimCheckThresholdBytes } : {}),
-      })
-    : undefined;
+  const { s3 } = clients;
+  if (config.bucketName && !s3) {
+    throw new Error(
+      `the configuration names the claim-check bucket ${config.bucketName} but no S3 client was given`,
+    );
+  }
+  const claimCheck =
+    config.bucketName && s3
+      ? new S3ClaimCheck({
+          s3,
+          bucket: config.bucketName,
+          ...(config.claimCheckThresholdBytes ? { thresholdBytes: config.claimCheckThresholdBytes } : {}),
+        })
+      : undefined;
   const replies = replyDestination(config, clients);
   return {
     store: new DynamoStateStore({ client: clients.dynamo, tableName: config.tableName }),
@@ -60,7 +73,8 @@ export function createContext(
         unknown,
         'timed-out': config.queueUrls[QueueRole.TIMED_OUT],
       },
-      ...(clients.eventBridge ? { eventBridge: clients.eventBridge } : {}),
+      // Read only when there is a bus: the clients of an entry point are created on first use.
+      ...(config.eventBusName && clients.eventBridge ? { eventBridge: clients.eventBridge } : {}),
       ...(config.eventBusName ? { eventBusName: config.eventBusName } : {}),
       ...(claimCheck ? { claimCheck } : {}),
     }),
@@ -100,14 +114,6 @@ export function createContext(
   };
 }
 
-function defaultClients(config: RuntimeConfig): FaninClients {
-  return {
-    sqs: sqsClient(),
-    dynamo: documentClient(),
-    ...(config.eventBusName ? { eventBridge: eventBridgeClient() } : {}),
-  };
-}
-
 /** The name of the reply destination in the partition registry. */
 export const REPLY_DESTINATION = 'replies';
 
@@ -116,7 +122,7 @@ export function replyDestination(config: RuntimeConfig, clients: FaninClients): 
   return new PartitionedDestination({
     name: REPLY_DESTINATION,
     partitions: config.replyQueueUrls.map((queueUrl, index) => ({ index, queueUrl })),
-    sqs: clients.sqs,
+    queues: new SqsPartitionQueues({ sqs: clients.sqs }),
     registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
     highThreshold: (config.partitioning ?? resolvePartitioning({})).highThreshold,
   });
@@ -125,7 +131,7 @@ export function replyDestination(config: RuntimeConfig, clients: FaninClients): 
 /** The watermark distributor of the reply destination (seed 004), from the same configuration. */
 export function createDistributor(
   config: RuntimeConfig,
-  clients: FaninClients = defaultClients(config),
+  clients: FaninClients,
   clock: () => number = Date.now,
   options: WatermarkOptions = {},
 ): Distributor {
@@ -133,7 +139,7 @@ export function createDistributor(
   return new Distributor({
     destination: replyDestination(config, clients),
     backlogUrl: config.queueUrls[QueueRole.BACKLOG],
-    sqs: clients.sqs,
+    queues: new SqsPartitionQueues({ sqs: clients.sqs }),
     registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
     highWatermark: partitioning.highWatermark,
     lowWatermark: partitioning.lowWatermark,
@@ -151,11 +157,29 @@ let fromEnvironment: FaninContext | undefined;
 
 let distributorInstance: Distributor | undefined;
 
+let clientsInstance: AwsClients | undefined;
+
+/**
+ * The AWS clients of a Lambda function: built once per execution environment, by the first of its
+ * context or its distributor. Both are built inside an invocation, after the entry point
+ * (`instrumented` in functions/handlers.ts) set up tracing: with tracing on, every client is
+ * captured by the tracer.
+ */
+function clientsFromEnvironment(): AwsClients {
+  const tracer = observability?.tracer;
+  clientsInstance ??= createClients(
+    tracer ? { instrument: (client) => tracer.captureAWSv3Client(client) } : {},
+  );
+  return clientsInstance;
+}
+
 /** The distributor of a Lambda function: built once per execution environment. */
 export function distributorFromEnvironment(): Distributor {
   if (!distributorInstance) {
     const config = loadConfig();
-    distributorInstance = createDistributor(config, undefined, Date.now, { log: powertoolsLog() });
+    distributorInstance = createDistributor(config, clientsFromEnvironment(), Date.now, {
+      log: powertoolsLog(),
+    });
   }
   return distributorInstance;
 }
@@ -164,7 +188,7 @@ export function distributorFromEnvironment(): Distributor {
 export interface Observability {
   /** Flushed once per invocation by the entry point (see functions/handlers.ts `instrumented`). */
   readonly metrics: PowertoolsMetricsAdapter;
-  /** Present when `POWERTOOLS_TRACE_ENABLED=true`; the process-wide AWS clients are then captured. */
+  /** Present when `POWERTOOLS_TRACE_ENABLED=true`; the function's AWS clients are then captured. */
   readonly tracer?: Tracer;
 }
 
@@ -184,14 +208,13 @@ export function observabilityFromEnvironment(config?: RuntimeConfig): Observabil
 
 /**
  * The metrics and tracer of a Lambda function, set up once per execution environment by its entry
- * point before the first AWS client exists: with tracing on, every process-wide client is
- * captured by the tracer.
+ * point before the first AWS client exists: with tracing on, the clients of
+ * {@link clientsFromEnvironment} are captured by the tracer.
  */
 export function tracedObservabilityFromEnvironment(): Promise<Observability> {
   traced ??= createTracer().then((tracer) => {
     const base = observabilityFromEnvironment();
     if (!tracer) return base;
-    instrumentClients((client) => tracer.captureAWSv3Client(client));
     observability = { ...base, tracer };
     return observability;
   });
@@ -215,7 +238,7 @@ export function contextFromEnvironment(): FaninContext {
   if (!fromEnvironment) {
     const config = loadConfig();
     const { metrics } = observabilityFromEnvironment(config);
-    fromEnvironment = createContext(config, undefined, { log: powertoolsLog(), metrics });
+    fromEnvironment = createContext(config, clientsFromEnvironment(), { log: powertoolsLog(), metrics });
   }
   return fromEnvironment;
 }

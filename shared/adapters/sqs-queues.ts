@@ -9,12 +9,10 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { WireAttribute } from '../engine/correlation.ts';
+import type { MoveRequest, MoveResult, QueueDepth, UndeletedMessage } from '../partitions/queues.ts';
 
 /** How many messages a queue holds: visible, in flight, and both (SQS's approximate counts). */
-export async function queueDepth(
-  sqs: SQSClient,
-  queueUrl: string,
-): Promise<{ visible: number; inFlight: number; depth: number }> {
+export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<QueueDepth> {
   const { Attributes = {} } = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,
@@ -37,73 +35,14 @@ export const ORIGIN_ATTRIBUTE = WireAttribute.ORIGIN_MESSAGE_ID;
 /** SQS's limit of message attributes on one message. */
 const MAX_MESSAGE_ATTRIBUTES = 10;
 
-/** Options of {@link moveMessages}. */
-export interface MoveOptions {
-  readonly from: string;
-  readonly to: string;
-  /** Most messages to move. */
-  readonly max: number;
-  /** How long a message being moved stays invisible at its source (it reappears if the move dies). */
-  readonly visibilitySeconds: number;
-  /**
-   * Each receive long-polls this long (1–20 s). A long poll asks every SQS server that may hold
-   * a message of the queue; a short poll (0) asks a sample of them and may return nothing while
-   * messages wait. @default 1
-   */
-  readonly waitSeconds?: number;
-  /**
-   * The source counts as drained only after this many consecutive receives found nothing: one
-   * empty receive is never taken as "empty". At least 2. @default 2
-   */
-  readonly emptyReceives?: number;
+/** Options of {@link moveMessages}: a {@link MoveRequest} and what only SQS needs. */
+export interface MoveOptions extends MoveRequest {
   /** How often a delete SQS reports as failed is tried, in all, before it is reported. @default 3 */
   readonly deleteAttempts?: number;
   /** FIFO targets: the deduplication id is this prefix + the source message id. @default '' */
   readonly deduplicationPrefix?: string;
   /** FIFO targets: the group of a message that had none. @default 'default' */
   readonly defaultGroup?: string;
-  /** Called after each batch with the running total. */
-  readonly onBatch?: (moved: number) => void;
-  /** Checked before each batch; true stops the move. */
-  readonly stop?: () => boolean;
-  /** Aborting it cancels the call in progress and stops the move (see {@link MoveResult.aborted}). */
-  readonly signal?: AbortSignal;
-}
-
-/** A message sent to the target whose delete from the source failed (it is now at both). */
-export interface UndeletedMessage {
-  /** Its SQS message id at the source. */
-  readonly messageId: string;
-  /** Its identity, as the copy carries it in {@link ORIGIN_ATTRIBUTE} (when it has room for it). */
-  readonly originMessageId: string;
-  readonly code: string;
-  readonly message: string;
-}
-
-/** What {@link moveMessages} did. */
-export interface MoveResult {
-  /** Messages sent to the target (deleted from the source, or listed in `undeleted`). */
-  readonly moved: number;
-  /**
-   * True when the move ended because `emptyReceives` consecutive long polls found nothing: the
-   * only way it concludes that the source is empty.
-   */
-  readonly drained: boolean;
-  /** The target refused a send: the move stopped there (the refused message stays at the source). */
-  readonly failure?: { code: string; message: string };
-  /**
-   * Sent, but SQS kept failing to delete them from the source: each is now at both queues and,
-   * after `visibilitySeconds`, will be moved again. Its copies carry one identity, so the reply
-   * path counts it once; it is reported so a persistent failure is seen.
-   */
-  readonly undeleted: readonly UndeletedMessage[];
-  /**
-   * Messages moved without {@link ORIGIN_ATTRIBUTE} because they already carry SQS's maximum of
-   * 10 message attributes (their copy has a new message id and nothing else to say who it is).
-   */
-  readonly withoutOrigin: number;
-  /** The move stopped because `signal` was aborted (a call in flight may have been cancelled). */
-  readonly aborted: boolean;
 }
 
 /**

@@ -1,13 +1,5 @@
-import {
-  type Message,
-  type MessageAttributeValue,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  SendMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { queueDepth } from '../adapters/sqs-queues.ts';
 import { NoPartitionAvailableError } from '../errors.ts';
+import type { OutgoingMessage, PartitionQueues, ReceivedMessage } from './queues.ts';
 import type { PartitionRegistry, PartitionState } from './registry.ts';
 import { type Candidate, choosePartition, type RoutingPolicy } from './routing.ts';
 
@@ -38,20 +30,12 @@ export interface PartitionStatus {
   readonly state?: PartitionState;
 }
 
-/** A message to send through a destination. */
-export interface OutgoingMessage {
-  readonly body: string;
-  readonly attributes?: Readonly<Record<string, MessageAttributeValue>>;
-  /** FIFO partitions only. */
-  readonly groupId?: string;
-  readonly deduplicationId?: string;
-}
-
 /** Options of a {@link PartitionedDestination}. */
 export interface DestinationOptions {
   readonly name: string;
   readonly partitions: readonly PartitionSpec[];
-  readonly sqs: SQSClient;
+  /** Its partitions' queues (SQS: shared/adapters/sqs-partition-queues.ts). */
+  readonly queues: PartitionQueues;
   readonly registry: PartitionRegistry;
   /** A partition at or above this depth takes no new messages. @default 10,000 */
   readonly highThreshold?: number;
@@ -73,7 +57,7 @@ export interface DestinationOptions {
 export class PartitionedDestination {
   public readonly name: string;
   public readonly partitions: readonly PartitionSpec[];
-  private readonly sqs: SQSClient;
+  private readonly queues: PartitionQueues;
   private readonly registry: PartitionRegistry;
   private readonly highThreshold: number;
   private readonly cacheMs: number;
@@ -85,7 +69,7 @@ export class PartitionedDestination {
     if (options.partitions.length === 0) throw new Error(`destination ${options.name} has no partitions`);
     this.name = options.name;
     this.partitions = options.partitions;
-    this.sqs = options.sqs;
+    this.queues = options.queues;
     this.registry = options.registry;
     this.highThreshold = options.highThreshold ?? 10_000;
     this.cacheMs = options.cacheMs ?? 2_000;
@@ -132,7 +116,7 @@ export class PartitionedDestination {
       ...(state ? { state } : {}),
     };
     try {
-      const { visible, inFlight, depth } = await queueDepth(this.sqs, partition.queueUrl);
+      const { visible, inFlight, depth } = await this.queues.depth(partition.queueUrl);
       const reason: UnavailableReason | undefined = !enabled
         ? 'send-disabled'
         : depth >= this.highThreshold
@@ -202,21 +186,8 @@ export class PartitionedDestination {
         throw error;
       }
       try {
-        const fifo = partition.queueUrl.endsWith('.fifo');
-        const result = await this.sqs.send(
-          new SendMessageCommand({
-            QueueUrl: partition.queueUrl,
-            MessageBody: message.body,
-            ...(message.attributes ? { MessageAttributes: { ...message.attributes } } : {}),
-            ...(fifo
-              ? {
-                  MessageGroupId: message.groupId ?? 'default',
-                  MessageDeduplicationId: message.deduplicationId,
-                }
-              : {}),
-          }),
-        );
-        return { partition: partition.index, messageId: result.MessageId ?? '' };
+        const messageId = await this.queues.send(partition.queueUrl, message);
+        return { partition: partition.index, messageId };
       } catch (error) {
         failed.add(partition.index);
         details.set(partition.index, `send to ${partition.queueUrl} failed: ${(error as Error).message}`);
@@ -241,29 +212,7 @@ export class PartitionedDestination {
       list.push(message);
       byPartition.set(partition.queueUrl, list);
     }
-    for (const [queueUrl, list] of byPartition) {
-      const fifo = queueUrl.endsWith('.fifo');
-      for (let i = 0; i < list.length; i += 10) {
-        const result = await this.sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: list.slice(i, i + 10).map((m, j) => ({
-              Id: String(j),
-              MessageBody: m.body,
-              ...(m.attributes ? { MessageAttributes: { ...m.attributes } } : {}),
-              ...(fifo
-                ? { MessageGroupId: m.groupId ?? 'default', MessageDeduplicationId: m.deduplicationId }
-                : {}),
-            })),
-          }),
-        );
-        if ((result.Failed ?? []).length > 0) {
-          throw new Error(
-            `sending to ${queueUrl} failed: ${result.Failed?.map((f) => f.Message).join('; ')}`,
-          );
-        }
-      }
-    }
+    for (const [queueUrl, list] of byPartition) await this.queues.sendBatch(queueUrl, list);
     return routed.map((r) => r.partition.index);
   }
 
@@ -282,20 +231,18 @@ export class PartitionedDestination {
    * The gathering reader: receives up to `max` messages from all partitions, without removing them
    * (they become visible again after `visibilityTimeoutSeconds`). No order is promised.
    */
-  public async gather(max = 10, visibilityTimeoutSeconds = 0): Promise<(Message & { partition: number })[]> {
-    const gathered: (Message & { partition: number })[] = [];
+  public async gather(
+    max = 10,
+    visibilityTimeoutSeconds = 0,
+  ): Promise<(ReceivedMessage & { partition: number })[]> {
+    const gathered: (ReceivedMessage & { partition: number })[] = [];
     for (const partition of this.partitions) {
       if (gathered.length >= max) break;
-      const { Messages = [] } = await this.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: partition.queueUrl,
-          MaxNumberOfMessages: Math.min(10, max - gathered.length),
-          VisibilityTimeout: visibilityTimeoutSeconds,
-          MessageAttributeNames: ['All'],
-          WaitTimeSeconds: 0,
-        }),
-      );
-      gathered.push(...Messages.map((m) => ({ ...m, partition: partition.index })));
+      const messages = await this.queues.receive(partition.queueUrl, {
+        max: max - gathered.length,
+        visibilitySeconds: visibilityTimeoutSeconds,
+      });
+      gathered.push(...messages.map((m) => ({ ...m, partition: partition.index })));
     }
     return gathered;
   }

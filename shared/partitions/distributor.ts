@@ -1,7 +1,6 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { type MoveResult, moveMessages, type UndeletedMessage } from '../adapters/sqs-queues.ts';
 import type { Log } from '../ports.ts';
 import type { PartitionedDestination } from './destination.ts';
+import type { MoveResult, PartitionQueues, UndeletedMessage } from './queues.ts';
 import type { PartitionRegistry, RecordedSettings } from './registry.ts';
 
 /** Watermarks and stall detection of a distributor. */
@@ -165,7 +164,7 @@ export function planCycle(input: {
 export class Distributor {
   private readonly destination: PartitionedDestination;
   private readonly backlogUrl: string;
-  private readonly sqs: SQSClient;
+  private readonly queues: PartitionQueues;
   private readonly registry: PartitionRegistry;
   private readonly settings: DeploymentSettings | undefined;
   private readonly clock: () => number;
@@ -182,7 +181,8 @@ export class Distributor {
     options: {
       readonly destination: PartitionedDestination;
       readonly backlogUrl: string;
-      readonly sqs: SQSClient;
+      /** The backlog's and the partitions' queues (SQS: shared/adapters/sqs-partition-queues.ts). */
+      readonly queues: PartitionQueues;
       readonly registry: PartitionRegistry;
       readonly clock?: () => number;
       /**
@@ -194,7 +194,7 @@ export class Distributor {
   ) {
     this.destination = options.destination;
     this.backlogUrl = options.backlogUrl;
-    this.sqs = options.sqs;
+    this.queues = options.queues;
     this.registry = options.registry;
     this.settings = options.settings;
     this.clock = options.clock ?? Date.now;
@@ -246,7 +246,7 @@ export class Distributor {
     const urlOf = (index: number): string => statuses.find((s) => s.index === index)?.queueUrl ?? '';
     let budget = this.maxMoves;
     const move = async (from: string, to: string, count: number): Promise<MoveResult> => {
-      const result = await moveMessages(this.sqs, {
+      const result = await this.queues.move({
         from,
         to,
         max: count,
@@ -340,7 +340,7 @@ export class Distributor {
   ): Promise<number> {
     const partition = this.destination.partitions.find((p) => p.index === index);
     if (!partition) throw new Error(`destination ${this.destination.name} has no partition ${index}`);
-    const { moved, failure, undeleted } = await moveMessages(this.sqs, {
+    const { moved, failure, undeleted } = await this.queues.move({
       from: partition.queueUrl,
       to: this.backlogUrl,
       max: Number.MAX_SAFE_INTEGER,

@@ -1,0 +1,276 @@
+import { describe, expect, it } from 'vitest';
+import { WireAttribute } from '../../../shared/engine/correlation.ts';
+import { Distributor } from '../../../shared/partitions/distributor.ts';
+import { BACKLOG_URL, memoryPartitions, partitionUrl } from '../../support/memory-partitions.ts';
+
+/**
+ * The distributor's cycle over the in-memory ports (test/support/memory-partitions.ts): what it
+ * moves where, what it records and reports, given what the queues say. The move itself on SQS
+ * (identity, long polls, delete retries, aborts) is proven against the emulator in
+ * test/integration/distributor.test.ts.
+ */
+describe('watermark distributor over in-memory queues', () => {
+  it('feeds every partition at or below the low watermark up to the high one, emptiest first, and says when the backlog is empty', async () => {
+    // Prepare: 150 in the backlog; partition 0 holds 10, partition 1 none
+    const { distributor, queues, registry, now } = memoryPartitions(2);
+    queues.put(BACKLOG_URL, 150);
+    queues.put(partitionUrl(0), 10);
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess: partition 1 first, to 100; partition 0 gets the 50 left
+    expect(report).toMatchObject({ fed: { 1: 100, 0: 50 }, evacuated: {}, stalled: [], backlogEmpty: true });
+    expect([queues.depthOf(partitionUrl(0)), queues.depthOf(partitionUrl(1))]).toEqual([60, 100]);
+    expect(queues.depthOf(BACKLOG_URL)).toBe(0);
+    const states = await registry.load('replies');
+    expect(states.get(0)).toMatchObject({ lastDepth: 60, lastProgressAt: now.at });
+    expect(states.get(1)).toMatchObject({ lastDepth: 100, lastProgressAt: now.at });
+  });
+
+  it('leaves a partition above the low watermark and a send-disabled one unfed', async () => {
+    // Prepare
+    const { destination, distributor, queues } = memoryPartitions(3);
+    queues.put(BACKLOG_URL, 500);
+    queues.put(partitionUrl(0), 21);
+    await destination.setEnabled(2, false);
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess
+    expect(report.fed).toEqual({ 1: 100 });
+    expect(report.backlogEmpty).toBe(false);
+    expect(queues.depthOf(partitionUrl(2))).toBe(0);
+  });
+
+  it('moves at most maxMovesPerCycle messages in one cycle', async () => {
+    // Prepare
+    const { distributor, queues } = memoryPartitions(3, { watermarks: { maxMovesPerCycle: 150 } });
+    queues.put(BACKLOG_URL, 500);
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess
+    expect(report.fed).toEqual({ 0: 100, 1: 50 });
+    expect(queues.depthOf(BACKLOG_URL)).toBe(350);
+  });
+
+  it('a stalled partition keeps its low watermark; its excess goes back to the backlog and feeds the healthy one', async () => {
+    // Prepare: the first cycle fills both partitions; only partition 0's consumer works
+    const { distributor, queues, now } = memoryPartitions(2);
+    queues.put(BACKLOG_URL, 300);
+    expect((await distributor.cycle()).fed).toEqual({ 0: 100, 1: 100 });
+    queues.consume(partitionUrl(0), 100);
+    now.at += 31_000;
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess: 80 of partition 1 went back; partition 0 was refilled from the backlog
+    expect(report.stalled).toEqual([1]);
+    expect(report.evacuated).toEqual({ 1: 80 });
+    expect(report.fed).toEqual({ 0: 100 });
+    expect(queues.depthOf(partitionUrl(1))).toBe(20);
+    expect(queues.depthOf(BACKLOG_URL)).toBe(80);
+  });
+
+  it('a partition whose consumer holds messages in flight is not stalled, whatever its depth says', async () => {
+    // Prepare: 30 on partition 1 (partition 0 disabled); its consumer holds 10 of them
+    const { destination, distributor, queues, now } = memoryPartitions(2);
+    queues.put(BACKLOG_URL, 30);
+    await destination.setEnabled(0, false);
+    expect((await distributor.cycle()).fed).toEqual({ 1: 30 });
+    queues.hold(partitionUrl(1), 10);
+
+    // Act: two stall periods with the depth unchanged
+    now.at += 31_000;
+    const second = await distributor.cycle();
+    now.at += 31_000;
+    const third = await distributor.cycle();
+
+    // Assess
+    expect([second.stalled, third.stalled]).toEqual([[], []]);
+    expect([second.evacuated, third.evacuated]).toEqual([{}, {}]);
+    expect(queues.depthOf(partitionUrl(1))).toBe(30);
+  });
+
+  it('a partition whose depth cannot be read is left alone: not fed, not stalled, nothing recorded', async () => {
+    // Prepare
+    const { distributor, queues, registry } = memoryPartitions(2);
+    queues.put(BACKLOG_URL, 300);
+    queues.unreachable.add(partitionUrl(1));
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess
+    expect(report.fed).toEqual({ 0: 100 });
+    expect(queues.calls.filter((c) => c.startsWith('move'))).toEqual([
+      `move ${BACKLOG_URL} -> ${partitionUrl(0)}`,
+    ]);
+    expect([...(await registry.load('replies')).keys()]).toEqual([0]);
+  });
+
+  it('reports and logs moved messages whose delete from the backlog kept failing, with their identity', async () => {
+    // Prepare
+    const { distributor, queues, logged } = memoryPartitions(1);
+    const [first] = queues.put(BACKLOG_URL, 3);
+    queues.undeletable.add(BACKLOG_URL);
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess: each is at both queues, its copy carrying its identity
+    expect(report.fed).toEqual({ 0: 3 });
+    expect(report.undeleted).toHaveLength(3);
+    expect(report.undeleted[0]).toMatchObject({
+      messageId: first?.messageId,
+      originMessageId: first?.messageId,
+    });
+    expect(queues.visible(partitionUrl(0))[0]?.attributes[WireAttribute.ORIGIN_MESSAGE_ID]?.StringValue).toBe(
+      first?.messageId,
+    );
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        destination: 'replies',
+        undeleted: 3,
+        messageIds: report.undeleted.map((u) => u.messageId),
+        codes: ['InternalError'],
+      }),
+    ]);
+  });
+
+  it('reports and logs a send a partition refused; the messages stay in the backlog and the next partition is fed', async () => {
+    // Prepare
+    const { distributor, queues, logged } = memoryPartitions(2);
+    queues.put(BACKLOG_URL, 150);
+    queues.refusing.add(partitionUrl(0));
+
+    // Act
+    const report = await distributor.cycle();
+
+    // Assess
+    expect(report.fed).toEqual({ 0: 0, 1: 100 });
+    expect(report.refused).toEqual([
+      { from: BACKLOG_URL, to: partitionUrl(0), code: 'AccessDenied', message: expect.any(String) },
+    ]);
+    expect(queues.depthOf(BACKLOG_URL)).toBe(50);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        from: BACKLOG_URL,
+        to: partitionUrl(0),
+        code: 'AccessDenied',
+      }),
+    ]);
+  });
+
+  it('records the settings it runs with when given the deployment ones', async () => {
+    // Prepare
+    const { distributor, registry, now } = memoryPartitions(2, {
+      settings: { highThreshold: 5_000, distributorIntervalSeconds: 30 },
+    });
+
+    // Act
+    await distributor.cycle();
+
+    // Assess
+    expect(await registry.loadSettings('replies')).toEqual({
+      highThreshold: 5_000,
+      distributorIntervalSeconds: 30,
+      highWatermark: 100,
+      lowWatermark: 20,
+      stallSeconds: 30,
+      recordedAt: now.at,
+    });
+  });
+
+  it('an aborted cycle ends with the signal reason: at once when aborted before, after the move in progress when aborted during one', async () => {
+    // Prepare
+    const { distributor, queues } = memoryPartitions(2);
+    queues.put(BACKLOG_URL, 300);
+    const before = AbortSignal.abort(new Error('aborted before'));
+    const during = new AbortController();
+    const move = queues.move.bind(queues);
+    queues.move = async (request) => {
+      during.abort(new Error('aborted during'));
+      return move(request);
+    };
+
+    // Act
+    const first = await distributor.cycle({ signal: before }).catch((e: unknown) => e);
+    const calls = queues.calls.length;
+    const second = await distributor.cycle({ signal: during.signal }).catch((e: unknown) => e);
+
+    // Assess: no call before the abort; one move (cut short at once), no other
+    expect(first).toEqual(new Error('aborted before'));
+    expect(calls).toBe(0);
+    expect(second).toEqual(new Error('aborted during'));
+    expect(queues.calls.filter((c) => c.startsWith('move'))).toHaveLength(1);
+    expect(queues.depthOf(BACKLOG_URL)).toBe(300);
+  });
+
+  it('evacuate moves every visible message of a partition to the backlog and leaves those in flight', async () => {
+    // Prepare
+    const { destination, distributor, queues } = memoryPartitions(2);
+    queues.put(partitionUrl(1), 35);
+    queues.hold(partitionUrl(1), 5);
+    await destination.setEnabled(1, false);
+    const batches: number[] = [];
+
+    // Act
+    const moved = await distributor.evacuate(1, { onBatch: (n) => batches.push(n) });
+
+    // Assess
+    expect(moved).toBe(30);
+    expect(batches).toEqual([10, 20, 30]);
+    expect(queues.depthOf(BACKLOG_URL)).toBe(30);
+    expect(queues.depthOf(partitionUrl(1))).toBe(5);
+  });
+
+  it('evacuate fails when the backlog refuses a send, or the partition does not exist', async () => {
+    // Prepare
+    const { distributor, queues } = memoryPartitions(2);
+    queues.put(partitionUrl(1), 5);
+    queues.refusing.add(BACKLOG_URL);
+
+    // Act
+    const refused = await distributor.evacuate(1).catch((e: unknown) => e);
+    const missing = await distributor.evacuate(7).catch((e: unknown) => e);
+
+    // Assess
+    expect((refused as Error).message).toBe(
+      `evacuating partition 1: the backlog refused a send after 0 moved (AccessDenied: ${BACKLOG_URL} refused the send)`,
+    );
+    expect(queues.depthOf(partitionUrl(1))).toBe(5);
+    expect((missing as Error).message).toBe('destination replies has no partition 7');
+  });
+
+  it.each([
+    [{ lowWatermark: 100 }, 'lowWatermark must be >= 0 and below highWatermark (given 100 and 100)'],
+    [{ lowWatermark: -1 }, 'lowWatermark must be >= 0 and below highWatermark (given -1 and 100)'],
+    [{ moveWaitSeconds: 0 }, 'moveWaitSeconds must be an integer from 1 to 20 (given 0)'],
+    [{ moveWaitSeconds: 21 }, 'moveWaitSeconds must be an integer from 1 to 20 (given 21)'],
+    [{ emptyReceives: 1 }, 'emptyReceives must be an integer of at least 2 (given 1)'],
+  ])('refuses %o', (watermarks, message) => {
+    // Prepare
+    const { destination, queues, registry } = memoryPartitions(1);
+
+    // Act
+    const build = () =>
+      new Distributor({
+        destination,
+        backlogUrl: BACKLOG_URL,
+        queues,
+        registry,
+        highWatermark: 100,
+        ...watermarks,
+      });
+
+    // Assess
+    expect(build).toThrow(message);
+  });
+});
