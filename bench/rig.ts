@@ -12,7 +12,7 @@ import { makeFanOutHandler, makeReplyHandler, makeTimerHandler } from '../functi
 import { QueuePoller } from '../local/poller.ts';
 import { deprovisionTopology, type Provisioned, provisionTopology } from '../local/provision.ts';
 import { createContext } from '../shared/app.ts';
-import { createDocumentClient, createDynamoClient, createSqsClient } from '../shared/aws/clients.ts';
+import { type Connection, createClients, createDocumentClient } from '../shared/aws/clients.ts';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
 import {
   type ConsumerSpec,
@@ -72,6 +72,7 @@ export class Rig {
       targetUrl: string;
       setup: Rig['setup'];
       topologyOptions: TopologyOptions;
+      connection: Connection;
     },
   ) {
     this.topology = init.topology;
@@ -82,7 +83,9 @@ export class Rig {
     this.tableShape = init.tableShape;
     this.setup = init.setup;
     this.topologyOptions = init.topologyOptions;
-    this.sqs = { fanin: createSqsClient(), esm: createSqsClient(), clients: createSqsClient() };
+    // One client per caller, so the meter can tell whose calls they are.
+    const own = () => createClients(init.connection);
+    this.sqs = { fanin: own().sqs, esm: own().sqs, clients: own().sqs };
     const labels = new Map<string, string>([[this.targetUrl, 'target']]);
     for (const [role, url] of Object.entries(this.provisioned.queueUrls)) {
       labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
@@ -92,7 +95,7 @@ export class Rig {
     this.meter.instrumentSqs(this.sqs.fanin, 'fanin', label);
     this.meter.instrumentSqs(this.sqs.esm, 'esm', label);
     this.meter.instrumentSqs(this.sqs.clients, 'clients', label);
-    const dynamo = createDynamoClient();
+    const dynamo = own().dynamoDb;
     this.meter.instrumentDynamo(dynamo, 'fanin');
     this.ctx = createContext(
       {
@@ -154,7 +157,11 @@ export class Rig {
    * wires the handlers. `definitions` may name `target: '<responders>'`, which is replaced by the
    * responders queue's name.
    */
-  public static async start(meter: Meter, definitions: readonly DefinitionInput[]): Promise<Rig> {
+  public static async start(
+    meter: Meter,
+    definitions: readonly DefinitionInput[],
+    connection: Connection,
+  ): Promise<Rig> {
     const prefix = `bench${randomBytes(3).toString('hex')}`;
     const targetName = `${prefix}-responders`;
     const resolved = definitions.map((definition) =>
@@ -164,7 +171,8 @@ export class Rig {
     );
     const topologyOptions: TopologyOptions = { prefix, definitions: resolved };
     const topology = describeTopology(topologyOptions);
-    const setup = { sqs: createSqsClient(), dynamo: createDynamoClient() };
+    const setupClients = createClients(connection);
+    const setup = { sqs: setupClients.sqs, dynamo: setupClients.dynamoDb };
     const provisioned = await provisionTopology(topology, setup);
     const { QueueUrl } = await setup.sqs.send(new CreateQueueCommand({ QueueName: targetName }));
     if (!QueueUrl) throw new Error('no URL for the responders queue');
@@ -189,6 +197,7 @@ export class Rig {
       tableShape,
       setup,
       topologyOptions,
+      connection,
     });
   }
 

@@ -10,7 +10,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { startEmulators } from '../local/emulators.ts';
-import { createDynamoClient } from '../shared/aws/clients.ts';
+import { createClients } from '../shared/aws/clients.ts';
 import { NaiveAggregateStore } from './baseline.ts';
 import { calibrateCapacityModel } from './calibrate.ts';
 import { loadPrices, readmeAtRestTotal } from './cost.ts';
@@ -38,13 +38,13 @@ async function main(): Promise<void> {
   log(`${quick ? 'quick' : 'full'} run`);
 
   const emulators = await startEmulators({ eventBridge: false });
-  Object.assign(process.env, emulators.env);
   log(
     `emulators: ${emulators.started.map((e) => `${e.name} ${e.url}`).join(', ') || 'none (AWS_ENDPOINT_URL)'}`,
   );
   const meter = new Meter();
-  const rig = await Rig.start(meter, DEFINITIONS);
-  const naiveClient = createDynamoClient();
+  // Every client reaches the emulators through this connection: nothing is written to process.env.
+  const rig = await Rig.start(meter, DEFINITIONS, emulators.connection);
+  const naiveClient = createClients(emulators.connection).dynamoDb;
   meter.instrumentDynamo(naiveClient, 'naive');
   const naive = new NaiveAggregateStore({ client: naiveClient, tableName: `${rig.topology.prefix}-naive` });
   try {
