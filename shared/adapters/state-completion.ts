@@ -5,7 +5,7 @@ import { encodeMembers } from '../engine/members.ts';
 import type { AggregateHeader, OutputChannel, Seal } from '../ports.ts';
 import { toHeader, unmarshallLoose } from './state-items.ts';
 import { aggregateKey, dueShard, SortKey } from './state-keys.ts';
-import type { StateTable } from './state-table.ts';
+import { type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
  * An aggregate's header after its open, each change one conditional update of the header item:
@@ -28,8 +28,8 @@ export async function seal(
   seal: Seal,
 ): Promise<AggregateHeader | undefined> {
   const pk = aggregateKey(aggregateId);
-  try {
-    const { Attributes } = await table.client.send(
+  const written = await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
@@ -62,12 +62,9 @@ export async function seal(
         },
         ReturnValues: 'ALL_NEW',
       }),
-    );
-    return Attributes ? toHeader(Attributes) : undefined;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+    ),
+  );
+  return written?.Attributes ? toHeader(written.Attributes) : undefined;
 }
 
 export async function takeOver(
@@ -78,8 +75,8 @@ export async function takeOver(
   leaseUntil: number,
 ): Promise<AggregateHeader | undefined> {
   const pk = aggregateKey(aggregateId);
-  try {
-    const { Attributes } = await table.client.send(
+  const written = await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
@@ -94,12 +91,9 @@ export async function takeOver(
         },
         ReturnValues: 'ALL_NEW',
       }),
-    );
-    return Attributes ? toHeader(Attributes) : undefined;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+    ),
+  );
+  return written?.Attributes ? toHeader(written.Attributes) : undefined;
 }
 
 export async function recoverAt(
@@ -140,8 +134,8 @@ export async function moveDeadline(
   to: number,
 ): Promise<boolean> {
   const pk = aggregateKey(aggregateId);
-  try {
-    await table.client.send(
+  const written = await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
@@ -155,12 +149,9 @@ export async function moveDeadline(
           ':shard': dueShard(pk),
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 export async function markSnapshot(
@@ -226,8 +217,8 @@ async function underLease(
     ExpressionAttributeValues: Record<string, unknown>;
   },
 ): Promise<boolean> {
-  try {
-    await table.client.send(
+  const written = await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
@@ -240,10 +231,7 @@ async function underLease(
           ':held': lease,
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
+  return written !== undefined;
 }

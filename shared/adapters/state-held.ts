@@ -1,9 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldClaim, HeldReply } from '../ports.ts';
 import { heldItem, toHeld } from './state-items.ts';
 import { aggregateKey, heldKey, SortKey } from './state-keys.ts';
-import { queryAll, type StateTable } from './state-table.ts';
+import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
  * Held replies: a reply whose aggregate did not exist yet, kept under that aggregate's key
@@ -12,19 +11,16 @@ import { queryAll, type StateTable } from './state-table.ts';
  */
 
 export async function holdReply(table: StateTable, held: HeldReply): Promise<boolean> {
-  try {
-    await table.client.send(
+  const written = await unlessConditionFails(
+    table.client.send(
       new PutCommand({
         TableName: table.tableName,
         Item: heldItem(held),
         ConditionExpression: 'attribute_not_exists(sk)',
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 export async function getHeld(
@@ -58,8 +54,8 @@ export async function claimHeld(
   replyId: string,
   claim: HeldClaim,
 ): Promise<boolean> {
-  try {
-    await table.client.send(
+  const written = await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: aggregateKey(aggregateId), sk: heldKey(replyId) },
@@ -67,12 +63,9 @@ export async function claimHeld(
         ConditionExpression: 'attribute_exists(sk) AND (attribute_not_exists(claimed) OR claimed = :claim)',
         ExpressionAttributeValues: { ':claim': claim },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
+  return written !== undefined;
 }
 
 export async function deleteHeld(table: StateTable, aggregateId: string, replyId: string): Promise<void> {

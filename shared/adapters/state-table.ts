@@ -1,3 +1,4 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 
 /**
@@ -29,4 +30,17 @@ export async function queryAll(
     if (items.length >= limit) break;
   }
   return items.slice(0, limit);
+}
+
+/**
+ * The result of a conditional write, or `undefined` when its condition failed: a lost race or a
+ * duplicate is an answer the caller expects, not an error. Any other error is thrown.
+ */
+export async function unlessConditionFails<T>(write: Promise<T>): Promise<T | undefined> {
+  try {
+    return await write;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 }
