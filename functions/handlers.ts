@@ -7,10 +7,11 @@ import { withTraceHeader } from '../shared/observability/trace-context.ts';
 import { traced } from '../shared/observability/tracing.ts';
 import type { CycleReport, Distributor } from '../shared/partitions/distributor.ts';
 import type { Metrics } from '../shared/ports.ts';
-import type { FaninContext } from '../shared/use-cases/context.ts';
+import { describeError, type FaninContext } from '../shared/use-cases/context.ts';
 import { handleControl } from '../shared/use-cases/control.ts';
 import { handleRequest } from '../shared/use-cases/fan-out.ts';
 import { handleReplies } from '../shared/use-cases/replies.ts';
+import { TimerBatch } from '../shared/use-cases/timer-batch.ts';
 import { handleTimer, sweep } from '../shared/use-cases/timers.ts';
 
 /**
@@ -23,16 +24,34 @@ type ContextSource = () => FaninContext;
 /** What a handler reads of Lambda's invocation context (absent when the local runtime calls it). */
 type Invocation = Pick<Context, 'getRemainingTimeInMillis'> | undefined;
 
-/** One record at a time through Powertools' batch processor: a thrown error fails only that record. */
+/**
+ * One record at a time through Powertools' batch processor: a thrown error fails only that record.
+ * The timers the records arm are sent together at the end (`TimerBatch`); a record whose timer
+ * could not be armed is failed too, so it is redelivered and arms it again.
+ */
 function perRecord(use: (ctx: FaninContext, record: SQSRecord, invocation: Invocation) => Promise<void>) {
   return (context: ContextSource) =>
     async (event: SQSEvent, invocation?: Invocation): Promise<SQSBatchResponse> => {
       const ctx = context();
+      const timers = new TimerBatch(ctx.timers);
       const processor = new BatchProcessor(EventType.SQS);
       // Each record passes its trace (SQS's AWSTraceHeader) on to what handling it sends.
       const handle = (record: SQSRecord) =>
-        withTraceHeader(record.attributes.AWSTraceHeader, () => use(ctx, record, invocation));
-      return processPartialResponse(event, handle, processor, { throwOnFullBatchFailure: false });
+        withTraceHeader(record.attributes.AWSTraceHeader, () =>
+          use({ ...ctx, timers: timers.for(record.messageId) }, record, invocation),
+        );
+      const response = await processPartialResponse(event, handle, processor, {
+        throwOnFullBatchFailure: false,
+      });
+      const { unarmed, error } = await timers.flush(ctx.clock());
+      if (unarmed.size === 0) return response;
+      ctx.log.error('timers not armed: their records fail and are redelivered', {
+        records: unarmed.size,
+        ...(error !== undefined ? { error: describeError(error) } : {}),
+      });
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      for (const record of unarmed) failed.add(record);
+      return { batchItemFailures: [...failed].map((itemIdentifier) => ({ itemIdentifier })) };
     };
 }
 

@@ -268,6 +268,11 @@ export type TimerMessage =
 /** Arms timers (SQS delay messages, at most 900 s, re-armed until due). */
 export interface TimerScheduler {
   arm(timer: TimerMessage, now: number): Promise<void>;
+  /**
+   * Arms several timers in as few calls as the transport allows (SQS: 10 a `SendMessageBatch`).
+   * @returns the timers that were not armed (their entries failed); an error of the whole call is thrown
+   */
+  armAll(timers: readonly TimerMessage[], now: number): Promise<readonly TimerMessage[]>;
 }
 
 /** A sub-request to send. */

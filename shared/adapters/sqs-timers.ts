@@ -1,8 +1,11 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { TimerMessage, TimerScheduler } from '../ports.ts';
 
 /** SQS delays a message by at most 15 minutes; a longer timer is re-armed when it fires early. */
 export const MAX_DELAY_SECONDS = 900;
+
+/** Most entries of one SendMessageBatch. */
+const SQS_BATCH = 10;
 
 /**
  * Timers as SQS delay messages. A timer fires at or after its due time, never before it by more
@@ -26,6 +29,30 @@ export class SqsTimerScheduler implements TimerScheduler {
         DelaySeconds: delaySeconds(timer.dueAt, now),
       }),
     );
+  }
+
+  public async armAll(timers: readonly TimerMessage[], now: number): Promise<readonly TimerMessage[]> {
+    const failed: TimerMessage[] = [];
+    // A standard queue delays each entry of a batch on its own; 10 entries a call, one request
+    // billed per 64 KB (a timer is under 200 bytes).
+    for (let start = 0; start < timers.length; start += SQS_BATCH) {
+      const chunk = timers.slice(start, start + SQS_BATCH);
+      const { Failed = [] } = await this.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: this.queueUrl,
+          Entries: chunk.map((timer, i) => ({
+            Id: String(i),
+            MessageBody: JSON.stringify(timer),
+            DelaySeconds: delaySeconds(timer.dueAt, now),
+          })),
+        }),
+      );
+      for (const entry of Failed) {
+        const timer = chunk[Number(entry.Id)];
+        if (timer) failed.push(timer);
+      }
+    }
+    return failed;
   }
 }
 

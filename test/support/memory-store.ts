@@ -355,6 +355,11 @@ export class RecordingTimers implements TimerScheduler {
   public async arm(timer: TimerMessage): Promise<void> {
     this.armed.push(timer);
   }
+
+  public async armAll(timers: readonly TimerMessage[]): Promise<readonly TimerMessage[]> {
+    this.armed.push(...timers);
+    return [];
+  }
 }
 
 /** A {@link RequestSender} that keeps the sub-requests sent. */
