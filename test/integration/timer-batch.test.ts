@@ -4,26 +4,7 @@ import { makeFanOutHandler } from '../../functions/handlers.ts';
 import type { TimerMessage } from '../../shared/ports.ts';
 import type { AwsCall } from '../support/aws-probe.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
-
-/** A request as the ingress queue's event source hands it to the fan-out function. */
-function record(messageId: string, body: unknown): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: 'r',
-    body: JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:ingress',
-    awsRegion: 'us-east-1',
-  };
-}
+import { ingressRecord } from '../support/sqs-records.ts';
 
 /** The timers the system handed to SQS in the given calls, entry by entry. */
 function timersSent(calls: readonly AwsCall[]): TimerMessage[] {
@@ -60,7 +41,9 @@ describe('timers armed together', () => {
     const since = lastSeq();
     const ids = Array.from({ length: 10 }, (_, i) => `together-${i}`);
     const event = {
-      Records: ids.map((id) => record(`m-${id}`, { definition: 'timed', aggregateId: id, expected: 2 })),
+      Records: ids.map((id) =>
+        ingressRecord(`m-${id}`, { definition: 'timed', aggregateId: id, expected: 2 }),
+      ),
     };
 
     // Act
@@ -84,8 +67,8 @@ describe('timers armed together', () => {
     const stopFailing = fanin.probe.failEvery({ queueRole: 'timer' });
     const event = {
       Records: [
-        record('m-refused', { definition: 'timed', aggregateId: 'refused', expected: 2 }),
-        record('m-untimed', { definition: 'untimed', aggregateId: 'untimed', expected: 2 }),
+        ingressRecord('m-refused', { definition: 'timed', aggregateId: 'refused', expected: 2 }),
+        ingressRecord('m-untimed', { definition: 'untimed', aggregateId: 'untimed', expected: 2 }),
       ],
     } as SQSEvent;
 

@@ -9,6 +9,7 @@ import { validTraceHeader, withTraceHeader } from '../../shared/observability/tr
 import { createTracer, tracingEnabled } from '../../shared/observability/tracing.ts';
 import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
+import { ingressRecord } from '../support/sqs-records.ts';
 
 /** A well-formed X-Ray trace header, as SQS hands it to Lambda in `attributes.AWSTraceHeader`. */
 const TRACE = 'Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1';
@@ -68,27 +69,9 @@ describe('tracing', () => {
 
   /** The fan-out entry point's handler invoked as Lambda would, with one record. */
   async function invokeFanOut(body: unknown, trace: string | undefined): Promise<void> {
-    const event = {
-      Records: [
-        {
-          messageId: `m-${Math.random().toString(36).slice(2)}`,
-          receiptHandle: 'r',
-          body: JSON.stringify(body),
-          attributes: {
-            ApproximateReceiveCount: '1',
-            SentTimestamp: String(Date.now()),
-            SenderId: 'test',
-            ApproximateFirstReceiveTimestamp: String(Date.now()),
-            ...(trace !== undefined ? { AWSTraceHeader: trace } : {}),
-          },
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:ingress',
-          awsRegion: 'us-east-1',
-        },
-      ],
-    } as SQSEvent;
+    const event: SQSEvent = {
+      Records: [ingressRecord(`m-${Math.random().toString(36).slice(2)}`, body, trace)],
+    };
     const response = await makeFanOutHandler(() => fanin.ctx)(event);
     expect(response.batchItemFailures).toEqual([]);
   }
