@@ -13,10 +13,7 @@ import type {
   QueueDepth,
   ReceivedMessage,
 } from '../partitions/queues.ts';
-import { moveMessages, queueDepth } from './sqs-queues.ts';
-
-/** SQS's limit of entries in one batch call and of messages in one receive. */
-const SQS_BATCH = 10;
+import { moveMessages, queueDepth, SQS_BATCH } from './sqs-queues.ts';
 
 /**
  * The queues of partitioned destinations on SQS: depths from the approximate counts, sends

@@ -35,6 +35,9 @@ export const ORIGIN_ATTRIBUTE = WireAttribute.ORIGIN_MESSAGE_ID;
 /** SQS's limit of message attributes on one message. */
 const MAX_MESSAGE_ATTRIBUTES = 10;
 
+/** SQS's limit of entries in one batch call and of messages in one receive. */
+export const SQS_BATCH = 10;
+
 /** Options of {@link moveMessages}: a {@link MoveRequest} and what only SQS needs. */
 export interface MoveOptions extends MoveRequest {
   /** How often a delete SQS reports as failed is tried, in all, before it is reported. @default 3 */
@@ -84,7 +87,7 @@ export async function moveMessages(sqs: SQSClient, options: MoveOptions): Promis
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: options.from,
-          MaxNumberOfMessages: Math.min(10, options.max - moved),
+          MaxNumberOfMessages: Math.min(SQS_BATCH, options.max - moved),
           WaitTimeSeconds: waitSeconds,
           VisibilityTimeout: options.visibilitySeconds,
           MessageAttributeNames: ['All'],

@@ -11,6 +11,7 @@ import { traceSystemAttributes } from '../observability/trace-context.ts';
 import type { RequestSender, SubRequest } from '../ports.ts';
 import { parseQueueUrl } from '../use-cases/recipients.ts';
 import { S3ClaimCheck, SUB_REQUEST_PREFIX } from './s3-claim-check.ts';
+import { SQS_BATCH } from './sqs-queues.ts';
 
 /** A send that SQS refused, naming the queue and the reason (seed 003: each path fails clearly). */
 export class SendFailedError extends FaninError {
@@ -135,7 +136,7 @@ function batches(
   let bytes = 0;
   for (const entry of entries) {
     const size = S3ClaimCheck.messageSize(entry.MessageBody ?? '', entry.MessageAttributes);
-    if (current.length === 10 || (current.length > 0 && bytes + size > maxBytes)) {
+    if (current.length === SQS_BATCH || (current.length > 0 && bytes + size > maxBytes)) {
       result.push(current);
       current = [];
       bytes = 0;

@@ -1,11 +1,9 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { TimerMessage, TimerScheduler } from '../ports.ts';
+import { SQS_BATCH } from './sqs-queues.ts';
 
 /** SQS delays a message by at most 15 minutes; a longer timer is re-armed when it fires early. */
 export const MAX_DELAY_SECONDS = 900;
-
-/** Most entries of one SendMessageBatch. */
-const SQS_BATCH = 10;
 
 /**
  * Timers as SQS delay messages. A timer fires at or after its due time, never before it by more
