@@ -10,7 +10,7 @@ import type {
 } from '../ports.ts';
 import { headerAttributes, replyItem, toHeader, toReply, unmarshallLoose } from './state-items.ts';
 import { aggregateKey, replyKey, replyPartitionKey, SortKey, shardKey } from './state-keys.ts';
-import { queryAll, type StateTable } from './state-table.ts';
+import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
  * An aggregate's own items in the state table (the layout is drawn on `DynamoStateStore`,
@@ -33,8 +33,9 @@ export async function openAggregate(
   // request. Two requests racing for one id may both write it; the header decides which one
   // owns the aggregate, and the request item names its request id, so the loser's is ignored.
   if (request) {
-    await table.client
-      .send(
+    // A failed condition: another request wrote it first, and the header below tells who owns the id.
+    await unlessConditionFails(
+      table.client.send(
         new PutCommand({
           TableName: table.tableName,
           Item: {
@@ -48,11 +49,8 @@ export async function openAggregate(
           ConditionExpression: 'attribute_not_exists(sk) OR requestId = :rid',
           ExpressionAttributeValues: { ':rid': header.requestId ?? null },
         }),
-      )
-      .catch((error: unknown) => {
-        // Another request wrote it first: the header below tells who owns the id.
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      });
+      ),
+    );
   }
   try {
     await table.client.send(
@@ -75,8 +73,9 @@ export async function openAggregate(
 }
 
 export async function markDispatched(table: StateTable, aggregateId: string, upTo: number): Promise<void> {
-  await table.client
-    .send(
+  // A failed condition: another attempt recorded more progress already.
+  await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
@@ -85,11 +84,8 @@ export async function markDispatched(table: StateTable, aggregateId: string, upT
           'attribute_exists(pk) AND (attribute_not_exists(dispatchedUpTo) OR dispatchedUpTo < :n)',
         ExpressionAttributeValues: { ':n': upTo },
       }),
-    )
-    .catch((error: unknown) => {
-      // Another attempt recorded more progress already.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
 }
 
 export async function getHeader(
@@ -198,8 +194,8 @@ export async function markLate(
   shards = 1,
 ): Promise<boolean> {
   const pk = aggregateKey(aggregateId);
-  try {
-    await table.client.send(
+  const marked = await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
@@ -207,14 +203,12 @@ export async function markLate(
         ConditionExpression: 'attribute_not_exists(late)',
         ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
+  if (marked === undefined) return false;
   // Counted once per late reply: only the invocation that marked it adds it.
-  await table.client
-    .send(
+  await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
@@ -222,10 +216,8 @@ export async function markLate(
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':one': 1 },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
   return true;
 }
 

@@ -103,8 +103,8 @@ export async function recoverAt(
   at: number,
 ): Promise<void> {
   const pk = aggregateKey(aggregateId);
-  await table.client
-    .send(
+  await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
@@ -121,10 +121,8 @@ export async function recoverAt(
           ':held': lease,
         },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
 }
 
 export async function moveDeadline(

@@ -1,11 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AggregateStatus } from '../engine/constants.ts';
 import type { AggregateHeader, DueItem } from '../ports.ts';
 import { readAggregate } from './state-aggregates.ts';
 import { toDueItem } from './state-items.ts';
 import { aggregateKey, DUE_SHARDS, dueShardKey, heldKey, SortKey } from './state-keys.ts';
-import { queryAll, type StateTable } from './state-table.ts';
+import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
  * What reads the `due` index (`dueShard`, `dueAt`, keys only): the sweeper's due items — open
@@ -44,8 +43,8 @@ export async function dueItems(table: StateTable, now: number, limit: number): P
 
 export async function deferDue(table: StateTable, item: DueItem, until: number): Promise<void> {
   const sk = item.kind === 'aggregate' ? SortKey.HEADER : heldKey(item.replyId);
-  await table.client
-    .send(
+  await unlessConditionFails(
+    table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: aggregateKey(item.aggregateId), sk },
@@ -54,10 +53,8 @@ export async function deferDue(table: StateTable, item: DueItem, until: number):
         ConditionExpression: 'dueAt = :was',
         ExpressionAttributeValues: { ':until': until, ':was': item.dueAt, ':one': 1 },
       }),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    });
+    ),
+  );
 }
 
 /**
