@@ -270,9 +270,10 @@ export interface TimerScheduler {
   arm(timer: TimerMessage, now: number): Promise<void>;
   /**
    * Arms several timers in as few calls as the transport allows (SQS: 10 a `SendMessageBatch`).
-   * @returns the timers that were not armed (their entries failed); an error of the whole call is thrown
+   * @returns the positions in `timers` of those not armed (their entries failed); an error of the
+   *   whole call is thrown
    */
-  armAll(timers: readonly TimerMessage[], now: number): Promise<readonly TimerMessage[]>;
+  armAll(timers: readonly TimerMessage[], now: number): Promise<readonly number[]>;
 }
 
 /** A sub-request to send. */

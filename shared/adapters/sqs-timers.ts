@@ -29,8 +29,8 @@ export class SqsTimerScheduler implements TimerScheduler {
     );
   }
 
-  public async armAll(timers: readonly TimerMessage[], now: number): Promise<readonly TimerMessage[]> {
-    const failed: TimerMessage[] = [];
+  public async armAll(timers: readonly TimerMessage[], now: number): Promise<readonly number[]> {
+    const failed: number[] = [];
     // A standard queue delays each entry of a batch on its own; 10 entries a call, one request
     // billed per 64 KB (a timer is under 200 bytes).
     for (let start = 0; start < timers.length; start += SQS_BATCH) {
@@ -45,10 +45,7 @@ export class SqsTimerScheduler implements TimerScheduler {
           })),
         }),
       );
-      for (const entry of Failed) {
-        const timer = chunk[Number(entry.Id)];
-        if (timer) failed.push(timer);
-      }
+      for (const entry of Failed) failed.push(start + Number(entry.Id));
     }
     return failed;
   }

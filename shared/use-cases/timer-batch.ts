@@ -43,7 +43,7 @@ export class TimerBatch {
   ): Promise<{ readonly unarmed: ReadonlySet<string>; readonly error?: unknown }> {
     const pending = this.pending.splice(0);
     if (pending.length === 0) return { unarmed: new Set() };
-    let failed: ReadonlySet<TimerMessage>;
+    let failed: ReadonlySet<number>;
     try {
       failed = new Set(
         await this.timers.armAll(
@@ -54,6 +54,6 @@ export class TimerBatch {
     } catch (error) {
       return { unarmed: new Set(pending.map((p) => p.record)), error };
     }
-    return { unarmed: new Set(pending.filter((p) => failed.has(p.timer)).map((p) => p.record)) };
+    return { unarmed: new Set(pending.filter((_, i) => failed.has(i)).map((p) => p.record)) };
   }
 }

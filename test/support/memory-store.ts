@@ -356,7 +356,7 @@ export class RecordingTimers implements TimerScheduler {
     this.armed.push(timer);
   }
 
-  public async armAll(timers: readonly TimerMessage[]): Promise<readonly TimerMessage[]> {
+  public async armAll(timers: readonly TimerMessage[]): Promise<readonly number[]> {
     this.armed.push(...timers);
     return [];
   }

@@ -11,9 +11,9 @@ class Transport implements TimerScheduler {
   public async arm(): Promise<void> {
     throw new Error('a batch arms with armAll only');
   }
-  public async armAll(timers: readonly TimerMessage[]): Promise<readonly TimerMessage[]> {
+  public async armAll(timers: readonly TimerMessage[]): Promise<readonly number[]> {
     this.calls.push([...timers]);
-    return timers.filter(this.refuse);
+    return timers.flatMap((timer, i) => (this.refuse(timer) ? [i] : []));
   }
 }
 
