@@ -60,8 +60,45 @@ export interface ArrivalFigures {
   readonly replies_per_aggregate_per_batch: number;
   readonly cost_per_million_aggregates_usd: number;
   readonly fanin_only_per_million_usd: number;
+  /** The timer variant whose firing is added (`timers.<variant>`): how the phase's requests arrived. */
+  readonly timer_firing?: TimerVariantName;
+  /** End to end per million aggregates with the `paced` variant's firing added instead (requests arriving one at a time). */
+  readonly cost_per_million_aggregates_usd_timers_paced?: number;
   readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
   readonly outcomes: Readonly<Record<string, number>>;
+}
+
+/** The deadline timer variants (`run/timers.ts`): requests sent in batches of ten at once, or one at a time. */
+export type TimerVariantName = 'batched' | 'paced';
+
+/** One deadline-timer variant: how its requests were sent, and what its timers' firing cost, as the meter counted it. */
+export interface TimerVariantFigures {
+  /** How the requests were sent. */
+  readonly requests: string;
+  /** Null: all at once, in batches of ten. */
+  readonly requests_per_second: number | null;
+  /** The definition run (its deadline). */
+  readonly definition: string;
+  readonly aggregates: number;
+  /** Timer records the timer handler took in the measured window. */
+  readonly fired: number;
+  /** Timer records taken before the aggregates' run was over, so outside the window (0 normally). */
+  readonly fired_early: number;
+  /** How the aggregates ended before their timers fired. */
+  readonly completed_first: Readonly<Record<string, number>>;
+  /** How the timers were armed, from the aggregates' own run: fan-out invocations and timer sends (`SendMessage` or `SendMessageBatch`) per aggregate. */
+  readonly arming_per_aggregate: { readonly fan_out_invocations: number; readonly timer_sends: number };
+  /** The firing per fired timer (one per aggregate): the event source's receives and deletes on the timer queue, timer handler invocations. */
+  readonly firing_per_aggregate: {
+    readonly receives: number;
+    readonly deletes: number;
+    readonly invocations: number;
+    readonly records_per_invocation: number;
+  };
+  /** The firing's usage per aggregate (what the all-in figures add). */
+  readonly usage_per_aggregate: Usage;
+  /** The firing's SQS calls per aggregate, by who, operation and queue. */
+  readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
 }
 
 /** One arrival pattern (issue 12): the contract fields first, then every phase measured. */
@@ -72,6 +109,10 @@ export interface ArrivalPatternResult {
   readonly sqs_calls_per_reply: Readonly<Record<string, number>>;
   /** Fan-out 10, end to end (fanin plus its clients' SQS calls). */
   readonly cost_per_million_aggregates_usd: number;
+  /** The same with the `paced` timer variant's firing instead of `timer_firing`'s (requests arriving one at a time). */
+  readonly cost_per_million_aggregates_usd_timers_paced?: number;
+  /** The timer variant whose firing the all-in figures include. */
+  readonly timer_firing?: TimerVariantName;
   /** Fan-out 10, from the last reply's send to the result read off the output queue. */
   readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
   readonly batching_window_seconds: number;
@@ -157,7 +198,10 @@ export interface Results {
       readonly dynamodb_calls_by_operation: Readonly<Record<string, number>>;
       readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
       readonly sqs_billed_requests: Readonly<Record<string, number>>;
+      /** The firing of the variant the headline includes (`cost.timer_firing`). */
       readonly timer_firing_sqs_calls_by_operation: Readonly<Record<string, number>>;
+      /** The `paced` variant's firing (requests one at a time), for comparison; not in the all-in figures. */
+      readonly timer_firing_sqs_calls_by_operation_paced?: Readonly<Record<string, number>>;
       readonly handler_invocations: Readonly<Record<string, number>>;
       readonly records_per_invocation: Readonly<Record<string, number>>;
       readonly emulator_reported_transaction_write_units: number;
@@ -191,13 +235,20 @@ export interface Results {
     readonly prices_taken: string;
     readonly region: string;
     readonly scenario: string;
+    /** The timer variant whose firing `fanin` includes. */
+    readonly timer_firing?: TimerVariantName;
     readonly fanin: {
       readonly usage_per_aggregate: Usage;
       readonly per_million_aggregates: Bill;
+      /** The firing of the variant `timer_firing` names. */
       readonly timer_firing_usage: Usage;
+      /** The `paced` variant's firing (requests one at a time). */
+      readonly timer_firing_usage_paced?: Usage;
     };
     readonly fanin_clients: { readonly usage_per_aggregate: Usage; readonly per_million_aggregates: Bill };
     readonly fanin_total_per_million: number;
+    /** `fanin_total_per_million` with the `paced` variant's firing instead (requests arriving one at a time). */
+    readonly fanin_total_per_million_timers_paced?: number;
     readonly step_functions_standard: {
       readonly transitions_per_aggregate: number;
       readonly orchestration_per_million: Bill;
@@ -250,7 +301,17 @@ export interface Results {
     }[];
   };
   readonly calibration: Calibration;
-  readonly timers: { readonly fired: number; readonly completed_first: Readonly<Record<string, number>> };
+  /**
+   * The deadline timers' firing, measured apart in two variants. `fired` and `completed_first` are
+   * the variant the all-in figures include (`used`).
+   */
+  readonly timers: {
+    readonly fired: number;
+    readonly completed_first: Readonly<Record<string, number>>;
+    readonly used?: TimerVariantName;
+    readonly batched?: TimerVariantFigures;
+    readonly paced?: TimerVariantFigures;
+  };
   readonly sanity: {
     readonly failedRecords: number;
     readonly pollerErrors: number;

@@ -1,4 +1,4 @@
-import { addUsage, billPerMillion, type Prices, usageOf } from '../cost.ts';
+import { addUsage, type Bill, billPerMillion, type Prices, usageOf } from '../cost.ts';
 import { grouped, total } from '../counters.ts';
 import { type ArrivalPhaseResult, Bodies, percentile, runArrival } from '../phases.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../responders.ts';
@@ -7,7 +7,7 @@ import type { ArrivalFigures, ArrivalPatternResult, Results } from '../schema.ts
 import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
-import type { TimerFiring } from './timers.ts';
+import { ARRIVAL_TIMER_VARIANT, type TimerFiring, type TimerFirings } from './timers.ts';
 
 /**
  * The arrival patterns (issue 12) and the batching-window trade-off: each pattern at the
@@ -66,8 +66,34 @@ export async function runArrivals(
   return arrival;
 }
 
-/** One arrival phase's figures, all-in: its share of the deadline timers' firing added. */
-function arrivalFigures(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices): ArrivalFigures {
+/** One arrival phase's bills per million aggregates, with one timer variant's firing added to fanin's. */
+function bills(
+  phase: ArrivalPhaseResult,
+  timers: TimerFiring,
+  prices: Prices,
+): { fanin: Bill; clients: Bill } {
+  const c = phase.counters;
+  const timerUsage = usageOf(timers.counters, 'fanin', Math.max(1, timers.fired), prices);
+  return {
+    fanin: billPerMillion(addUsage(usageOf(c, 'fanin', phase.aggregates, prices), timerUsage), prices),
+    clients: billPerMillion(usageOf(c, 'clients', phase.aggregates, prices), prices),
+  };
+}
+
+/** End to end (fanin and its clients) per million aggregates of one arrival phase with one timer variant's firing. */
+function endToEnd(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices): number {
+  const bill = bills(phase, timers, prices);
+  return round(bill.fanin.total + bill.clients.total, 2);
+}
+
+/**
+ * One arrival phase's figures, all-in: its share of the deadline timers' firing added, from the
+ * variant that arrives as its requests do (`ARRIVAL_TIMER_VARIANT`: `runArrival` sends every
+ * request at once in batches of ten, so the fan-out arms ten deadlines in one send and they fire
+ * together); the `paced` variant's end-to-end cost beside it.
+ */
+function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices: Prices): ArrivalFigures {
+  const timers = firings[ARRIVAL_TIMER_VARIANT];
   const c = phase.counters;
   const { aggregates, replies } = phase;
   const fired = Math.max(1, timers.fired);
@@ -78,9 +104,7 @@ function arrivalFigures(phase: ArrivalPhaseResult, timers: TimerFiring, prices: 
     (total(timers.counters, metric, keep) / fired) * aggregates;
   const allIn = (metric: string, keep: (who: string, detail: string) => boolean) =>
     (total(c, metric, keep) + timerShare(metric, keep)) / replies;
-  const timerUsage = usageOf(timers.counters, 'fanin', fired, prices);
-  const faninBill = billPerMillion(addUsage(usageOf(c, 'fanin', aggregates, prices), timerUsage), prices);
-  const clientBill = billPerMillion(usageOf(c, 'clients', aggregates, prices), prices);
+  const { fanin: faninBill, clients: clientBill } = bills(phase, timers, prices);
   const invocations = total(c, 'lambda.invocations', (who) => who === 'reply');
   const records = total(c, 'lambda.records', (who) => who === 'reply');
   const groups = total(c, 'lambda.aggregates', (who) => who === 'reply');
@@ -111,6 +135,8 @@ function arrivalFigures(phase: ArrivalPhaseResult, timers: TimerFiring, prices: 
     replies_per_aggregate_per_batch: round(records / Math.max(1, groups), 2),
     cost_per_million_aggregates_usd: round(faninBill.total + clientBill.total, 2),
     fanin_only_per_million_usd: round(faninBill.total, 2),
+    timer_firing: ARRIVAL_TIMER_VARIANT,
+    cost_per_million_aggregates_usd_timers_paced: endToEnd(phase, firings.paced, prices),
     completion_latency_ms: {
       p50: round(percentile(phase.latenciesMs, 50), 0),
       p99: round(percentile(phase.latenciesMs, 99), 0),
@@ -127,7 +153,7 @@ function arrivalFigures(phase: ArrivalPhaseResult, timers: TimerFiring, prices: 
 export function arrivalResults(
   phases: readonly ArrivalPhaseResult[],
   defaultWindow: number,
-  timers: TimerFiring,
+  timers: TimerFirings,
   prices: Prices,
 ): Results['arrival'] {
   const out: Partial<Record<ArrivalPattern, ArrivalPatternResult>> = {};
@@ -148,6 +174,8 @@ export function arrivalResults(
       read_units_per_reply: byFanOut((f) => f.read_units),
       sqs_calls_per_reply: byFanOut((f) => f.sqs_calls),
       cost_per_million_aggregates_usd: headline.cost_per_million_aggregates_usd,
+      cost_per_million_aggregates_usd_timers_paced: headline.cost_per_million_aggregates_usd_timers_paced,
+      timer_firing: ARRIVAL_TIMER_VARIANT,
       completion_latency_ms: headline.completion_latency_ms,
       batching_window_seconds: defaultWindow,
       measured: figures,

@@ -15,13 +15,19 @@ import {
 import { grouped, total } from '../counters.ts';
 import type { HotMeasurement } from '../hot-measurement.ts';
 import { type ArrivalPhaseResult, type CapacitySample, percentile, storedPayloadBytes } from '../phases.ts';
-import type { Results, ScalePoint } from '../schema.ts';
+import type { Results, ScalePoint, TimerVariantFigures } from '../schema.ts';
 import { arrivalResults } from './arrival.ts';
 import { faninWho, perReply, round, roundAll } from './figures.ts';
 import type { HotModelRow } from './hot.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
 import { fitUnits, type NaiveResult } from './scale.ts';
-import type { TimerFiring } from './timers.ts';
+import {
+  ARRIVAL_TIMER_VARIANT,
+  armingPerAggregate,
+  firingPerTimer,
+  type TimerFiring,
+  type TimerFirings,
+} from './timers.ts';
 
 /** Spread beyond which the raw-capacity windows disagree too much for a ratio to mean anything. */
 const CAPACITY_SPREAD_LIMIT = 0.25;
@@ -44,7 +50,7 @@ export interface Measured {
   readonly arrival: readonly ArrivalPhaseResult[];
   readonly defaultWindow: number;
   readonly pace: number;
-  readonly timers: TimerFiring;
+  readonly timers: TimerFirings;
   readonly topology: Parameters<typeof fixedMonthly>[1];
   readonly readmeAtRest: number | undefined;
   readonly naiveHeadline: NaiveResult;
@@ -79,12 +85,22 @@ export function assemble(input: Measured): Results {
   const repliesPerSecond = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
   const notEmpty = (detail: string) => !detail.includes('(empty)');
 
-  // Cost of one aggregate: its own work plus its deadline timer firing later (measured apart).
-  const timerUsage = usageOf(input.timers.counters, 'fanin', Math.max(1, input.timers.fired), prices);
-  const faninUsage = addUsage(usageOf(c, 'fanin', aggregates, prices), timerUsage);
+  // Cost of one aggregate: its own work plus its deadline timer firing later (measured apart), in
+  // the variant that arrives as the headline's requests do; the paced variant's beside it.
+  const timers = input.timers[ARRIVAL_TIMER_VARIANT];
+  const timerUsage = usageOf(timers.counters, 'fanin', Math.max(1, timers.fired), prices);
+  const pacedTimerUsage = usageOf(
+    input.timers.paced.counters,
+    'fanin',
+    Math.max(1, input.timers.paced.fired),
+    prices,
+  );
+  const ownUsage = usageOf(c, 'fanin', aggregates, prices);
+  const faninUsage = addUsage(ownUsage, timerUsage);
   const clientUsage = usageOf(c, 'clients', aggregates, prices);
   const faninBill = billPerMillion(faninUsage, prices);
   const clientBill = billPerMillion(clientUsage, prices);
+  const pacedFaninBill = billPerMillion(addUsage(ownUsage, pacedTimerUsage), prices);
   const sfn = stepFunctionsUsage(10, c, aggregates, prices);
   const sfnBill = billPerMillion(sfn.orchestration, prices, sfn.transitions);
   const sfnClientBill = billPerMillion(sfn.clients, prices);
@@ -188,12 +204,8 @@ export function assemble(input: Measured): Results {
         sqs_billed_requests: perReply(c, 'sqs.billed', replies, (who, d) =>
           notEmpty(d) ? `${who} ${d.split('|')[0]}` : undefined,
         ),
-        timer_firing_sqs_calls_by_operation: perReply(
-          input.timers.counters,
-          'sqs.calls',
-          Math.max(1, input.timers.fired) * 10,
-          (who, d) => (notEmpty(d) && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined),
-        ),
+        timer_firing_sqs_calls_by_operation: timerSqsCalls(timers, 10),
+        timer_firing_sqs_calls_by_operation_paced: timerSqsCalls(input.timers.paced, 10),
         handler_invocations: perReply(c, 'lambda.invocations', replies, (who) => who),
         records_per_invocation: Object.fromEntries(
           Object.entries(grouped(c, 'lambda.invocations', (who) => who)).map(([handler, n]) => [
@@ -234,17 +246,20 @@ export function assemble(input: Measured): Results {
     cost: {
       prices_taken: prices.taken,
       region: prices.region,
-      scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, deadline timer armed and fired once, result to a FIFO queue`,
+      scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, requests sent in batches of ten, deadline timer armed and fired once, result to a FIFO queue`,
+      timer_firing: ARRIVAL_TIMER_VARIANT,
       fanin: {
         usage_per_aggregate: roundAll(faninUsage),
         per_million_aggregates: roundAll(faninBill),
         timer_firing_usage: roundAll(timerUsage),
+        timer_firing_usage_paced: roundAll(pacedTimerUsage),
       },
       fanin_clients: {
         usage_per_aggregate: roundAll(clientUsage),
         per_million_aggregates: roundAll(clientBill),
       },
       fanin_total_per_million: faninTotal,
+      fanin_total_per_million_timers_paced: round(pacedFaninBill.total + clientBill.total, 2),
       step_functions_standard: {
         transitions_per_aggregate: sfn.transitions,
         orchestration_per_million: roundAll(sfnBill),
@@ -286,8 +301,51 @@ export function assemble(input: Measured): Results {
       })),
     },
     calibration: input.calibration,
-    timers: { fired: input.timers.fired, completed_first: input.timers.outcomes },
+    timers: {
+      fired: timers.fired,
+      completed_first: timers.outcomes,
+      used: ARRIVAL_TIMER_VARIANT,
+      batched: timerVariantFigures(input.timers.batched, prices),
+      paced: timerVariantFigures(input.timers.paced, prices),
+    },
     sanity: input.sanity,
+  };
+}
+
+/** A timer firing's SQS calls (fanin's and its event source's, empty receives left out) per aggregate over `per`. */
+function timerSqsCalls(firing: TimerFiring, per: number): Record<string, number> {
+  return perReply(firing.counters, 'sqs.calls', Math.max(1, firing.fired) * per, (who, d) =>
+    !d.includes('(empty)') && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined,
+  );
+}
+
+/** One timer variant as the results give it: how its requests were sent and what its firing cost. */
+function timerVariantFigures(firing: TimerFiring, prices: Prices): TimerVariantFigures {
+  const perTimer = firingPerTimer(firing);
+  const arming = armingPerAggregate(firing);
+  return {
+    requests:
+      firing.requestsPerSecond === undefined
+        ? 'all at once, in SendMessageBatches of ten (as the arrival phases send them)'
+        : `one SendMessage at a time, ${firing.requestsPerSecond} per second`,
+    requests_per_second: firing.requestsPerSecond ?? null,
+    definition: firing.definition,
+    aggregates: firing.aggregates,
+    fired: firing.fired,
+    fired_early: firing.firedEarly,
+    completed_first: firing.outcomes,
+    arming_per_aggregate: {
+      fan_out_invocations: round(arming.fanOutInvocations, 3),
+      timer_sends: round(arming.timerSends, 3),
+    },
+    firing_per_aggregate: {
+      receives: round(perTimer.receives, 3),
+      deletes: round(perTimer.deletes, 3),
+      invocations: round(perTimer.invocations, 3),
+      records_per_invocation: round(perTimer.recordsPerInvocation, 2),
+    },
+    usage_per_aggregate: roundAll(usageOf(firing.counters, 'fanin', Math.max(1, firing.fired), prices)),
+    sqs_calls_by_operation: timerSqsCalls(firing, 1),
   };
 }
 

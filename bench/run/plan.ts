@@ -24,6 +24,10 @@ export interface Plan {
   readonly otherWindowPatterns: readonly ArrivalPattern[];
   /** Each pattern at a large fan-out too (unpaced, condensed results). */
   readonly largeFanOut?: { readonly fanOut: number; readonly aggregates: number };
+  /**
+   * Aggregates of each deadline-timer variant (`run/timers.ts`: requests batched as the arrival
+   * phases send them, then paced one at a time): a multiple of ten, so every batch is full.
+   */
   readonly timerAggregates: number;
   readonly baselineHeadlineAggregates: number;
   readonly scale: readonly { readonly fanOut: number; readonly aggregates: number }[];
@@ -124,11 +128,21 @@ export const DEFINITIONS = [
     timeoutSeconds: 600,
   },
   {
+    // The paced timer variant: one request at a time, each aggregate complete well within 3 s.
     name: 'bench-timer',
     fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
     completion: { strategy: 'all' as const },
     aggregation: { algorithm: 'collect' as const },
     timeoutSeconds: 3,
+  },
+  {
+    // The batched timer variant: every request at once, so the last replies are in later (300
+    // replies take about 3 s on a small machine); the deadline must not fire before completion.
+    name: 'bench-timer-batched',
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
+    completion: { strategy: 'all' as const },
+    aggregation: { algorithm: 'collect' as const },
+    timeoutSeconds: 10,
   },
   {
     name: 'bench-hot',
