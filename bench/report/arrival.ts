@@ -32,6 +32,7 @@ export function arrivalSection(r: Results): string[] {
     }),
   ];
   const s = r.arrival_setup;
+  const batched = r.timers.batched;
   const lines = [
     '## Arrival patterns',
     '',
@@ -42,7 +43,7 @@ export function arrivalSection(r: Results): string[] {
         `- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}: ${PATTERN_TEXT[p]}${p === 'independent' ? ` (${s.rotation} aggregates in turn)` : ''}${p === 'spread' ? ` (median ${fmt(s.spread.medianMs, 0)} ms, σ ${s.spread.sigma}, at most ${fmt(s.spread.maxMs / 1000, 0)} s; aggregates taken up at the offered rate)` : ''}.`,
     ),
     '',
-    'Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart) added.',
+    `Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart) added${batched && r.timers.used === 'batched' ? `: the batched variant's, since every pattern sends its requests in \`SendMessageBatch\`es of ten (its timers measured ${fmt(batched.arming_per_aggregate.timer_sends, 2)} sends, ${fmt(batched.firing_per_aggregate.receives, 2)} receives, ${fmt(batched.firing_per_aggregate.deletes, 2)} deletes and ${fmt(batched.firing_per_aggregate.invocations, 2)} timer invocations per aggregate; the end-to-end cost with the paced variant's firing, requests one at a time, is the last row)` : ''}.`,
     '',
     ...table(
       [`reply batching window ${s.default_batching_window_seconds} s`, ...names.map((p) => `\`${p}\``)],
@@ -65,6 +66,15 @@ export function arrivalSection(r: Results): string[] {
         ),
         row('fanin per million aggregates', (f) => usd(f.fanin_only_per_million_usd)),
         row('**end to end per million aggregates**', (f) => `**${usd(f.cost_per_million_aggregates_usd)}**`),
+        ...(names.some((p) => at(p, '10')?.cost_per_million_aggregates_usd_timers_paced !== undefined)
+          ? [
+              row('end to end, timer firing of requests one at a time', (f) =>
+                f.cost_per_million_aggregates_usd_timers_paced === undefined
+                  ? '—'
+                  : usd(f.cost_per_million_aggregates_usd_timers_paced),
+              ),
+            ]
+          : []),
       ],
     ),
     '',

@@ -1,5 +1,6 @@
 import type { Results } from '../schema.ts';
 import { fmt, table, usd } from './format.ts';
+import { timerVariantsText } from './timers.ts';
 
 /** Cost per million aggregates: fanin against Step Functions and the naive baseline, then the fixed costs. */
 export function costSection(r: Results): string[] {
@@ -9,7 +10,7 @@ export function costSection(r: Results): string[] {
   return [
     '## Cost per million aggregates',
     '',
-    `Scenario: ${c.scenario}. Prices: \`bench/prices.json\` (${c.region}, taken ${c.prices_taken}, no free tier). Usage is counted in the headline run and divided by its aggregates; the deadline timer's firing is measured in a separate phase (${r.timers.fired} timers) and added.`,
+    `Scenario: ${c.scenario}. Prices: \`bench/prices.json\` (${c.region}, taken ${c.prices_taken}, no free tier). Usage is counted in the headline run and divided by its aggregates; the deadline timer's firing is measured in a separate phase (${r.timers.fired} timers${r.timers.used ? ` of its ${r.timers.used} variant, whose requests are sent as the headline's are` : ''}) and added.`,
     '',
     ...table(
       ['', 'DynamoDB', 'SQS', 'Lambda', 'Step Functions', 'total'],
@@ -61,8 +62,9 @@ export function costSection(r: Results): string[] {
     '',
     `The naive baseline stores reply bodies as fanin does (\`encodePayload\` of \`shared/adapters/payload-codec.ts\`: Brotli when smaller, ${fmt(r.headline.stored_payload_bytes ?? Number.NaN, 0)} of ${fmt(r.headline.reply_bytes, 0)} bytes on average), and its cost does not depend on how replies arrive (one update per reply whatever the batch). It is a floor, not a design that could ship: **it does not survive a crash during completion**. Only the invocation whose update made the count reach the fan-out completes; stopped before it closes the item, nobody completes (the result is lost and the aggregate stays open); a retry that re-ran completion on finding the item full would emit a second result when the first invocation was only slow (a duplicate). It has no claim, no member set, no lease, no deadline timer, no late-reply routing and no tombstone, all of which fanin pays for.`,
     '',
-    `fanin per aggregate: ${fmt(usage.writeUnits, 1)} write units, ${fmt(usage.readUnits, 1)} read units, ${fmt(usage.sqsStandard, 2)} standard and ${fmt(usage.sqsFifo, 2)} FIFO SQS requests, ${fmt(usage.invocations, 2)} Lambda invocations of ~${fmt(usage.lambdaMs / Math.max(usage.invocations, 1e-9), 0)} ms estimated (512 MB, arm64: the CDK construct's defaults; duration from the calls counted, at 8 ms per DynamoDB and 12 ms per SQS call — see \`prices.json\`). Of that, the deadline timer firing adds ${fmt(c.fanin.timer_firing_usage.sqsStandard, 2)} SQS requests, ${fmt(c.fanin.timer_firing_usage.invocations, 2)} invocations and ${fmt(c.fanin.timer_firing_usage.readUnits, 2)} read units.`,
+    `fanin per aggregate: ${fmt(usage.writeUnits, 1)} write units, ${fmt(usage.readUnits, 1)} read units, ${fmt(usage.sqsStandard, 2)} standard and ${fmt(usage.sqsFifo, 2)} FIFO SQS requests, ${fmt(usage.invocations, 2)} Lambda invocations of ~${fmt(usage.lambdaMs / Math.max(usage.invocations, 1e-9), 0)} ms estimated (512 MB, arm64: the CDK construct's defaults; duration from the calls counted, at 8 ms per DynamoDB and 12 ms per SQS call — see \`prices.json\`). Of that, the deadline timer firing adds ${fmt(c.fanin.timer_firing_usage.sqsStandard, 2)} SQS requests, ${fmt(c.fanin.timer_firing_usage.invocations, 2)} invocations and ${fmt(c.fanin.timer_firing_usage.readUnits, 2)} read units${c.fanin.timer_firing_usage_paced ? ` (with requests paced one at a time: ${fmt(c.fanin.timer_firing_usage_paced.sqsStandard, 2)}, ${fmt(c.fanin.timer_firing_usage_paced.invocations, 2)} and ${fmt(c.fanin.timer_firing_usage_paced.readUnits, 2)})` : ''}.`,
     '',
+    ...(timerVariantsText(r) ? [timerVariantsText(r), ''] : []),
     `Step Functions Standard is counted at ${sfn.transitions_per_aggregate} state transitions per aggregate (a Map state, one \`.waitForTaskToken\` SQS task per branch, a Pass state to aggregate, an SQS task for the result) at $0.025 per 1,000, plus one SendMessage per branch and one for the result; responders answer with SendTaskSuccess (not billed) instead of a reply message. That machine has no timeout handling, so it is a lower bound. The transitions alone cost ${usd(sfn.orchestration_per_million.stepFunctions)} per million aggregates.`,
     '',
     ...expressSection(r),

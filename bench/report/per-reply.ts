@@ -1,6 +1,15 @@
 import type { Results } from '../schema.ts';
 import { fmt, table } from './format.ts';
 
+/** SQS calls by who, operation and queue: `esm ReceiveMessage · timer 0.01, …`. */
+function calls(byOperation: Readonly<Record<string, number>>): string {
+  return (
+    Object.entries(byOperation)
+      .map(([k, v]) => `${k.replaceAll('|', ' · ')} ${fmt(v, 3)}`)
+      .join(', ') || 'nothing'
+  );
+}
+
 /** The headline run per reply: DynamoDB units and calls by handler and operation, SQS calls, invocations. */
 export function perReplySection(r: Results): string[] {
   const h = r.headline.per_reply;
@@ -32,11 +41,15 @@ export function perReplySection(r: Results): string[] {
       Object.entries(h.sqs_calls_by_operation).map(([k, v]) => [k.replaceAll('|', ' · '), fmt(v, 4)]),
     ),
     '',
-    `The deadline timer's firing adds, per reply: ${
-      Object.entries(h.timer_firing_sqs_calls_by_operation)
-        .map(([k, v]) => `${k.replaceAll('|', ' · ')} ${fmt(v, 3)}`)
-        .join(', ') || 'nothing'
-    } (in the all-in figures, not in this table).`,
+    `The deadline timer's firing adds, per reply: ${calls(h.timer_firing_sqs_calls_by_operation)} (${
+      r.timers.used === 'batched'
+        ? 'the batched variant: requests sent in batches of ten, as in this run; '
+        : ''
+    }in the all-in figures, not in this table).${
+      h.timer_firing_sqs_calls_by_operation_paced
+        ? ` With requests paced one at a time, it measured ${calls(h.timer_firing_sqs_calls_by_operation_paced)} (see "Cost per million aggregates").`
+        : ''
+    }`,
     '',
     `Handler invocations per reply: ${Object.entries(h.handler_invocations)
       .map(([k, v]) => `${k} ${fmt(v, 3)}`)
