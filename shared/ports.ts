@@ -46,6 +46,11 @@ export interface AggregateHeader {
   readonly completingAt?: number;
   /** The reply ids the result is built from, fixed at the seal (see {@link MemberSet}). */
   readonly members?: readonly string[];
+  /**
+   * The members taken from a pack (several replies of one batch in one item), by the pack's key,
+   * fixed at the seal; every other member is taken from its own item.
+   */
+  readonly sources?: Readonly<Record<string, readonly string[]>>;
   /** The fencing token of the invocation that owns the completion. */
   readonly lease?: string;
   /** Epoch ms when the owner's lease runs out and a resumer may take over. */
@@ -93,6 +98,8 @@ export interface ReplyToRecord {
 export interface StoredReply extends ReplyToRecord {
   /** Set once the reply was found late (recorded after its aggregate was sealed). */
   readonly late?: boolean;
+  /** The key of the pack it was read from; absent when it was read from its own item. */
+  readonly pack?: string;
 }
 
 /** An aggregate read in one consistent query: its header and every reply recorded so far. */
@@ -107,6 +114,8 @@ export interface Seal {
   readonly reason?: string;
   readonly completedBy?: CompletedBy;
   readonly members: readonly string[];
+  /** Members read from packs, by pack key (see {@link AggregateHeader.sources}). */
+  readonly sources?: Readonly<Record<string, readonly string[]>>;
   readonly at: number;
   readonly lease: string;
   readonly leaseUntil: number;
@@ -163,6 +172,16 @@ export interface StateStore {
   getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
   /** Records one reply, once: a conditional put by reply id (`duplicate` when it was already there). */
   putReply(aggregateId: string, reply: ReplyToRecord, shards?: number): Promise<'recorded' | 'duplicate'>;
+  /**
+   * Records the replies of one batch to one aggregate, each once: several in one item (a pack)
+   * where they share a partition key, a lone one as {@link putReply} does. One fate per reply, in
+   * order (`duplicate` when it was already recorded, or twice in `replies`).
+   */
+  putReplies(
+    aggregateId: string,
+    replies: readonly ReplyToRecord[],
+    shards?: number,
+  ): Promise<('recorded' | 'duplicate')[]>;
   /** Replies recorded (not late) with index ids `first … last`: one range read (large fan-outs). */
   countRange(aggregateId: string, first: number, last: number, shards?: number): Promise<number>;
   /** Records that a block of index reply ids is all in (large fan-outs; idempotent). */

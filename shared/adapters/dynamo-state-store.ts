@@ -35,13 +35,15 @@ export { aggregateKey, counterKey, dueShard, replyKey, replyPartitionKey, shardK
  * | reply           | `A#<aggregate>` | `R#<reply>` | one conditional put per reply, with a TTL; its payload  |
  * |                 |                 |             | (index ids zero-padded, see {@link replyKey})           |
  * |                 |                 |             | compressed when smaller (payload-codec.ts)              |
+ * | reply pack      | `A#<aggregate>` | `Q#<reply>` | several replies of one batch, compressed together, keyed|
+ * |                 |                 |             | by the smallest; one conditional put (state-packs.ts)   |
  * | held reply      | `A#<aggregate>` | `U#<reply>` | an unknown reply waiting for its aggregate              |
  * | block complete  | `A#<aggregate>` | `K#<block>` | large fan-outs: a block of reply ids all in (tiny)      |
  * | reply counter   | `A#<aggregate>` | `C`         | other large aggregates: a completion trigger per batch  |
  * | parameters      | `D#<definition>`| `P`         | runtime parameters of a definition                      |
  *
  * The header sorts between the request and the replies, so one consistent query over
- * `H … R$` reads an aggregate's header and every reply, and nothing else.
+ * `H … R$` reads an aggregate's header, its packs and every reply (and its small block marks).
  *
  * GSI `due` (`dueShard`, `dueAt`, keys only; its name from the topology): open headers (their deadline, or `closeBy`),
  * completing headers (their lease) and held replies — what the sweeper must look at, and, since
@@ -102,6 +104,14 @@ export class DynamoStateStore implements StateStore {
 
   public putReply(aggregateId: string, reply: ReplyToRecord, shards = 1): Promise<'recorded' | 'duplicate'> {
     return aggregates.putReply(this.table, aggregateId, reply, shards);
+  }
+
+  public putReplies(
+    aggregateId: string,
+    replies: readonly ReplyToRecord[],
+    shards = 1,
+  ): Promise<('recorded' | 'duplicate')[]> {
+    return aggregates.putReplies(this.table, aggregateId, replies, shards);
   }
 
   public readAggregate(aggregateId: string): Promise<AggregateSnapshot> {

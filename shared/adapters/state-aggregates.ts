@@ -10,12 +10,13 @@ import type {
 } from '../ports.ts';
 import { headerAttributes, replyItem, toHeader, toReply, unmarshallLoose } from './state-items.ts';
 import { aggregateKey, replyKey, replyPartitionKey, SortKey, shardKey } from './state-keys.ts';
+import { expandPack, packIdsOf, packItem, planWrites, resolveCopies } from './state-packs.ts';
 import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
  * An aggregate's own items in the state table (the layout is drawn on `DynamoStateStore`,
  * dynamo-state-store.ts): the request and the header written at its open, its dispatch progress,
- * one item per reply and a reply marked late — and the one consistent read of the header with
+ * one item per reply or a pack of a batch's replies (state-packs.ts), a reply marked late — and the one consistent read of the header with
  * every reply. The header's later transitions (seal, lease, deadline, close) are in
  * state-completion.ts.
  */
@@ -128,19 +129,77 @@ export async function putReply(
   reply: ReplyToRecord,
   shards = 1,
 ): Promise<'recorded' | 'duplicate'> {
+  const written = await putOnce(table, replyItem(aggregateId, reply, shards), false);
+  return written === true ? 'recorded' : 'duplicate';
+}
+
+/**
+ * The replies of one batch to one aggregate: a pack where several share a partition key
+ * (state-packs.ts), a lone reply in its own item. A pack whose key is taken already (the batch
+ * redelivered, or grouped differently) leaves its members that pack holds as duplicates, and
+ * records the others one by one.
+ */
+export async function putReplies(
+  table: StateTable,
+  aggregateId: string,
+  replies: readonly ReplyToRecord[],
+  shards = 1,
+): Promise<('recorded' | 'duplicate')[]> {
+  const fates = new Map<string, 'recorded' | 'duplicate'>();
+  await Promise.all(
+    planWrites(aggregateId, replies, shards).map(async (write) => {
+      if (write.kind === 'single') {
+        fates.set(write.reply.replyId, await putReply(table, aggregateId, write.reply, shards));
+        return;
+      }
+      const written = await putOnce(table, packItem(write.pk, write.replies), true);
+      if (written === true) {
+        for (const reply of write.replies) fates.set(reply.replyId, 'recorded');
+        return;
+      }
+      const held = new Set(written ? packIdsOf(written) : []);
+      await Promise.all(
+        write.replies.map(async (reply) =>
+          fates.set(
+            reply.replyId,
+            held.has(reply.replyId) ? 'duplicate' : await putReply(table, aggregateId, reply, shards),
+          ),
+        ),
+      );
+    }),
+  );
+  // A reply id twice in the batch: its first occurrence has the fate, the others are duplicates.
+  const seen = new Set<string>();
+  return replies.map((reply) => {
+    if (seen.has(reply.replyId)) return 'duplicate';
+    seen.add(reply.replyId);
+    return fates.get(reply.replyId) ?? 'duplicate';
+  });
+}
+
+/**
+ * Puts an item unless its key exists: true when written, else the item already there (undefined
+ * when it could not be told). A throttled partition (a hot aggregate) is waited for here, past the
+ * SDK's own few retries, rather than failing the batch back to SQS for a whole visibility timeout.
+ */
+async function putOnce(
+  table: StateTable,
+  item: Record<string, unknown>,
+  returnOld: boolean,
+): Promise<true | Record<string, unknown> | undefined> {
   const put = new PutCommand({
     TableName: table.tableName,
-    Item: replyItem(aggregateId, reply, shards),
+    Item: item,
     ConditionExpression: 'attribute_not_exists(sk)',
+    ...(returnOld ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
   });
   for (let attempt = 0; ; attempt += 1) {
     try {
       await table.client.send(put);
-      return 'recorded';
+      return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return 'duplicate';
-      // A hot aggregate's partition is throttled: wait for it here, past the SDK's own few
-      // retries, rather than fail the batch back to SQS for a whole visibility timeout.
+      if (error instanceof ConditionalCheckFailedException)
+        return error.Item ? unmarshallLoose(error.Item) : undefined;
       if (!isThrottled(error) || attempt >= THROTTLE_RETRIES) throw error;
       await sleep(Math.random() * Math.min(1000, 20 * 2 ** attempt));
     }
@@ -159,12 +218,18 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
     ConsistentRead: true,
   });
   let header: AggregateHeader | undefined;
-  const replies: StoredReply[] = [];
+  const copies: StoredReply[] = [];
+  const lateIds = new Set<string>();
   const collect = (rows: Record<string, unknown>[]) => {
     for (const item of rows) {
-      if (item.sk === SortKey.HEADER) header = toHeader(item);
-      else if (String(item.sk).startsWith(SortKey.REPLY) && item.receivedAt !== undefined)
-        replies.push(toReply(item));
+      const sk = String(item.sk);
+      if (sk === SortKey.HEADER) header = toHeader(item);
+      else if (sk.startsWith(SortKey.PACK)) copies.push(...expandPack(item));
+      else if (sk.startsWith(SortKey.REPLY)) {
+        // A late mark alone (a reply recorded only in a pack, then found late) has no body.
+        if (item.receivedAt !== undefined) copies.push(toReply(item));
+        else if (item.late === true && item.replyId !== undefined) lateIds.add(String(item.replyId));
+      }
     }
   };
   collect(items);
@@ -175,15 +240,19 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
       Array.from({ length: shards - 1 }, (_, i) =>
         queryAll(table, {
           TableName: table.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-          ExpressionAttributeValues: { ':pk': shardKey(aggregateId, i + 1), ':r': SortKey.REPLY },
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :p AND :r',
+          ExpressionAttributeValues: {
+            ':pk': shardKey(aggregateId, i + 1),
+            ':p': SortKey.PACK,
+            ':r': SortKey.REPLIES_END,
+          },
           ConsistentRead: true,
         }),
       ),
     );
     for (const rows of others) collect(rows);
   }
-  return { ...(header ? { header } : {}), replies };
+  return { ...(header ? { header } : {}), replies: resolveCopies(header, copies, lateIds) };
 }
 
 export async function markLate(

@@ -28,6 +28,13 @@ export async function seal(
   seal: Seal,
 ): Promise<AggregateHeader | undefined> {
   const pk = aggregateKey(aggregateId);
+  // Which pack each member's body is read from, so a copy recorded after the seal never changes
+  // a rebuilt result (state-packs.ts): pack key → its members, in the member set's compact form.
+  const packed = Object.entries(seal.sources ?? {}).filter(([, ids]) => ids.length > 0);
+  const sources =
+    packed.length > 0
+      ? Object.fromEntries(packed.map(([pack, ids]) => [pack, encodeMembers(ids)]))
+      : undefined;
   const written = await unlessConditionFails(
     table.client.send(
       new UpdateCommand({
@@ -44,7 +51,8 @@ export async function seal(
           'completingAt = :at, lease = :lease, leaseUntil = :until, ' +
           'dueAt = if_not_exists(dueAt, :until), dueShard = if_not_exists(dueShard, :shard)' +
           (seal.reason !== undefined ? ', reason = :reason' : '') +
-          (seal.completedBy !== undefined ? ', completedBy = :completedBy' : ''),
+          (seal.completedBy !== undefined ? ', completedBy = :completedBy' : '') +
+          (sources !== undefined ? ', sources = :sources' : ''),
         ConditionExpression: '#status = :open',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -59,6 +67,7 @@ export async function seal(
           ':shard': dueShard(pk),
           ...(seal.reason !== undefined ? { ':reason': seal.reason } : {}),
           ...(seal.completedBy !== undefined ? { ':completedBy': seal.completedBy } : {}),
+          ...(sources !== undefined ? { ':sources': sources } : {}),
         },
         ReturnValues: 'ALL_NEW',
       }),
@@ -198,7 +207,7 @@ export async function close(
 ): Promise<boolean> {
   return underLease(table, aggregateId, lease, {
     UpdateExpression:
-      'SET #status = :closed, expiresAt = :exp REMOVE dueAt, dueShard, params, lease, leaseUntil, emitted',
+      'SET #status = :closed, expiresAt = :exp REMOVE dueAt, dueShard, params, lease, leaseUntil, emitted, sources',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ':closed': AggregateStatus.CLOSED, ':exp': expiresAt },
   });

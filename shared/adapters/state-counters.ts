@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { aggregateKey, blockKey, counterKey, replyKey, replyPartitionKey, SortKey } from './state-keys.ts';
+import { packIdsOf, packKey } from './state-packs.ts';
 import { queryAll, type StateTable } from './state-table.ts';
 
 /**
@@ -9,7 +10,11 @@ import { queryAll, type StateTable } from './state-table.ts';
  * each batch adds its size to.
  */
 
-/** Replies recorded (not late) with index ids from `first` to `last` inclusive: one range query. */
+/**
+ * Replies recorded (not late) with index ids from `first` to `last` inclusive: one range read of
+ * their own items and one of the packs keyed in the range (a pack never spans two blocks, and is
+ * keyed by its smallest member), each reply id counted once.
+ */
 export async function countRange(
   table: StateTable,
   aggregateId: string,
@@ -17,19 +22,30 @@ export async function countRange(
   last: number,
   shards = 1,
 ): Promise<number> {
-  const items = await queryAll(table, {
-    TableName: table.tableName,
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      // A block's ids share a shard (replyShard), so the range is one query.
-      ':pk': replyPartitionKey(aggregateId, String(first), shards),
-      ':from': replyKey(String(first)),
-      ':to': replyKey(String(last)),
-    },
-    ProjectionExpression: 'late, receivedAt',
-    ConsistentRead: true,
-  });
-  return items.filter((item) => item.late !== true && item.receivedAt !== undefined).length;
+  // A block's ids share a shard (replyShard), so each range is one query.
+  const pk = replyPartitionKey(aggregateId, String(first), shards);
+  const range = (from: string, to: string, projection: string) =>
+    queryAll(table, {
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+      ProjectionExpression: projection,
+      ConsistentRead: true,
+    });
+  const [own, packs] = await Promise.all([
+    range(replyKey(String(first)), replyKey(String(last)), 'replyId, late, receivedAt'),
+    range(packKey([String(first)]), packKey([String(last)]), 'packIds'),
+  ]);
+  const late = new Set<string>();
+  const ids = new Set<string>();
+  for (const item of own) {
+    if (item.late === true) late.add(String(item.replyId));
+    else if (item.receivedAt !== undefined) ids.add(String(item.replyId));
+  }
+  for (const item of packs) for (const id of packIdsOf(item)) ids.add(id);
+  let count = 0;
+  for (const id of ids) if (!late.has(id) && Number(id) >= first && Number(id) <= last) count += 1;
+  return count;
 }
 
 export async function markBlockComplete(

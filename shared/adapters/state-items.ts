@@ -122,10 +122,18 @@ export function toHeader(item: Record<string, unknown>): AggregateHeader {
     ...(item.requestId ? { requestId: String(item.requestId) } : {}),
     ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
     ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
+    ...(item.sources && typeof item.sources === 'object' ? { sources: decodeSources(item.sources) } : {}),
     ...(item.lease ? { lease: String(item.lease) } : {}),
     ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
     ...defined,
   };
+}
+
+/** The seal's `sources` map (pack key → encoded member ids) as the header's. */
+function decodeSources(value: object): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([pack, ids]) => [pack, decodeMembers(String(ids))]),
+  );
 }
 
 /** A reply item as the port's stored reply. */

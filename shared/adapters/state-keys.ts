@@ -10,6 +10,7 @@ import { describeTopology, type TableSpec } from '../topology/topology.ts';
  * | request          | {@link aggregateKey}        | {@link SortKey}.REQUEST |
  * | header/tombstone | {@link aggregateKey}        | {@link SortKey}.HEADER  |
  * | reply            | {@link replyPartitionKey}   | {@link replyKey}        |
+ * | reply pack       | {@link replyPartitionKey}   | `packKey` (state-packs.ts) |
  * | held reply       | {@link aggregateKey}        | {@link heldKey}         |
  * | block complete   | {@link aggregateKey}        | {@link blockKey}        |
  * | reply counter    | {@link counterKey}          | {@link SortKey}.COUNTER |
@@ -26,9 +27,11 @@ export const SortKey = {
   COUNTER: 'C',
   /** A definition's runtime parameters. */
   PARAMETERS: 'P',
+  /** Prefix of a reply pack's sort key (several replies of one batch; state-packs.ts). */
+  PACK: 'Q#',
   /** Prefix of a reply's sort key. */
   REPLY: 'R#',
-  /** The upper bound of every reply sort key: `H … REPLIES_END` is the header and every reply. */
+  /** The upper bound of every reply sort key: `H … REPLIES_END` is the header, every pack and every reply. */
   REPLIES_END: 'R$',
   /** Prefix of a held (unknown) reply's sort key. */
   HELD: 'U#',

@@ -100,6 +100,7 @@ export async function completeAggregate(
     ...(built.reason !== undefined ? { reason: built.reason } : {}),
     completedBy,
     members: members.map((r) => r.replyId),
+    sources: sourcesOf(members),
     at,
     lease,
     leaseUntil: at + ctx.completionLeaseMs,
@@ -425,4 +426,14 @@ export function labelMissing(ids: string[], request: unknown): { replyId: string
     const label = Array.isArray(labels) ? labels[Number(replyId)] : undefined;
     return typeof label === 'string' ? { replyId, label } : { replyId };
   });
+}
+
+/** The packs the members of a seal are read from: pack key → member ids (absent: their own items). */
+function sourcesOf(members: readonly StoredReply[]): Record<string, string[]> {
+  const sources: Record<string, string[]> = {};
+  for (const member of members) {
+    if (member.pack === undefined) continue;
+    sources[member.pack] = [...(sources[member.pack] ?? []), member.replyId];
+  }
+  return sources;
 }

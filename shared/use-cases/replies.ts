@@ -51,8 +51,8 @@ export interface Reply {
  *    the error output;
  * 2. per aggregate: read its header; judge every reply by the aggregate's *own* definition (a
  *    reply naming another, or a reply id the aggregate never asked for, is bad input);
- * 3. record each reply with one conditional put of its own item (a duplicate changes nothing),
- *    then read the aggregate back in one consistent query and evaluate completion on that set
+ * 3. record the replies with one conditional put each — of its own item, or of one pack for the
+ *    batch's replies to the aggregate (a duplicate changes nothing) — then read the aggregate back in one consistent query and evaluate completion on that set
  *    (evaluate.ts, which hands a complete aggregate over to complete.ts; a large one is read only
  *    when completion-trigger.ts says the set can be complete);
  * 4. unknown replies are held (or routed at once with an unknown timeout of 0; held.ts); late ones
@@ -292,13 +292,10 @@ async function recordAndEvaluate(
   const records = await Promise.all(
     replies.map((r) => recordable(ctx, definition, header.aggregateId, r, now)),
   );
-  await Promise.all(
-    records.map((record) =>
-      ctx.store
-        .putReply(header.aggregateId, record, header.shards)
-        .then((fate) => ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name)),
-    ),
-  );
+  // Several replies of this aggregate in the batch share one item (a pack): the read below counts
+  // each reply id once, whichever items hold it.
+  const fates = await ctx.store.putReplies(header.aggregateId, records, header.shards);
+  for (const fate of fates) ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
   // A failed reply can end any aggregate at once (beyond the tolerance): the set is read.
   const trigger = records.some((r) => r.failure !== undefined)
     ? 'read-all'

@@ -421,7 +421,7 @@ describe('poison messages', () => {
       store: new Proxy(store, {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver);
-          if (property !== 'putReply' || typeof value !== 'function') return value;
+          if (property !== 'putReplies' || typeof value !== 'function') return value;
           return (id: string, ...rest: unknown[]) =>
             id === 'cursed'
               ? Promise.reject(new Error('poison'))

@@ -372,8 +372,9 @@ describe('data plane scenarios', () => {
       const { Items = [] } = await aws.dynamo.send(
         new QueryCommand({
           TableName: fanin.topology.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-          ExpressionAttributeValues: { ':pk': pk, ':r': 'R#' },
+          // Replies alone (R#…) and packs of one batch's replies (Q#…).
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :q AND :r',
+          ExpressionAttributeValues: { ':pk': pk, ':q': 'Q#', ':r': 'R$' },
         }),
       );
       if (Items.length > 0) keys.add(pk);

@@ -116,6 +116,16 @@ export class MemoryStateStore implements StateStore {
     return 'recorded';
   }
 
+  /** One reply at a time (packs are the DynamoDB store's layout; the fates are the same). */
+  public async putReplies(
+    aggregateId: string,
+    replies: readonly ReplyToRecord[],
+  ): Promise<('recorded' | 'duplicate')[]> {
+    const fates: ('recorded' | 'duplicate')[] = [];
+    for (const reply of replies) fates.push(await this.putReply(aggregateId, reply));
+    return fates;
+  }
+
   public async countRange(aggregateId: string, first: number, last: number): Promise<number> {
     const replies = this.aggregates.get(aggregateId)?.replies ?? new Map();
     const [from, to] = [replyKey(String(first)), replyKey(String(last))];
