@@ -54,6 +54,14 @@ export interface FaninProps {
    */
   readonly replyBatchingWindowSeconds?: number | readonly number[];
   /**
+   * How many replies one invocation of each reply partition's event source takes at most (its
+   * `BatchSize`, 1-10,000): one value for every partition, or one per partition. Above 10 it needs
+   * a `replyBatchingWindowSeconds` of at least 1 and standard queues. With a window as long as an
+   * aggregate's replies take to arrive, they share a batch and are recorded as one pack (fewer
+   * write units, reads, receives and invocations per reply; docs/costs.md). @default 10
+   */
+  readonly replyBatchSize?: number | readonly number[];
+  /**
    * How many invocations each reply partition's event source may run at once (its
    * `MaximumConcurrency`, 2-1000): one value for every partition, or one per partition. One
    * aggregate's replies all go to its reply partition, so this bounds how fast one aggregate can

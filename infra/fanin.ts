@@ -351,6 +351,7 @@ function topologyOptions(props: FaninProps): TopologyOptions {
       ? { replyBatchingWindowSeconds: props.replyBatchingWindowSeconds }
       : {}),
     ...(props.replyConcurrency !== undefined ? { replyConcurrency: props.replyConcurrency } : {}),
+    ...(props.replyBatchSize !== undefined ? { replyBatchSize: props.replyBatchSize } : {}),
     ...(props.maxReceiveCount !== undefined ? { maxReceiveCount: props.maxReceiveCount } : {}),
     ...(props.partitioning !== undefined ? { partitioning: props.partitioning } : {}),
     functionTimeoutSeconds: (props.functionTimeout ?? DEFAULT_FUNCTION_TIMEOUT).toSeconds({

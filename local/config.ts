@@ -48,6 +48,7 @@ export interface ResolvedLocalConfig {
   /** As the topology takes them (validated there): one value, or one per reply partition. */
   readonly replyBatchingWindowSeconds?: number | readonly number[];
   readonly replyConcurrency?: number | readonly number[];
+  readonly replyBatchSize?: number | readonly number[];
   readonly partitioning: PartitioningOptions;
   readonly definitions: readonly DefinitionInput[];
   readonly responderQueues: readonly string[];
@@ -82,6 +83,7 @@ const ConfigSchema = z.strictObject({
   functionTimeoutSeconds: positiveInt.optional(),
   replyBatchingWindowSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
   replyConcurrency: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
+  replyBatchSize: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
   partitioning: z.record(z.string(), z.number()).optional(),
   definitions: z.union([z.array(z.unknown()), z.function()]),
   responderQueues: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,60}$/)).optional(),
@@ -160,6 +162,7 @@ export async function loadLocalConfig(file: string, prefixOverride?: string): Pr
       ? { replyBatchingWindowSeconds: config.replyBatchingWindowSeconds }
       : {}),
     ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
+    ...(config.replyBatchSize !== undefined ? { replyBatchSize: config.replyBatchSize } : {}),
     partitioning: (config.partitioning ?? {}) as PartitioningOptions,
     definitions,
     responderQueues: config.responderQueues ?? [],

@@ -109,6 +109,7 @@ export class LocalRuntime {
         ? { replyBatchingWindowSeconds: config.replyBatchingWindowSeconds }
         : {}),
       ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
+      ...(config.replyBatchSize !== undefined ? { replyBatchSize: config.replyBatchSize } : {}),
       partitioning: config.partitioning,
       definitions: config.definitions,
     });

@@ -116,6 +116,15 @@ export interface TopologyOptions {
    */
   readonly replyBatchingWindowSeconds?: number | readonly number[];
   /**
+   * How many replies one invocation of a partition's reply consumer takes at most (the event
+   * source's `BatchSize`, 1 to 10,000): one value for every partition, or one per partition. Above
+   * 10 it needs a batching window of at least 1 s (Lambda's rule) and standard queues (FIFO sources
+   * take at most 10). With a window as long as an aggregate's replies take to arrive, its replies
+   * share a batch and are recorded as one pack: fewer write units, reads, receives and invocations
+   * per reply, at the cost of up to the window's latency (docs/costs.md). @default 10
+   */
+  readonly replyBatchSize?: number | readonly number[];
+  /**
    * How many invocations the reply consumer of a partition may run at once (the event source's
    * `MaximumConcurrency`, 2 to 1000): one value for every partition, or one per partition. The
    * replies of one aggregate all go to its reply partition, so this bounds how fast one aggregate
@@ -223,10 +232,11 @@ export function describeTopology(options: TopologyOptions): Topology {
   const fifoReplies = options.fifoReplies ?? false;
   const windows = replyWindows(options.replyBatchingWindowSeconds, partitions, fifoReplies);
   const concurrency = replyConcurrency(options.replyConcurrency, partitions);
+  const batchSizes = replyBatchSizes(options.replyBatchSize, windows, fifoReplies);
   const consumers = {
     fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
     reply: {
-      batchSize: 10,
+      batchSize: batchSizes[0] ?? DEFAULT_REPLY_BATCH_SIZE,
       maxBatchingWindowSeconds: windows[0] ?? 0,
       maxConcurrency: concurrency[0] ?? DEFAULT_REPLY_CONCURRENCY,
     },
@@ -235,6 +245,7 @@ export function describeTopology(options: TopologyOptions): Topology {
   } as const satisfies Topology['consumers'];
   const replyConsumers = windows.map((maxBatchingWindowSeconds, i) => ({
     ...consumers.reply,
+    batchSize: batchSizes[i] ?? DEFAULT_REPLY_BATCH_SIZE,
     maxBatchingWindowSeconds,
     maxConcurrency: concurrency[i] ?? DEFAULT_REPLY_CONCURRENCY,
   }));
@@ -346,6 +357,44 @@ function replyWindows(
     }
   }
   return windows;
+}
+
+/** Replies per reply consumer invocation at most unless `replyBatchSize` says otherwise. */
+export const DEFAULT_REPLY_BATCH_SIZE = 10;
+
+/**
+ * The reply consumers' batch size per partition, validated against Lambda's rules for SQS event
+ * sources: 1 to 10,000; above 10 only with a batching window of at least 1 s, and never for FIFO.
+ */
+function replyBatchSizes(
+  option: number | readonly number[] | undefined,
+  windows: readonly number[],
+  fifo: boolean,
+): number[] {
+  const values = Array.isArray(option)
+    ? [...option]
+    : windows.map(() => (option as number | undefined) ?? DEFAULT_REPLY_BATCH_SIZE);
+  if (values.length !== windows.length) {
+    throw new Error(
+      `replyBatchSize must have one value per reply partition (given ${values.length} for ${windows.length})`,
+    );
+  }
+  values.forEach((value, i) => {
+    if (!Number.isInteger(value) || value < 1 || value > 10_000) {
+      throw new Error(`replyBatchSize must be integers between 1 and 10000 inclusive (given ${value})`);
+    }
+    if (value > 10 && fifo) {
+      throw new Error(
+        `replyBatchSize must be at most 10 with fifoReplies: Lambda's limit for FIFO sources (given ${value})`,
+      );
+    }
+    if (value > 10 && (windows[i] ?? 0) < 1) {
+      throw new Error(
+        `replyBatchSize above 10 needs a replyBatchingWindowSeconds of at least 1 for its partition (given ${value} for partition ${i}, whose window is ${windows[i] ?? 0})`,
+      );
+    }
+  });
+  return values;
 }
 
 /** Reply consumer invocations at once per partition unless `replyConcurrency` says otherwise. */

@@ -1,8 +1,13 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeReplyHandler } from '../../functions/handlers.ts';
+import { QueuePoller } from '../../local/poller.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { RawMessage } from '../../shared/ports.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { expireAggregate } from '../../shared/use-cases/timers.ts';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -171,5 +176,72 @@ describe('replies of one aggregate in one batch', () => {
     expect(items.filter((sk) => sk.startsWith('R#'))).toHaveLength(0);
     const { output } = fanin.expectExactlyOneTerminalOutput('pack-large');
     expect(output).toMatchObject({ counts: { received: 200 } });
+  });
+});
+
+describe('a reply partition with a batching window and a batch size above ten', () => {
+  let fanin: FaninUnderTest;
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start(
+      [{ name: 'windowed', fanOut: { type: 'none' }, completion: { strategy: 'all' } }],
+      { replyPartitions: 1, replyBatchingWindowSeconds: 3, replyBatchSize: 100 },
+    );
+  });
+  afterAll(() => fanin.stop());
+
+  it('takes the replies of several aggregates sent one by one in one invocation, each aggregate’s in one pack', async () => {
+    // Prepare: three aggregates of ten; the partition's event source as the topology describes it
+    const ids = ['win-a', 'win-b', 'win-c'];
+    for (const aggregateId of ids)
+      await fanin.sendRequest({ definition: 'windowed', aggregateId, expected: 10 });
+    await fanin.drain();
+    const spec = fanin.topology.replyConsumers[0];
+    expect(spec).toMatchObject({ batchSize: 100, maxBatchingWindowSeconds: 3 });
+    const batches: number[] = [];
+    const handle = makeReplyHandler(() => fanin.ctx);
+    const poller = new QueuePoller({
+      sqs: aws.sqs,
+      queueUrl: fanin.provisioned.replyQueueUrls[0] as string,
+      handler: async (event: SQSEvent) => {
+        batches.push(event.Records.length);
+        return handle(event);
+      },
+      batchSize: spec?.batchSize ?? 10,
+      maxBatchingWindowSeconds: spec?.maxBatchingWindowSeconds ?? 0,
+    });
+
+    // Act: thirty replies, each sent on its own, round-robin over the aggregates (independent responders)
+    for (let i = 0; i < 10; i += 1)
+      for (const aggregateId of ids)
+        await aws.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: fanin.provisioned.replyQueueUrls[0],
+            MessageBody: JSON.stringify({ i }),
+            MessageAttributes: {
+              'fanin-aggregate-id': { DataType: 'String', StringValue: aggregateId },
+              'fanin-reply-id': { DataType: 'String', StringValue: String(i) },
+            },
+          }),
+        );
+    let taken = 0;
+    while (taken < 30) {
+      const polled = await poller.pollOnce(1);
+      if (polled === 0) break;
+      taken += polled;
+    }
+
+    // Assess: one invocation took all thirty (at batch size 10 it takes three); each aggregate
+    // completed from one pack of its ten replies
+    expect(batches).toEqual([30]);
+    for (const aggregateId of ids) {
+      const items = (await fanin.scanState())
+        .filter((i) => i.pk === `A#${aggregateId}`)
+        .map((i) => String(i.sk))
+        .filter((sk) => sk.startsWith('Q#') || sk.startsWith('R#'));
+      expect(items).toEqual(['Q#0000000000']);
+      const { output } = fanin.expectExactlyOneTerminalOutput(aggregateId);
+      expect(output).toMatchObject({ counts: { received: 10 } });
+    }
   });
 });

@@ -23,10 +23,15 @@ describe('local configuration file', () => {
         replyPartitions: 2,
         replyBatchingWindowSeconds: [0, 2],
         replyConcurrency: [10, 5],
+        replyBatchSize: [10, 200],
         definitions,
       }),
     );
-    expect(perPartition).toMatchObject({ replyBatchingWindowSeconds: [0, 2], replyConcurrency: [10, 5] });
+    expect(perPartition).toMatchObject({
+      replyBatchingWindowSeconds: [0, 2],
+      replyConcurrency: [10, 5],
+      replyBatchSize: [10, 200],
+    });
     const forAll = await loadLocalConfig(
       file('for-all.json', { replyBatchingWindowSeconds: 1, replyConcurrency: 20, definitions }),
     );
@@ -37,6 +42,7 @@ describe('local configuration file', () => {
     const config = await loadLocalConfig(file('plain.json', { definitions }));
     expect(config).not.toHaveProperty('replyBatchingWindowSeconds');
     expect(config).not.toHaveProperty('replyConcurrency');
+    expect(config).not.toHaveProperty('replyBatchSize');
   });
 
   it('refuses an unknown field, naming the file and the field', async () => {

@@ -100,3 +100,62 @@ describe('reply consumer concurrency', () => {
     expect(concurrencies.filter((c) => c === 5).length).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });
+
+describe('reply batch size', () => {
+  const definitions = [{ name: 'd', completion: { strategy: 'all' as const } }];
+
+  it('is 10 per partition unless configured; above 10 with a window, one value or one per partition', () => {
+    expect(describeTopology({ definitions }).replyConsumers.map((c) => c.batchSize)).toEqual([10, 10]);
+    const mixed = describeTopology({
+      definitions,
+      replyPartitions: 2,
+      replyBatchingWindowSeconds: [0, 2],
+      replyBatchSize: [10, 500],
+    });
+    // Mutant killed: every partition given partition 0's batch size.
+    expect(mixed.replyConsumers.map((c) => c.batchSize)).toEqual([10, 500]);
+    expect(
+      describeTopology({
+        definitions,
+        replyBatchingWindowSeconds: 1,
+        replyBatchSize: 100,
+      }).replyConsumers.map((c) => c.batchSize),
+    ).toEqual([100, 100]);
+  });
+
+  it.each([
+    [{ replyBatchSize: 0 }, 'between 1 and 10000 inclusive (given 0)'],
+    [{ replyBatchSize: 10_001, replyBatchingWindowSeconds: 1 }, '(given 10001)'],
+    [{ replyBatchSize: [10] }, 'must have one value per reply partition (given 1 for 2)'],
+    // Lambda refuses a batch size above 10 without a window of at least 1 s, and for FIFO sources.
+    [
+      { replyBatchSize: 11 },
+      'needs a replyBatchingWindowSeconds of at least 1 for its partition (given 11 for partition 0',
+    ],
+    [
+      { replyBatchSize: [10, 50], replyBatchingWindowSeconds: [1, 0] },
+      'given 50 for partition 1, whose window is 0',
+    ],
+    [{ replyBatchSize: 20, fifoReplies: true }, 'at most 10 with fifoReplies'],
+  ])('fails for %j, naming the value', (options, message) => {
+    expect(() => describeTopology({ definitions, replyPartitions: 2, ...options })).toThrow(message);
+  });
+
+  it('GIVEN a batch size per partition WHEN synthesized THEN each reply event source takes its own', async () => {
+    // GIVEN
+    const { synthFanin } = await import('./infra/synth.ts');
+    // WHEN
+    const { template } = synthFanin({
+      replyPartitions: 2,
+      replyBatchingWindowSeconds: [0, 3],
+      replyBatchSize: [10, 1000],
+    });
+    // THEN
+    const sizes = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((m) => m.Properties as { EventSourceArn?: unknown; BatchSize?: number })
+      .filter((p) => JSON.stringify(p.EventSourceArn).includes('Reply'))
+      .map((p) => p.BatchSize ?? 10)
+      .sort((a, b) => a - b);
+    expect(sizes).toEqual([10, 1000]);
+  });
+});
