@@ -195,6 +195,10 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
   readonly pattern: ArrivalPattern;
   /** The reply consumers' batching window during the phase. */
   readonly batchingWindowSeconds: number;
+  /** The reply consumers' batch size (most replies per invocation) during the phase. */
+  readonly batchSize: number;
+  /** Per aggregate, its first reply's send to its last's, as the reply consumer received them (ms). */
+  readonly replySpansMs: readonly number[];
   /** Replies per second offered by the responders (`Infinity`: as fast as they could send). */
   readonly offeredRepliesPerSecond: number;
   /** From the first reply released to the last result visible. */
@@ -246,6 +250,8 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   return {
     pattern: workload.pattern,
     batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    batchSize: rig.replyBatching.batchSize,
+    replySpansMs: rig.replySpansMs(ids),
     offeredRepliesPerSecond: workload.release.repliesPerSecond,
     aggregates: ids.length,
     replies: ids.length * workload.fanOut,

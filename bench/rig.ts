@@ -56,12 +56,17 @@ export class Rig {
     replies: QueuePoller[];
     readonly timer: QueuePoller;
   };
-  /** Reply pollers replaced by {@link setReplyBatchingWindow}, kept for {@link failures}. */
+  /** Reply pollers replaced by {@link setReplyBatching}, kept for {@link failures}. */
   private readonly retired: QueuePoller[] = [];
-  /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatchingWindow}). */
+  /**
+   * First and last `SentTimestamp` (ms) of the replies of each aggregate the reply handler took:
+   * how far apart an aggregate's replies arrived, against the batching window (see {@link replySpansMs}).
+   */
+  private readonly replySent = new Map<string, { first: number; last: number }>();
+  /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatching}). */
   private replyConsumers: readonly ConsumerSpec[];
   private readonly makeReplyPoller: (url: string, consumer: ConsumerSpec) => QueuePoller;
-  /** How the topology was described, to describe it again with another batching window. */
+  /** How the topology was described, to describe it again with other reply batching settings. */
   private readonly topologyOptions: TopologyOptions;
   private readonly targetUrl: string;
   private inFlight = 0;
@@ -224,15 +229,32 @@ export class Rig {
     return this.replyConsumerOf(0).maxBatchingWindowSeconds;
   }
 
+  /** The reply consumers' batching window and batch size now in force (partition 0's; the topology's unless changed). */
+  public get replyBatching(): ReplyBatching {
+    const consumer = this.replyConsumerOf(0);
+    return { windowSeconds: consumer.maxBatchingWindowSeconds, batchSize: consumer.batchSize };
+  }
+
   /**
    * Replaces the reply consumers by those of the same topology described with
-   * `replyBatchingWindowSeconds: seconds` (every partition), as redeploying the event sources
-   * would. The queues stay; their visibility timeouts differ from a redeployed stack's by the
-   * window's difference, which nothing here waits on.
+   * `replyBatchingWindowSeconds: windowSeconds` and `replyBatchSize: batchSize` (every partition),
+   * as redeploying the event sources would (the topology validates the pair: above 10 replies a
+   * batch needs a window of at least 1 s). The queues stay; their visibility timeouts differ from a
+   * redeployed stack's by the window's difference, which nothing here waits on.
    */
-  public async setReplyBatchingWindow(seconds: number): Promise<void> {
-    if (this.replyConsumers.every((c) => c.maxBatchingWindowSeconds === seconds)) return;
-    const described = describeTopology({ ...this.topologyOptions, replyBatchingWindowSeconds: seconds });
+  public async setReplyBatching(batching: ReplyBatching): Promise<void> {
+    const { windowSeconds, batchSize } = batching;
+    if (
+      this.replyConsumers.every(
+        (c) => c.maxBatchingWindowSeconds === windowSeconds && c.batchSize === batchSize,
+      )
+    )
+      return;
+    const described = describeTopology({
+      ...this.topologyOptions,
+      replyBatchingWindowSeconds: windowSeconds,
+      replyBatchSize: batchSize,
+    });
     await this.idle();
     await Promise.all(this.pollers.replies.map((p) => p.stop()));
     this.retired.push(...this.pollers.replies);
@@ -241,6 +263,18 @@ export class Rig {
       this.makeReplyPoller(url, this.replyConsumerOf(i)),
     );
     for (const poller of this.pollers.replies) poller.start();
+  }
+
+  /**
+   * How long each of `aggregateIds`' replies took to arrive, first to last (their `SentTimestamp`s
+   * as the reply consumer received them, in ms): what a batching window must cover for an
+   * aggregate's replies to share a batch. Aggregates with no reply taken are left out.
+   */
+  public replySpansMs(aggregateIds: readonly string[]): number[] {
+    return aggregateIds.flatMap((id) => {
+      const sent = this.replySent.get(id);
+      return sent ? [sent.last - sent.first] : [];
+    });
   }
 
   private replyConsumerOf(partition: number): ConsumerSpec {
@@ -308,6 +342,19 @@ export class Rig {
     await deprovisionTopology(this.provisioned, this.setup);
   }
 
+  private noteReplySent(event: SQSEvent): void {
+    for (const record of event.Records) {
+      const id = record.messageAttributes['fanin-aggregate-id']?.stringValue;
+      const sent = Number(record.attributes.SentTimestamp);
+      if (id === undefined || !Number.isFinite(sent)) continue;
+      const seen = this.replySent.get(id);
+      if (seen) {
+        seen.first = Math.min(seen.first, sent);
+        seen.last = Math.max(seen.last, sent);
+      } else this.replySent.set(id, { first: sent, last: sent });
+    }
+  }
+
   private track(name: string, handler: (event: SQSEvent) => Promise<unknown>) {
     const metered = this.meter.wrapHandler(name, handler);
     return async (event: SQSEvent) => {
@@ -317,6 +364,7 @@ export class Rig {
         event.Records.map((r) => r.messageAttributes['fanin-aggregate-id']?.stringValue ?? r.messageId),
       );
       this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
+      if (name === 'reply') this.noteReplySent(event);
       this.inFlight += 1;
       try {
         return await metered(event);
@@ -326,6 +374,12 @@ export class Rig {
       }
     };
   }
+}
+
+/** A reply consumer's batching settings: Lambda's `MaximumBatchingWindowInSeconds` and `BatchSize`. */
+export interface ReplyBatching {
+  readonly windowSeconds: number;
+  readonly batchSize: number;
 }
 
 /** Placeholder for the responders queue in a definition's `fanOut.target`. */

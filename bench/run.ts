@@ -59,14 +59,14 @@ async function main(): Promise<void> {
 
     rig.start();
     rig.startTimers();
-    const defaultWindow = rig.replyBatchingWindowSeconds;
+    const defaultBatching = rig.replyBatching;
 
     const { capacityBefore, capacityAfter, saturated, pace, arrivalAggregates } = await runSaturation(
       rig,
       plan,
       concurrency,
     );
-    const arrival = await runArrivals(rig, plan, { defaultWindow, pace, arrivalAggregates });
+    const arrival = await runArrivals(rig, plan, { defaultBatching, pace, arrivalAggregates });
 
     log(`deadline timers: ${plan.timerAggregates} aggregates with a 3 s deadline, then their timers firing`);
     const timers = await runTimers(rig, plan.timerAggregates);
@@ -93,7 +93,8 @@ async function main(): Promise<void> {
       capacity: { before: capacityBefore, after: capacityAfter, concurrency, durationMs: plan.capacityMs },
       saturated,
       arrival,
-      defaultWindow,
+      defaultBatching,
+      arrivalAggregates,
       pace,
       timers,
       topology: {

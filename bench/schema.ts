@@ -39,6 +39,8 @@ export interface ScalePoint {
 export interface ArrivalFigures {
   readonly fan_out: number;
   readonly batching_window_seconds: number;
+  /** The reply consumers' batch size (the event source's `BatchSize`, topology option `replyBatchSize`). */
+  readonly batch_size: number;
   /** Null: as fast as the responders could send. */
   readonly offered_replies_per_second: number | null;
   readonly aggregates: number;
@@ -65,7 +67,26 @@ export interface ArrivalFigures {
   /** End to end per million aggregates with the `paced` variant's firing added instead (requests arriving one at a time). */
   readonly cost_per_million_aggregates_usd_timers_paced?: number;
   readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  /** Per aggregate, its first reply's send to its last's (`SentTimestamp`s as the reply consumer took them): what a window must cover for them to share a batch. */
+  readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
   readonly outcomes: Readonly<Record<string, number>>;
+}
+
+/** One reply batching setting (window and batch size) at fan-out 10: its per-reply figures, all-in, as {@link ArrivalFigures} has them. */
+export interface BatchingComparison {
+  readonly batching_window_seconds: number;
+  readonly batch_size: number;
+  readonly write_units_per_reply: number;
+  /** End to end (fanin plus its clients' SQS calls). */
+  readonly cost_per_million_aggregates_usd: number;
+  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly replies_per_batch: number;
+  readonly replies_per_aggregate_per_batch: number;
+  readonly reply_invocations_per_reply: number;
+  /** fanin's handlers and its event source mappings, empty receives left out. */
+  readonly sqs_calls_per_reply: number;
+  readonly read_units_per_reply: number;
+  readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
 }
 
 /** The deadline timer variants (`run/timers.ts`): requests sent in batches of ten at once, or one at a time. */
@@ -116,10 +137,14 @@ export interface ArrivalPatternResult {
   /** Fan-out 10, from the last reply's send to the result read off the output queue. */
   readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
   readonly batching_window_seconds: number;
-  /** At the topology's batching window, every fan-out. */
+  /** The topology's reply batch size, with `batching_window_seconds` the setting of `measured`. */
+  readonly batch_size: number;
+  /** At the topology's batching setting, every fan-out. */
   readonly measured: readonly ArrivalFigures[];
-  /** Fan-out 10 at other batching windows. */
+  /** Fan-out 10 at the other batching settings (window and batch size: `batch_size`). */
   readonly other_batching_windows: readonly ArrivalFigures[];
+  /** Every reply batching setting measured with this pattern at fan-out 10, the topology's first. */
+  readonly by_batching: readonly BatchingComparison[];
 }
 
 /** The arrival patterns, as `bench/responders.ts` names them. */
@@ -157,6 +182,10 @@ export interface Results {
     readonly rotation: number;
     readonly spread: { readonly medianMs: number; readonly sigma: number; readonly maxMs: number };
     readonly default_batching_window_seconds: number;
+    /** The topology's reply batch size. */
+    readonly default_batch_size: number;
+    /** First to last reply of an aggregate in `independent` at this pace: (aggregates in flight / replies per second) × 9 turns. */
+    readonly independent_reply_span_seconds: number;
   };
   /** Saturated, replies independent: from the first reply released to the last result. */
   readonly replies_per_second: number;

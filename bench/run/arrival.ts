@@ -2,47 +2,62 @@ import { addUsage, type Bill, billPerMillion, type Prices, usageOf } from '../co
 import { grouped, total } from '../counters.ts';
 import { type ArrivalPhaseResult, Bodies, percentile, runArrival } from '../phases.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../responders.ts';
-import type { Rig } from '../rig.ts';
-import type { ArrivalFigures, ArrivalPatternResult, Results } from '../schema.ts';
+import type { ReplyBatching, Rig } from '../rig.ts';
+import type { ArrivalFigures, ArrivalPatternResult, BatchingComparison, Results } from '../schema.ts';
 import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
-import { type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
+import { type ComparedBatching, type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
 import { ARRIVAL_TIMER_VARIANT, type TimerFiring, type TimerFirings } from './timers.ts';
 
 /**
- * The arrival patterns (issue 12) and the batching-window trade-off: each pattern at the
- * topology's reply batching window (and at a large fan-out, in a full run), then the plan's
- * patterns at the other windows, every phase paced at `pace` replies per second. The reply
- * consumers are left at the topology's window.
+ * The arrival patterns (issue 12) and the reply batching trade-off: each pattern at the topology's
+ * reply batching setting (and at a large fan-out, in a full run), then the plan's compared
+ * settings (a window and a batch size) with their patterns, every phase paced at `pace` replies per
+ * second. The reply consumers are left at the topology's setting.
  */
 export async function runArrivals(
   rig: Rig,
   plan: Plan,
-  paced: { readonly defaultWindow: number; readonly pace: number; readonly arrivalAggregates: number },
+  paced: {
+    readonly defaultBatching: ReplyBatching;
+    readonly pace: number;
+    readonly arrivalAggregates: number;
+  },
 ): Promise<ArrivalPhaseResult[]> {
-  const { defaultWindow, pace, arrivalAggregates } = paced;
+  const { defaultBatching, pace, arrivalAggregates } = paced;
   const arrival: ArrivalPhaseResult[] = [];
-  for (const window of [defaultWindow, ...plan.comparedWindows.filter((w) => w !== defaultWindow)]) {
-    await rig.setReplyBatchingWindow(window);
-    const patterns = window === defaultWindow ? ARRIVAL_PATTERNS : plan.otherWindowPatterns;
-    for (const pattern of patterns) {
+  const span = independentSpanSeconds(arrivalAggregates, pace);
+  log(
+    `independent: ${Math.min(ROTATION, arrivalAggregates)} aggregates in turn, so an aggregate's consecutive replies are as many replies apart and its 10 replies span about ${span.toFixed(1)} s first to last at ${pace.toFixed(0)} replies/s`,
+  );
+  const settings: ComparedBatching[] = [
+    { ...defaultBatching, patterns: ARRIVAL_PATTERNS },
+    ...plan.comparedBatching.filter((s) => !sameBatching(s, defaultBatching)),
+  ];
+  for (const setting of settings) {
+    await rig.setReplyBatching(setting);
+    const { windowSeconds: window, batchSize } = setting;
+    const atDefault = sameBatching(setting, defaultBatching);
+    for (const pattern of setting.patterns) {
       log(
-        `arrival ${pattern}, reply batching window ${window} s: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s`,
+        `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s${pattern === 'independent' && window > 0 && window < span ? ` (the window is shorter than the ${span.toFixed(1)} s an aggregate's replies span)` : ''}`,
       );
-      arrival.push(
-        await runArrival(rig, {
-          pattern,
-          definition: 'bench-collect',
-          idPrefix: `${pattern.slice(0, 3)}w${window}`,
-          aggregates: arrivalAggregates,
-          fanOut: 10,
-          body: Bodies.kilobyte,
-          release: { repliesPerSecond: pace, rotation: ROTATION, spread: SPREAD, senders: 4 },
-          timeoutMs: 600_000,
-        }),
+      const phase = await runArrival(rig, {
+        pattern,
+        definition: 'bench-collect',
+        idPrefix: `${pattern.slice(0, 3)}w${window}${atDefault ? '' : `b${batchSize}`}`,
+        aggregates: arrivalAggregates,
+        fanOut: 10,
+        body: Bodies.kilobyte,
+        release: { repliesPerSecond: pace, rotation: ROTATION, spread: SPREAD, senders: 4 },
+        timeoutMs: 600_000,
+      });
+      log(
+        `  an aggregate's replies arrived over p50 ${fmtMs(percentile(phase.replySpansMs, 50))}, p90 ${fmtMs(percentile(phase.replySpansMs, 90))}; completion latency p50 ${fmtMs(percentile(phase.latenciesMs, 50))}, p99 ${fmtMs(percentile(phase.latenciesMs, 99))}`,
       );
+      arrival.push(phase);
     }
-    if (window !== defaultWindow || plan.largeFanOut === undefined) continue;
+    if (!atDefault || plan.largeFanOut === undefined) continue;
     const large = plan.largeFanOut;
     for (const pattern of ARRIVAL_PATTERNS) {
       log(
@@ -62,9 +77,28 @@ export async function runArrivals(
       );
     }
   }
-  await rig.setReplyBatchingWindow(defaultWindow);
+  await rig.setReplyBatching(defaultBatching);
   return arrival;
 }
+
+/**
+ * First to last reply of an aggregate in `independent` (`Responders.release`): one reply per
+ * aggregate per turn over the aggregates in flight, so an aggregate's ten replies are nine turns of
+ * `min(ROTATION, aggregates)` replies apart.
+ */
+export function independentSpanSeconds(aggregates: number, repliesPerSecond: number): number {
+  return (9 * Math.min(ROTATION, aggregates)) / repliesPerSecond;
+}
+
+function sameBatching(a: ReplyBatching, b: ReplyBatching): boolean {
+  return a.windowSeconds === b.windowSeconds && a.batchSize === b.batchSize;
+}
+
+function atBatching(phase: ArrivalPhaseResult, batching: ReplyBatching): boolean {
+  return sameBatching({ windowSeconds: phase.batchingWindowSeconds, batchSize: phase.batchSize }, batching);
+}
+
+const fmtMs = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
 
 /** One arrival phase's bills per million aggregates, with one timer variant's firing added to fanin's. */
 function bills(
@@ -111,6 +145,7 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
   return {
     fan_out: replies / aggregates,
     batching_window_seconds: phase.batchingWindowSeconds,
+    batch_size: phase.batchSize,
     offered_replies_per_second: Number.isFinite(phase.offeredRepliesPerSecond)
       ? round(phase.offeredRepliesPerSecond, 1)
       : null,
@@ -142,24 +177,47 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
       p99: round(percentile(phase.latenciesMs, 99), 0),
       samples: phase.latenciesMs.length,
     },
+    reply_span_ms: {
+      p50: round(percentile(phase.replySpansMs, 50), 0),
+      p90: round(percentile(phase.replySpansMs, 90), 0),
+      samples: phase.replySpansMs.length,
+    },
     outcomes: phase.outcomes,
   };
 }
 
+/** One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it: what a reader compares first. */
+function batchingComparison(f: ArrivalFigures): BatchingComparison {
+  return {
+    batching_window_seconds: f.batching_window_seconds,
+    batch_size: f.batch_size,
+    write_units_per_reply: f.write_units,
+    cost_per_million_aggregates_usd: f.cost_per_million_aggregates_usd,
+    completion_latency_ms: f.completion_latency_ms,
+    replies_per_batch: f.replies_per_batch,
+    replies_per_aggregate_per_batch: f.replies_per_aggregate_per_batch,
+    reply_invocations_per_reply: f.reply_invocations,
+    sqs_calls_per_reply: f.sqs_calls,
+    read_units_per_reply: f.read_units,
+    reply_span_ms: f.reply_span_ms,
+  };
+}
+
 /**
- * The results' `arrival`: per pattern, the contract figures (fan-out 10 at the topology's batching
- * window), then every phase at that window and the other windows'.
+ * The results' `arrival`: per pattern, the contract figures (fan-out 10 at the topology's reply
+ * batching setting), then every phase at that setting, the other settings' phases, and every
+ * setting side by side at fan-out 10 (`by_batching`).
  */
 export function arrivalResults(
   phases: readonly ArrivalPhaseResult[],
-  defaultWindow: number,
+  defaultBatching: ReplyBatching,
   timers: TimerFirings,
   prices: Prices,
 ): Results['arrival'] {
   const out: Partial<Record<ArrivalPattern, ArrivalPatternResult>> = {};
   for (const pattern of ARRIVAL_PATTERNS) {
     const mine = phases.filter((p) => p.pattern === pattern);
-    const atDefault = mine.filter((p) => p.batchingWindowSeconds === defaultWindow);
+    const atDefault = mine.filter((p) => atBatching(p, defaultBatching));
     const paced = atDefault.find((p) => p.replies / p.aggregates === 10);
     if (!paced) continue;
     const figures = atDefault.map((p) => arrivalFigures(p, timers, prices));
@@ -167,7 +225,7 @@ export function arrivalResults(
     const byFanOut = (pick: (f: ArrivalFigures) => number) =>
       Object.fromEntries(figures.map((f) => [String(f.fan_out), pick(f)]));
     const others = mine
-      .filter((p) => p.batchingWindowSeconds !== defaultWindow)
+      .filter((p) => !atBatching(p, defaultBatching))
       .map((p) => arrivalFigures(p, timers, prices));
     out[pattern] = {
       write_units_per_reply: byFanOut((f) => f.write_units),
@@ -177,9 +235,11 @@ export function arrivalResults(
       cost_per_million_aggregates_usd_timers_paced: headline.cost_per_million_aggregates_usd_timers_paced,
       timer_firing: ARRIVAL_TIMER_VARIANT,
       completion_latency_ms: headline.completion_latency_ms,
-      batching_window_seconds: defaultWindow,
+      batching_window_seconds: defaultBatching.windowSeconds,
+      batch_size: defaultBatching.batchSize,
       measured: figures,
       other_batching_windows: others,
+      by_batching: [headline, ...others.filter((f) => f.fan_out === 10)].map(batchingComparison),
     };
   }
   return out as Results['arrival'];

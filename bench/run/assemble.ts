@@ -15,8 +15,9 @@ import {
 import { grouped, total } from '../counters.ts';
 import type { HotMeasurement } from '../hot-measurement.ts';
 import { type ArrivalPhaseResult, type CapacitySample, percentile, storedPayloadBytes } from '../phases.ts';
+import type { ReplyBatching } from '../rig.ts';
 import type { Results, ScalePoint, TimerVariantFigures } from '../schema.ts';
-import { arrivalResults } from './arrival.ts';
+import { arrivalResults, independentSpanSeconds } from './arrival.ts';
 import { faninWho, perReply, round, roundAll } from './figures.ts';
 import type { HotModelRow } from './hot.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
@@ -48,7 +49,10 @@ export interface Measured {
   };
   readonly saturated: ArrivalPhaseResult;
   readonly arrival: readonly ArrivalPhaseResult[];
-  readonly defaultWindow: number;
+  /** The topology's reply batching window and batch size. */
+  readonly defaultBatching: ReplyBatching;
+  /** Aggregates per paced arrival phase at fan-out 10. */
+  readonly arrivalAggregates: number;
   readonly pace: number;
   readonly timers: TimerFirings;
   readonly topology: Parameters<typeof fixedMonthly>[1];
@@ -69,11 +73,12 @@ export interface Measured {
  */
 export function assemble(input: Measured): Results {
   const { prices } = input;
-  const arrival = arrivalResults(input.arrival, input.defaultWindow, input.timers, input.prices);
+  const arrival = arrivalResults(input.arrival, input.defaultBatching, input.timers, input.prices);
   const headline = input.arrival.find(
     (p) =>
       p.pattern === HEADLINE_PATTERN &&
-      p.batchingWindowSeconds === input.defaultWindow &&
+      p.batchingWindowSeconds === input.defaultBatching.windowSeconds &&
+      p.batchSize === input.defaultBatching.batchSize &&
       p.replies / p.aggregates === 10,
   );
   if (!headline) throw new Error('no headline arrival phase');
@@ -157,7 +162,9 @@ export function assemble(input: Measured): Results {
       offered_replies_per_second: round(input.pace, 1),
       rotation: ROTATION,
       spread: SPREAD,
-      default_batching_window_seconds: input.defaultWindow,
+      default_batching_window_seconds: input.defaultBatching.windowSeconds,
+      default_batch_size: input.defaultBatching.batchSize,
+      independent_reply_span_seconds: round(independentSpanSeconds(input.arrivalAggregates, input.pace), 1),
     },
     replies_per_second: round(repliesPerSecond, 1),
     aggregates_per_second: round((saturated.aggregates * 1000) / saturated.releaseToLastResultMs, 2),

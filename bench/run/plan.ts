@@ -1,6 +1,6 @@
 import type { AwsLimits } from '../hot-aggregate.ts';
 import type { ArrivalPattern, ReleasePlan } from '../responders.ts';
-import { RESPONDERS } from '../rig.ts';
+import { RESPONDERS, type ReplyBatching } from '../rig.ts';
 
 /**
  * What a run does: the two plans (`--quick` and full), the constants every phase shares, the
@@ -19,9 +19,12 @@ export interface Plan {
   readonly arrivalSeconds: number;
   /** Replies per second the responders offer in the paced phases, at most (half the saturated rate if lower). */
   readonly maxOfferedRepliesPerSecond: number;
-  /** Reply batching windows compared (the topology's default is measured with every pattern, the others with `otherWindowPatterns`). */
-  readonly comparedWindows: readonly number[];
-  readonly otherWindowPatterns: readonly ArrivalPattern[];
+  /**
+   * Reply batching settings compared with the topology's (which is measured with every pattern):
+   * each a batching window and a batch size, with the patterns it is measured with (fan-out 10, at
+   * the same pace). See {@link COMPARED_BATCHING}.
+   */
+  readonly comparedBatching: readonly ComparedBatching[];
   /** Each pattern at a large fan-out too (unpaced, condensed results). */
   readonly largeFanOut?: { readonly fanOut: number; readonly aggregates: number };
   /**
@@ -36,6 +39,29 @@ export interface Plan {
   readonly hotTimeoutMs: number;
 }
 
+/** A reply batching setting compared with the topology's, and the arrival patterns measured with it. */
+export interface ComparedBatching extends ReplyBatching {
+  readonly patterns: readonly ArrivalPattern[];
+}
+
+/**
+ * The reply batching settings compared, from the topology's batch of 10 with a 1 s window to
+ * batches large enough to hold every reply in flight with a window as long as an aggregate's
+ * replies take to arrive:
+ * - 2 s covers most of an aggregate's replies in `spread` (lognormal, median 400 ms, σ 0.8: its
+ *   ten replies span about 1.1 s at the median aggregate, 2–2.5 s at the 90th percentile);
+ * - 10 s covers `independent`'s round-robin: each aggregate's ten replies are `ROTATION`
+ *   aggregates' turns apart, about (aggregates in flight / replies per second) × 9 seconds first to
+ *   last — 8.4 s at 32 replies/s, 5.3 s at 51 (the log prints it for the run's pace);
+ * - 5 s (full run) lies between: most of `independent`'s span on a fast machine.
+ */
+export const COMPARED_BATCHING = {
+  today: { windowSeconds: 1, batchSize: 10 },
+  coversSpread: { windowSeconds: 2, batchSize: 100 },
+  between: { windowSeconds: 5, batchSize: 1_000 },
+  coversIndependent: { windowSeconds: 10, batchSize: 1_000 },
+} as const satisfies Record<string, ReplyBatching>;
+
 export const QUICK: Plan = {
   warmupMs: 3_000,
   warmupAggregates: 10,
@@ -43,8 +69,12 @@ export const QUICK: Plan = {
   arrivalAggregates: 30,
   arrivalSeconds: 12,
   maxOfferedRepliesPerSecond: 60,
-  comparedWindows: [0, 1],
-  otherWindowPatterns: ['independent'],
+  // About a minute more than the topology's setting alone: a long window costs its length per phase.
+  comparedBatching: [
+    { ...COMPARED_BATCHING.today, patterns: ['independent', 'spread'] },
+    { ...COMPARED_BATCHING.coversSpread, patterns: ['independent', 'spread'] },
+    { ...COMPARED_BATCHING.coversIndependent, patterns: ['independent'] },
+  ],
   timerAggregates: 10,
   baselineHeadlineAggregates: 50,
   scale: [
@@ -63,8 +93,12 @@ export const FULL: Plan = {
   arrivalAggregates: 80,
   arrivalSeconds: 30,
   maxOfferedRepliesPerSecond: 60,
-  comparedWindows: [0, 1],
-  otherWindowPatterns: ['together', 'independent', 'spread'],
+  comparedBatching: [
+    { ...COMPARED_BATCHING.today, patterns: ['together', 'independent', 'spread'] },
+    { ...COMPARED_BATCHING.coversSpread, patterns: ['together', 'independent', 'spread'] },
+    { ...COMPARED_BATCHING.between, patterns: ['independent', 'spread'] },
+    { ...COMPARED_BATCHING.coversIndependent, patterns: ['independent'] },
+  ],
   largeFanOut: { fanOut: 100, aggregates: 12 },
   timerAggregates: 30,
   baselineHeadlineAggregates: 100,
