@@ -1,4 +1,4 @@
-import type { ArrivalFigures, ArrivalPatternName, Results } from '../schema.ts';
+import type { ArrivalFigures, ArrivalPatternName, BatchingComparison, Results } from '../schema.ts';
 import { fmt, table, usd } from './format.ts';
 
 const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
@@ -79,29 +79,35 @@ export function arrivalSection(r: Results): string[] {
     ),
     '',
   ];
-  const others = names.flatMap((p) => r.arrival[p].other_batching_windows.map((f) => ({ p, f })));
-  if (others.length > 0) {
-    const windowRow = (p: ArrivalPatternName, f: ArrivalFigures) => [
+  const compared = names.filter((p) => r.arrival[p].by_batching.length > 1);
+  if (compared.length > 0) {
+    const settingRow = (p: ArrivalPatternName, b: BatchingComparison) => [
       `\`${p}\``,
-      `${f.batching_window_seconds} s`,
-      `${fmt(f.completion_latency_ms.p50, 0)} / ${fmt(f.completion_latency_ms.p99, 0)} ms`,
-      fmt(f.replies_per_batch, 2),
-      fmt(f.replies_per_aggregate_per_batch, 2),
-      fmt(f.reply_invocations, 3),
-      fmt(f.sqs_calls, 3),
-      fmt(f.write_units, 3),
-      usd(f.cost_per_million_aggregates_usd),
+      `${fmt(b.batching_window_seconds, 0)} s`,
+      fmt(b.batch_size, 0),
+      `${fmt(b.completion_latency_ms.p50, 0)} / ${fmt(b.completion_latency_ms.p99, 0)} ms`,
+      `${fmt(b.reply_span_ms.p50, 0)} / ${fmt(b.reply_span_ms.p90, 0)} ms`,
+      fmt(b.replies_per_batch, 2),
+      fmt(b.replies_per_aggregate_per_batch, 2),
+      fmt(b.reply_invocations_per_reply, 3),
+      fmt(b.sqs_calls_per_reply, 3),
+      fmt(b.write_units_per_reply, 3),
+      usd(b.cost_per_million_aggregates_usd),
     ];
     lines.push(
       '### Batching window',
       '',
-      "The reply consumers' batching window (Lambda's `MaximumBatchingWindowInSeconds`; topology option `replyBatchingWindowSeconds`, one value or one per partition) holds a batch open until it is full or the window runs out. With replies arriving apart, it runs out: the last reply of an aggregate waits for it. Without a window, batches are smaller, so there are more invocations, receives and deletes, and fewer replies of one aggregate share a write. Same aggregates and offered rate, fan-out 10:",
+      `\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open until it holds \`replyBatchSize\` replies (\`BatchSize\`: ${s.default_batch_size} by default, above 10 only with a window of at least 1 s) or the window runs out. The replies of one aggregate that share a batch are recorded as one pack, compressed together, and larger batches take fewer receives, deletes and invocations per reply; the price is latency, since an aggregate's last reply waits for its batch's window to run out.${batchingFindings(r, compared)}`,
+      '',
+      `Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first; "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must cover for them to share a batch${s.independent_reply_span_seconds === undefined ? '' : ` (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last: ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`}:`,
       '',
       ...table(
         [
           'pattern',
           'window',
+          'batch size',
           'latency p50 / p99',
+          'replies span',
           'replies per batch',
           'of one aggregate',
           'reply invocations / reply',
@@ -109,16 +115,37 @@ export function arrivalSection(r: Results): string[] {
           'write units / reply',
           'end to end / M',
         ],
-        names.flatMap((p) => {
-          const base = at(p, '10');
-          const mine = others.filter((o) => o.p === p).map((o) => windowRow(p, o.f));
-          return mine.length > 0 && base ? [windowRow(p, base), ...mine] : [];
-        }),
+        compared.flatMap((p) => r.arrival[p].by_batching.map((b) => settingRow(p, b))),
       ),
       '',
-      'The rig changes the window by describing the same topology again with `replyBatchingWindowSeconds` and replacing its reply pollers (`Rig.setReplyBatchingWindow`), as a redeploy would. On AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.',
+      "The rig changes the setting by describing the same topology again with `replyBatchingWindowSeconds` and `replyBatchSize` and replacing its reply pollers (`Rig.setReplyBatching`), as a redeploy would. Each partition's pollers (`replyConcurrency` of them) gather their batches side by side, as Lambda's pollers do; on AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.",
       '',
     );
   }
   return lines;
+}
+
+/**
+ * What the measured settings show, per pattern compared: the setting with the fewest write units
+ * per reply (the shortest window of equals) against the topology's (the first of `by_batching`).
+ */
+function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): string {
+  const findings = patterns.flatMap((p) => {
+    const [base, ...others] = r.arrival[p].by_batching;
+    if (!base || others.length === 0) return [];
+    const best = others.reduce((a, b) =>
+      b.write_units_per_reply < a.write_units_per_reply ||
+      (b.write_units_per_reply === a.write_units_per_reply &&
+        b.batching_window_seconds < a.batching_window_seconds)
+        ? b
+        : a,
+    );
+    const was = (pick: (b: BatchingComparison) => string) => `${pick(best)} (${pick(base)})`;
+    return [
+      `\`${p}\` at ${fmt(best.batching_window_seconds, 0)} s and ${fmt(best.batch_size, 0)}: ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, ${was((b) => fmt(b.write_units_per_reply, 3))} write units, ${was((b) => fmt(b.reply_invocations_per_reply, 3))} reply invocations and ${was((b) => fmt(b.sqs_calls_per_reply, 3))} SQS calls per reply, ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates, latency p50 ${was((b) => `${fmt(b.completion_latency_ms.p50, 0)} ms`)}`,
+    ];
+  });
+  return findings.length === 0
+    ? ''
+    : ` Measured against the topology's setting (in brackets): ${findings.join('; ')}.`;
 }

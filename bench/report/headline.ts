@@ -33,7 +33,7 @@ export function headlineSection(r: Results): string[] {
   return [
     '## Headline figures',
     '',
-    `Replies arrive **${r.headline_pattern}ly** (see "Arrival patterns" for all three side by side): each reply sent on its own, round-robin over ${r.arrival_setup.rotation} aggregates at a time, ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s offered; reply batching window ${r.arrival_setup.default_batching_window_seconds} s (the topology's).`,
+    `Replies arrive **${r.headline_pattern}ly** (see "Arrival patterns" for all three side by side): each reply sent on its own, round-robin over ${r.arrival_setup.rotation} aggregates at a time, ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s offered; reply batching window ${r.arrival_setup.default_batching_window_seconds} s and batch size ${r.arrival_setup.default_batch_size} (the topology's).`,
     '',
     ...table(
       ['figure', 'value', 'what it is'],
