@@ -1,6 +1,6 @@
 /**
  * fanin's benchmark: `npm run bench` (full, about 10 minutes) or `npm run bench -- --quick` (CI
- * smoke, under 2 minutes). Starts the emulators (or uses AWS_ENDPOINT_URL), provisions a fresh
+ * smoke, under 3 minutes). Starts the emulators (or uses AWS_ENDPOINT_URL), provisions a fresh
  * topology, drives the real handlers, and writes `bench/results/latest.{json,md}` and
  * `scale.svg` (quick: `quick.*`). Not part of `npm test`: it reports figures, it asserts nothing.
  *

@@ -118,7 +118,7 @@ export function arrivalSection(r: Results): string[] {
         compared.flatMap((p) => r.arrival[p].by_batching.map((b) => settingRow(p, b))),
       ),
       '',
-      "The rig changes the setting by describing the same topology again with `replyBatchingWindowSeconds` and `replyBatchSize` and replacing its reply pollers (`Rig.setReplyBatching`), as a redeploy would. Each partition's pollers (`replyConcurrency` of them) gather their batches side by side, as Lambda's pollers do; on AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.",
+      "The rig changes the setting by describing the same topology again with `replyBatchingWindowSeconds` and `replyBatchSize` and replacing its reply pollers (`Rig.setReplyBatching`), as a redeploy would. Each partition's pollers (`replyConcurrency` of them) gather their batches side by side, as Lambda's do, so the replies of one aggregate can split between batches even within one window. On AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.",
       '',
     );
   }
