@@ -227,16 +227,28 @@ export function expressBreakEvenSeconds(faninPerMillion: number, prices: Prices)
 /**
  * What replies cost at the least, per million aggregates of `fanOut` replies, whatever the design,
  * as long as each reply is an SQS message a responder sends, a Lambda event source receives and
- * deletes, and one DynamoDB write makes durable before it is acknowledged: the responder's send,
- * the receive and delete of its batch, the invocation of its batch and one write unit, with
- * `repliesPerBatch` replies sharing a batch. Nothing else is counted (no read, no Lambda duration,
- * no request, fan-out, open, seal, close or result), so any design costs more.
+ * deletes, and DynamoDB makes durable before it is acknowledged: the responder's send, the receives
+ * (`messagesPerReceive` messages each: a long poll returns as soon as one message is there, so at
+ * low rates one each, whatever the batch size), the delete and the invocation of its batch
+ * (`repliesPerBatch` replies), and `writeUnitsPerReply` (1 for a kilobyte reply alone in its item;
+ * less when the replies of one aggregate are stored together). Nothing else is counted (no read,
+ * no Lambda duration, no request, fan-out, open, seal, close or result), so any design costs more.
  */
-export function replyFloorPerMillion(fanOut: number, repliesPerBatch: number, prices: Prices): number {
+export function replyFloorPerMillion(
+  fanOut: number,
+  batching: {
+    readonly repliesPerBatch: number;
+    readonly messagesPerReceive?: number;
+    readonly writeUnitsPerReply?: number;
+  },
+  prices: Prices,
+): number {
+  const perBatch = Math.min(10, batching.repliesPerBatch);
+  const perReceive = Math.min(10, batching.messagesPerReceive ?? perBatch);
   const perReply =
-    prices.sqs.standard_per_million_requests * (1 + 2 / repliesPerBatch) +
-    prices.lambda.per_million_requests / repliesPerBatch +
-    prices.dynamodb.write_request_unit_per_million;
+    prices.sqs.standard_per_million_requests * (1 + 1 / perReceive + 1 / perBatch) +
+    prices.lambda.per_million_requests / batching.repliesPerBatch +
+    prices.dynamodb.write_request_unit_per_million * (batching.writeUnitsPerReply ?? 1);
   return perReply * fanOut;
 }
 

@@ -1,5 +1,9 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { aggregateKey } from '../shared/adapters/dynamo-state-store.ts';
 import { encodePayload } from '../shared/adapters/payload-codec.ts';
+import { packItem } from '../shared/adapters/state-packs.ts';
+import { itemSize, writeUnits } from './capacity.ts';
 import { type Counters, diff } from './counters.ts';
 import { seededBy } from './random.ts';
 import type { ArrivalPattern, ReleasePlan } from './responders.ts';
@@ -87,6 +91,27 @@ export function storedPayloadBytes(): number {
     total += 'payloadBr' in stored ? stored.payloadBr.byteLength : Buffer.byteLength(stored.payload);
   }
   return Math.round(total / 200);
+}
+
+/**
+ * Write units per reply of ten kilobyte replies of one aggregate recorded as one pack, as fanin's
+ * store writes it (`packItem`), averaged over 20 aggregates.
+ */
+export function packedWriteUnitsPerReply(): number {
+  let units = 0;
+  for (let a = 0; a < 20; a += 1) {
+    const aggregateId = `sample-${a}`;
+    const replies = Array.from({ length: 10 }, (_, i) => ({
+      replyId: String(i),
+      payload: Bodies.kilobyte(aggregateId, String(i)),
+      receivedAt: 1_790_000_000_000 + i,
+      expiresAt: 1_800_000_000,
+      messageId: `00000000-0000-4000-8000-00000000000${i}`,
+    }));
+    const item = packItem(aggregateKey(aggregateId), replies);
+    units += writeUnits(itemSize(marshall(item, { convertClassInstanceToMap: false })));
+  }
+  return units / 20 / 10;
 }
 
 function scoreOf(aggregateId: string, replyId: string): number {

@@ -295,7 +295,17 @@ export interface Results {
     /** The least fan-out 10's replies can cost per million aggregates: {@link replyFloorPerMillion}. */
     readonly reply_floor_per_million: {
       readonly one_reply_per_batch: number;
+      /** Batches of ten, each reply in its own item (1 KB: one write unit). */
       readonly ten_replies_per_batch: number;
+      /**
+       * An aggregate's ten replies in one batch and one pack (`packed_write_units_per_reply`),
+       * each receive returning one message (a window at a low arrival rate).
+       */
+      readonly packed_one_message_per_receive?: number;
+      /** The same with every receive returning ten messages (a load high enough to fill them). */
+      readonly packed_full_receives?: number;
+      /** Write units per reply of ten kilobyte replies of one aggregate in one pack, as fanin stores them. */
+      readonly packed_write_units_per_reply?: number;
     };
     readonly naive_baseline_dynamodb: {
       readonly usage_per_aggregate: { readonly write_units: number; readonly read_units: number };

@@ -14,7 +14,13 @@ import {
 } from '../cost.ts';
 import { grouped, total } from '../counters.ts';
 import type { HotMeasurement } from '../hot-measurement.ts';
-import { type ArrivalPhaseResult, type CapacitySample, percentile, storedPayloadBytes } from '../phases.ts';
+import {
+  type ArrivalPhaseResult,
+  type CapacitySample,
+  packedWriteUnitsPerReply,
+  percentile,
+  storedPayloadBytes,
+} from '../phases.ts';
 import type { ReplyBatching } from '../rig.ts';
 import type { Results, ScalePoint, TimerVariantFigures } from '../schema.ts';
 import { arrivalResults, independentSpanSeconds } from './arrival.ts';
@@ -135,6 +141,7 @@ export function assemble(input: Measured): Results {
   const fit = fitUnits(input.scale);
   const loadAtEnd = loadavg();
   const faninTotal = round(faninBill.total + clientBill.total, 2);
+  const packedUnits = packedWriteUnitsPerReply();
   const expressAt = [0.5, 1, 5, 30, 60, 300].map((seconds) => ({
     seconds,
     per_million_usd: round(stepFunctionsExpressPerMillion(seconds, prices), 2),
@@ -278,8 +285,21 @@ export function assemble(input: Measured): Results {
         cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(faninTotal, prices),
       },
       reply_floor_per_million: {
-        one_reply_per_batch: round(replyFloorPerMillion(10, 1, prices), 2),
-        ten_replies_per_batch: round(replyFloorPerMillion(10, 10, prices), 2),
+        one_reply_per_batch: round(replyFloorPerMillion(10, { repliesPerBatch: 1 }, prices), 2),
+        ten_replies_per_batch: round(replyFloorPerMillion(10, { repliesPerBatch: 10 }, prices), 2),
+        packed_one_message_per_receive: round(
+          replyFloorPerMillion(
+            10,
+            { repliesPerBatch: 10, messagesPerReceive: 1, writeUnitsPerReply: packedUnits },
+            prices,
+          ),
+          2,
+        ),
+        packed_full_receives: round(
+          replyFloorPerMillion(10, { repliesPerBatch: 10, writeUnitsPerReply: packedUnits }, prices),
+          2,
+        ),
+        packed_write_units_per_reply: round(packedUnits, 3),
       },
       naive_baseline_dynamodb: {
         usage_per_aggregate: {
