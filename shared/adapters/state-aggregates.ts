@@ -16,9 +16,9 @@ import { queryAll, type StateTable, unlessConditionFails } from './state-table.t
 /**
  * An aggregate's own items in the state table (the layout is drawn on `DynamoStateStore`,
  * dynamo-state-store.ts): the request and the header written at its open, its dispatch progress,
- * one item per reply or a pack of a batch's replies (state-packs.ts), a reply marked late — and the one consistent read of the header with
- * every reply. The header's later transitions (seal, lease, deadline, close) are in
- * state-completion.ts.
+ * one item per reply or one pack of a batch's replies (state-packs.ts), a reply marked late — and
+ * the one consistent read of the header with every reply. The header's later transitions (seal,
+ * lease, deadline, close) are in state-completion.ts.
  */
 
 /** Retries of a throttled reply put beyond the SDK's own, with jittered back-off. */
