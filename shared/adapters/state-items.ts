@@ -65,11 +65,31 @@ export function replyItem(
     ...encodePayload(reply.payload),
     receivedAt: reply.receivedAt,
     expiresAt: reply.expiresAt,
+    ...replyExtras(reply),
+  };
+}
+
+/** A reply's optional attributes, as its own item or a pack's member holds them. */
+export function replyExtras(reply: ReplyToRecord): Record<string, unknown> {
+  return {
     ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
     ...(reply.definition ? { definition: reply.definition } : {}),
     ...(reply.score !== undefined ? { score: reply.score } : {}),
     ...(reply.failure !== undefined ? { failure: reply.failure } : {}),
     ...(reply.messageId ? { messageId: reply.messageId } : {}),
+  };
+}
+
+/** The optional attributes of a reply item or a pack's member, as the port's. */
+export function replyExtrasOf(
+  item: Record<string, unknown>,
+): Pick<StoredReply, 'payloadRef' | 'definition' | 'score' | 'failure' | 'messageId'> {
+  return {
+    ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
+    ...(item.definition ? { definition: String(item.definition) } : {}),
+    ...(item.score !== undefined ? { score: Number(item.score) } : {}),
+    ...(item.failure !== undefined ? { failure: String(item.failure) } : {}),
+    ...(item.messageId ? { messageId: String(item.messageId) } : {}),
   };
 }
 
@@ -143,11 +163,7 @@ export function toReply(item: Record<string, unknown>): StoredReply {
     payload: decodePayload(item),
     receivedAt: Number(item.receivedAt),
     expiresAt: Number(item.expiresAt ?? 0),
-    ...(item.payloadRef ? { payloadRef: item.payloadRef as PayloadPointer } : {}),
-    ...(item.definition ? { definition: String(item.definition) } : {}),
-    ...(item.score !== undefined ? { score: Number(item.score) } : {}),
-    ...(item.failure !== undefined ? { failure: String(item.failure) } : {}),
-    ...(item.messageId ? { messageId: String(item.messageId) } : {}),
+    ...replyExtrasOf(item),
     ...(item.late === true ? { late: true } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { decodeMembers, encodeMembers, REPLY_BLOCK_SIZE } from '../engine/members.ts';
-import type { AggregateHeader, PayloadPointer, ReplyToRecord, StoredReply } from '../ports.ts';
+import type { AggregateHeader, ReplyToRecord, StoredReply } from '../ports.ts';
+import { replyExtras, replyExtrasOf } from './state-items.ts';
 import { replyKey, replyPartitionKey, SortKey } from './state-keys.ts';
 
 /**
@@ -87,11 +88,7 @@ function packed(reply: ReplyToRecord): Record<string, unknown> {
     payload: reply.payload,
     receivedAt: reply.receivedAt,
     expiresAt: reply.expiresAt,
-    ...(reply.payloadRef ? { payloadRef: reply.payloadRef } : {}),
-    ...(reply.definition ? { definition: reply.definition } : {}),
-    ...(reply.score !== undefined ? { score: reply.score } : {}),
-    ...(reply.failure !== undefined ? { failure: reply.failure } : {}),
-    ...(reply.messageId ? { messageId: reply.messageId } : {}),
+    ...replyExtras(reply),
   };
 }
 
@@ -135,11 +132,7 @@ export function expandPack(item: Record<string, unknown>): StoredReply[] {
     payload: String(m.payload ?? ''),
     receivedAt: Number(m.receivedAt),
     expiresAt: Number(m.expiresAt ?? item.expiresAt ?? 0),
-    ...(m.payloadRef ? { payloadRef: m.payloadRef as PayloadPointer } : {}),
-    ...(m.definition ? { definition: String(m.definition) } : {}),
-    ...(m.score !== undefined ? { score: Number(m.score) } : {}),
-    ...(m.failure !== undefined ? { failure: String(m.failure) } : {}),
-    ...(m.messageId ? { messageId: String(m.messageId) } : {}),
+    ...replyExtrasOf(m),
     pack,
   }));
 }
