@@ -22,6 +22,9 @@ import { type StateTable, unlessConditionFails } from './state-table.ts';
  *   completer:      read H … R$ ──► build ──► seal(members) ──► read R# again: any reply not a
  *                   member was recorded after the read, and is routed late
  */
+/** The most bytes of pack sources a seal writes on the header. */
+export const SOURCES_MAX_BYTES = 128 * 1024;
+
 export async function seal(
   table: StateTable,
   aggregateId: string,
@@ -30,10 +33,14 @@ export async function seal(
   const pk = aggregateKey(aggregateId);
   // Which pack each member's body is read from, so a copy recorded after the seal never changes
   // a rebuilt result (state-packs.ts): pack key → its members, in the member set's compact form.
+  // Beyond SOURCES_MAX_BYTES (a fan-out of tens of thousands in small packs) they are left out
+  // rather than risk a header over DynamoDB's 400 KB: the read then takes a member's own item, or
+  // its earliest copy, which only a second message with the same reply id and another body changes.
   const packed = Object.entries(seal.sources ?? {}).filter(([, ids]) => ids.length > 0);
+  const encoded = Object.fromEntries(packed.map(([pack, ids]) => [pack, encodeMembers(ids)]));
   const sources =
-    packed.length > 0
-      ? Object.fromEntries(packed.map(([pack, ids]) => [pack, encodeMembers(ids)]))
+    packed.length > 0 && Buffer.byteLength(JSON.stringify(encoded)) <= SOURCES_MAX_BYTES
+      ? encoded
       : undefined;
   const written = await unlessConditionFails(
     table.client.send(
