@@ -154,6 +154,32 @@ describe('replies of one aggregate in one batch', () => {
     expect(result.find((r) => r.replyId === 'a')?.body).toEqual({ quote: 'first' });
   });
 
+  it('a seal whose pack sources would crowd the header leaves them out, and the aggregate still seals', async () => {
+    // Prepare: sources of 6,000 small packs (about 150 KB encoded) beside a header near its limit
+    await open('pack-sources', 10_000);
+    const sources = Object.fromEntries(
+      Array.from({ length: 6_000 }, (_, i) => [
+        `Q#${String(2 * i).padStart(10, '0')}`,
+        [String(2 * i), String(2 * i + 1)],
+      ]),
+    );
+    const at = fanin.clock.now;
+
+    // Act
+    const sealed = await fanin.ctx.store.seal('pack-sources', {
+      outcome: 'completed' as never,
+      members: ['0', '1'],
+      sources,
+      at,
+      lease: 'l',
+      leaseUntil: at + 60_000,
+    });
+
+    // Assess (mutant killed: "no cap on the seal's sources" — the header keeps 150 KB of them)
+    expect(sealed?.status).toBe(AggregateStatus.COMPLETING);
+    expect(sealed?.sources).toBeUndefined();
+  });
+
   it('a large fan-out whose replies come in packs completes when its last block is in', async () => {
     // Prepare: a splitter of 200 items (blocks of 32 index ids, counted by range reads)
     await fanin.sendRequest({
