@@ -68,7 +68,9 @@ async function main(): Promise<void> {
     );
     const arrival = await runArrivals(rig, plan, { defaultBatching, pace, arrivalAggregates });
 
-    log(`deadline timers: ${plan.timerAggregates} aggregates with a 3 s deadline, then their timers firing`);
+    log(
+      `deadline timers: ${plan.timerAggregates} aggregates per variant (batched: 10 s deadline; paced: 3 s), then their timers firing`,
+    );
     const timers = await runTimers(rig, plan.timerAggregates);
 
     log(`baseline at the headline: ${plan.baselineHeadlineAggregates} aggregates x 10 replies of 1 KB`);
