@@ -182,7 +182,7 @@ export interface StateStore {
     replies: readonly ReplyToRecord[],
     shards?: number,
   ): Promise<('recorded' | 'duplicate')[]>;
-  /** Replies recorded (not late) with index ids `first … last`: one range read (large fan-outs). */
+  /** Replies recorded (not late) with index ids `first … last`, packed or not: range reads (large fan-outs). */
   countRange(aggregateId: string, first: number, last: number, shards?: number): Promise<number>;
   /** Records that a block of index reply ids is all in (large fan-outs; idempotent). */
   markBlockComplete(aggregateId: string, block: number, expiresAt: number): Promise<void>;

@@ -14,6 +14,9 @@ import { type StateTable, unlessConditionFails } from './state-table.ts';
  * the channels emitted and the close (completing → closed: the header becomes the tombstone).
  */
 
+/** The most bytes of pack sources a seal writes on the header. */
+export const SOURCES_MAX_BYTES = 128 * 1024;
+
 /*
  * The seal. Its condition is the whole of "exactly one completion": only an open header can be
  * sealed, and the member set and outcome written here are what every later attempt publishes.
@@ -22,9 +25,6 @@ import { type StateTable, unlessConditionFails } from './state-table.ts';
  *   completer:      read H … R$ ──► build ──► seal(members) ──► read R# again: any reply not a
  *                   member was recorded after the read, and is routed late
  */
-/** The most bytes of pack sources a seal writes on the header. */
-export const SOURCES_MAX_BYTES = 128 * 1024;
-
 export async function seal(
   table: StateTable,
   aggregateId: string,
