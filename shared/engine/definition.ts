@@ -181,8 +181,10 @@ export const DefinitionSchema = z
       .default(DEFAULT_TOMBSTONE_RETENTION_SECONDS),
     /**
      * Partition keys one aggregate's replies are spread over. DynamoDB serves about 1,000 write
-     * units per second per partition key, so 1 caps one aggregate near 1,000 replies per second
-     * and 8 near 8,000; each shard adds a read per evaluation. See docs/hot-aggregates.md.
+     * units per second per partition key; replies that share a batch are one pack per shard, so 1
+     * caps one aggregate near 7,600 small replies per second in batches of ten (near 1,000 when
+     * each arrives alone) and 8 about eight times that; each shard adds a read per evaluation.
+     * See docs/hot-aggregates.md.
      */
     writeShards: z.int().min(1).max(16).default(1),
     /** The longest an aggregate stays open; the sweeper times it out after this, whatever its strategy. */
