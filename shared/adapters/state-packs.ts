@@ -44,19 +44,18 @@ export function planWrites(
   shards: number,
 ): ReplyWrite[] {
   const seen = new Set<string>();
-  const groups = new Map<string, ReplyToRecord[]>();
+  const groups = new Map<string, { pk: string; replies: ReplyToRecord[] }>();
   for (const reply of replies) {
     if (seen.has(reply.replyId)) continue;
     seen.add(reply.replyId);
     const pk = replyPartitionKey(aggregateId, reply.replyId, shards);
     const key = `${pk}\u0000${blockOf(reply.replyId)}`;
-    const group = groups.get(key) ?? [];
-    group.push(reply);
+    const group = groups.get(key) ?? { pk, replies: [] };
+    group.replies.push(reply);
     groups.set(key, group);
   }
   const writes: ReplyWrite[] = [];
-  for (const group of groups.values()) {
-    const pk = replyPartitionKey(aggregateId, (group[0] as ReplyToRecord).replyId, shards);
+  for (const { pk, replies: group } of groups.values()) {
     let chunk: ReplyToRecord[] = [];
     let bytes = 0;
     const flush = () => {
