@@ -1,5 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type DrainResult, drainQueue } from '../shared/adapters/sqs-drain.ts';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
 import type { Observability } from '../shared/app.ts';
 import { MetricName } from '../shared/observability/metric-names.ts';
@@ -89,6 +91,69 @@ export function makeReplyHandler(context: ContextSource) {
       if (failing) batchItemFailures.push({ itemIdentifier: record.messageId });
     }
     return { batchItemFailures };
+  };
+}
+
+/** What a reply partition's drain schedule sends the reply function (infra/fanin-handlers.ts). */
+export interface ReplyDrainEvent {
+  readonly drain: { readonly partition: number; readonly batchSize: number };
+}
+
+/** True for a drain schedule's event (an event source's has `Records`). */
+export function isReplyDrainEvent(event: unknown): event is ReplyDrainEvent {
+  return typeof event === 'object' && event !== null && 'drain' in event && !('Records' in event);
+}
+
+/** What a drain reads beyond the context: the SQS client and the partitions' queues, from the configuration. */
+export interface DrainSource {
+  readonly sqs: SQSClient;
+  readonly replyQueueUrls: readonly string[];
+  /** The invocation's time when no Lambda context tells it (the local runtime). @default 30,000 */
+  readonly timeoutMs?: number;
+}
+
+/** What one drain of a reply partition did. */
+export interface DrainReport extends DrainResult {
+  readonly partition: number;
+}
+
+/**
+ * Replies of a partition drained on a schedule (`replyDrainIntervalSeconds`): the partition is
+ * named by its index in the configuration, never by a queue URL, so an event can only make the
+ * function drain one of its own partitions. Batches go to the same use case as an event source's,
+ * and the drain starts no new batch once half the invocation's time is spent: what is left waits
+ * for the next schedule.
+ * @throws Error when the event names no partition of this deployment or an invalid batch size
+ */
+export function makeReplyDrainHandler(context: ContextSource, source: () => DrainSource) {
+  return async (event: ReplyDrainEvent, invocation?: Invocation): Promise<DrainReport> => {
+    const ctx = context();
+    const { sqs, replyQueueUrls, timeoutMs = 30_000 } = source();
+    const { partition, batchSize } = event.drain ?? {};
+    const queueUrl = Number.isInteger(partition) ? replyQueueUrls[partition] : undefined;
+    if (queueUrl === undefined) {
+      throw new Error(
+        `drain: partition must be the index of one of the ${replyQueueUrls.length} reply partitions (given ${JSON.stringify(partition)})`,
+      );
+    }
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+      throw new Error(
+        `drain: batchSize must be an integer from 1 to 10000 (given ${JSON.stringify(batchSize)})`,
+      );
+    }
+    const started = Date.now();
+    const remaining = () =>
+      invocation ? invocation.getRemainingTimeInMillis() : timeoutMs - (Date.now() - started);
+    const half = remaining() / 2;
+    const result = await drainQueue({
+      sqs,
+      queueUrl,
+      batchSize,
+      timeLeft: () => remaining() > half,
+      handle: (messages) => handleReplies(ctx, messages),
+    });
+    ctx.log.info('reply drain', { partition, ...result });
+    return { partition, ...result };
   };
 }
 

@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { ReplyDrainEvent } from '../functions/handlers.ts';
 import type { Definition } from '../shared/engine/definition.ts';
 import { type ConsumerSpec, QueueRole, type Topology } from '../shared/topology/topology.ts';
 import { FaninFunction, HandlerName } from './fanin-function.ts';
@@ -123,17 +124,42 @@ export function createHandlers(
   };
 }
 
-/** The handlers' SQS event sources, the sweeper's and the distributor's schedules. */
+/**
+ * The handlers' SQS event sources, the sweeper's and the distributor's schedules, and for each
+ * reply partition drained on a schedule (`replyDrainIntervalSeconds`), the rule that invokes the
+ * reply function to drain it (`ReplyDrain<i>`; `replyDrainSchedules`, in partition order).
+ */
 export function connectEventSources(
   scope: HandlerScope,
   functions: FaninFunctions,
-): { sweepSchedule: events.Rule; distributeSchedule: events.Rule } {
+): { sweepSchedule: events.Rule; distributeSchedule: events.Rule; replyDrainSchedules: events.Rule[] } {
   const { topology, queues, replyPartitions } = scope;
   const { fanOut, reply, timer, sweeper, control, distributor } = functions;
   fanOut.addEventSource(eventSource(queues[QueueRole.INGRESS].queue, topology.consumers.fanOut));
+  const replyDrainSchedules: events.Rule[] = [];
   replyPartitions.forEach((partition, index) => {
-    reply.addEventSource(
-      eventSource(partition.queue, topology.replyConsumers[index] ?? topology.consumers.reply),
+    const consumer = topology.replyConsumers[index] ?? topology.consumers.reply;
+    const interval = consumer.drainIntervalSeconds ?? 0;
+    if (interval === 0) {
+      reply.addEventSource(eventSource(partition.queue, consumer));
+      return;
+    }
+    // No event source: the rule's constant input names the partition by index; the function
+    // takes its queue URL from its own configuration (functions/handlers.ts).
+    partition.queue.grantConsumeMessages(reply);
+    const drain: ReplyDrainEvent = { drain: { partition: index, batchSize: consumer.batchSize } };
+    replyDrainSchedules.push(
+      new events.Rule(scope, `ReplyDrain${index}`, {
+        description: `${topology.prefix}: drain reply partition ${index} (fanin)`,
+        schedule: events.Schedule.rate(Duration.minutes(interval / 60)),
+        // The next interval is the retry; a retried drain would only race it.
+        targets: [
+          new targets.LambdaFunction(reply, {
+            event: events.RuleTargetInput.fromObject(drain),
+            retryAttempts: 0,
+          }),
+        ],
+      }),
     );
   });
   timer.addEventSource(eventSource(queues[QueueRole.TIMER].queue, topology.consumers.timer));
@@ -149,7 +175,7 @@ export function connectEventSources(
     schedule: events.Schedule.rate(Duration.seconds(topology.partitioning.distributorIntervalSeconds)),
     targets: [new targets.LambdaFunction(distributor, { retryAttempts: 0 })],
   });
-  return { sweepSchedule, distributeSchedule };
+  return { sweepSchedule, distributeSchedule, replyDrainSchedules };
 }
 
 function eventSource(queue: sqs.IQueue, consumer: ConsumerSpec): SqsEventSource {

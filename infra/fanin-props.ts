@@ -62,6 +62,19 @@ export interface FaninProps {
    */
   readonly replyBatchSize?: number | readonly number[];
   /**
+   * Drains a reply partition on a schedule instead of an event source: 0 (the event source, the
+   * default) or whole minutes in seconds, 60-3,600; one value for every partition, or one per
+   * partition. An EventBridge rule invokes the reply function every interval; it receives what the
+   * partition holds ten messages a receive, records it in batches of `replyBatchSize` (1,000 unless
+   * given), deletes it, and stops once the queue is empty or half its timeout is spent. Replies wait
+   * up to the interval before they are recorded; in exchange they take about a tenth of the
+   * receives and deletes and far fewer invocations, and an aggregate's replies that arrived within
+   * one interval are one pack: the cheapest setting for independent responders (docs/costs.md).
+   * Keep `replyDepthAlarmThreshold` above what a partition gathers in one interval. Not with
+   * `fifoReplies`, nor with a `replyBatchingWindowSeconds` on the same partition. @default 0
+   */
+  readonly replyDrainIntervalSeconds?: number | readonly number[];
+  /**
    * How many invocations each reply partition's event source may run at once (its
    * `MaximumConcurrency`, 2-1000): one value for every partition, or one per partition. One
    * aggregate's replies all go to its reply partition, so this bounds how fast one aggregate can

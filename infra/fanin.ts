@@ -80,6 +80,11 @@ export class Fanin extends Construct {
   public readonly sweepSchedule: events.Rule;
   /** The distributor's schedule (every `partitioning.distributorIntervalSeconds`). */
   public readonly distributeSchedule: events.Rule;
+  /**
+   * The rules that drain reply partitions on a schedule (`replyDrainIntervalSeconds`), in
+   * partition order of the drained ones; empty when every partition has an event source.
+   */
+  public readonly replyDrainSchedules: readonly events.Rule[];
   /** One rule per definition with an `externalEventPattern`, by definition name. */
   public readonly externalEventRules: ReadonlyMap<string, events.Rule>;
   /**
@@ -117,9 +122,13 @@ export class Fanin extends Construct {
     // ---- Handlers (infra/fanin-handlers.ts) -----------------------------------------------------
     this.functions = createHandlers(this, props, definitions);
     // ---- Event sources and schedules (infra/fanin-handlers.ts) ----------------------------------
-    const { sweepSchedule, distributeSchedule } = connectEventSources(this, this.functions);
+    const { sweepSchedule, distributeSchedule, replyDrainSchedules } = connectEventSources(
+      this,
+      this.functions,
+    );
     this.sweepSchedule = sweepSchedule;
     this.distributeSchedule = distributeSchedule;
+    this.replyDrainSchedules = replyDrainSchedules;
     // ---- Grants (infra/fanin-access.ts) ---------------------------------------------------------
     grantHandlerAccess(this, definitions, props.extraTargetQueueArns ?? []);
     // ---- Who may send, who may write to the bucket (infra/fanin-access.ts) ----------------------
@@ -352,6 +361,9 @@ function topologyOptions(props: FaninProps): TopologyOptions {
       : {}),
     ...(props.replyConcurrency !== undefined ? { replyConcurrency: props.replyConcurrency } : {}),
     ...(props.replyBatchSize !== undefined ? { replyBatchSize: props.replyBatchSize } : {}),
+    ...(props.replyDrainIntervalSeconds !== undefined
+      ? { replyDrainIntervalSeconds: props.replyDrainIntervalSeconds }
+      : {}),
     ...(props.maxReceiveCount !== undefined ? { maxReceiveCount: props.maxReceiveCount } : {}),
     ...(props.partitioning !== undefined ? { partitioning: props.partitioning } : {}),
     functionTimeoutSeconds: (props.functionTimeout ?? DEFAULT_FUNCTION_TIMEOUT).toSeconds({

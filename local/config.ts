@@ -49,6 +49,7 @@ export interface ResolvedLocalConfig {
   readonly replyBatchingWindowSeconds?: number | readonly number[];
   readonly replyConcurrency?: number | readonly number[];
   readonly replyBatchSize?: number | readonly number[];
+  readonly replyDrainIntervalSeconds?: number | readonly number[];
   readonly partitioning: PartitioningOptions;
   readonly definitions: readonly DefinitionInput[];
   readonly responderQueues: readonly string[];
@@ -84,6 +85,7 @@ const ConfigSchema = z.strictObject({
   replyBatchingWindowSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
   replyConcurrency: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
   replyBatchSize: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
+  replyDrainIntervalSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
   partitioning: z.record(z.string(), z.number()).optional(),
   definitions: z.union([z.array(z.unknown()), z.function()]),
   responderQueues: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,60}$/)).optional(),
@@ -163,6 +165,9 @@ export async function loadLocalConfig(file: string, prefixOverride?: string): Pr
       : {}),
     ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
     ...(config.replyBatchSize !== undefined ? { replyBatchSize: config.replyBatchSize } : {}),
+    ...(config.replyDrainIntervalSeconds !== undefined
+      ? { replyDrainIntervalSeconds: config.replyDrainIntervalSeconds }
+      : {}),
     partitioning: (config.partitioning ?? {}) as PartitioningOptions,
     definitions,
     responderQueues: config.responderQueues ?? [],

@@ -3,12 +3,14 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import {
   makeControlHandler,
   makeFanOutHandler,
+  makeReplyDrainHandler,
   makeReplyHandler,
   makeTimerHandler,
 } from '../functions/handlers.ts';
 import type { OutputPublisher } from '../shared/ports.ts';
 import type { ConsumerSpec, Topology } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
+import { QueueDrainer } from './drainer.ts';
 import type { ConsumerSample, Metrics, OutputRecord } from './metrics.ts';
 import { QueuePoller } from './poller.ts';
 import type { Provisioned } from './provision.ts';
@@ -18,16 +20,17 @@ import type { Provisioned } from './provision.ts';
  * queue, each calling the same handler factory as the Lambda entry point.
  */
 
-/** A consumer of one queue: its poller and what the dashboard calls it. */
+/** A consumer of one queue: its poller (or, for a drained reply partition, its drainer) and what the dashboard calls it. */
 export interface Consumer {
   readonly name: string;
   readonly role: ConsumerSample['role'];
-  readonly poller: QueuePoller;
+  readonly poller: QueuePoller | QueueDrainer;
 }
 
 /**
  * Starts one poller per consumed queue, one per reply partition, with the topology's event-source
- * settings, all receiving with `sqs`.
+ * settings, all receiving with `sqs`; a reply partition drained on a schedule gets a drainer on
+ * its interval instead.
  */
 export function startConsumers(
   topology: Topology,
@@ -64,15 +67,25 @@ export function startConsumers(
       consumers.fanOut,
       makeFanOutHandler(context),
     ),
-    ...provisioned.replyQueueUrls.map((url, index) =>
-      consumer(
-        topology.replyPartitions[index]?.name ?? url,
-        'reply',
-        url,
-        topology.replyConsumers[index] ?? consumers.reply,
-        makeReplyHandler(context),
-      ),
-    ),
+    ...provisioned.replyQueueUrls.map((url, index) => {
+      const spec = topology.replyConsumers[index] ?? consumers.reply;
+      const name = topology.replyPartitions[index]?.name ?? url;
+      if ((spec.drainIntervalSeconds ?? 0) === 0) {
+        return consumer(name, 'reply', url, spec, makeReplyHandler(context));
+      }
+      const drainer = new QueueDrainer({
+        drain: makeReplyDrainHandler(context, () => ({
+          sqs,
+          replyQueueUrls: provisioned.replyQueueUrls,
+          timeoutMs: topology.functionTimeoutSeconds * 1000,
+        })),
+        partition: index,
+        batchSize: spec.batchSize,
+        intervalMs: (spec.drainIntervalSeconds ?? 0) * 1000,
+      });
+      drainer.start();
+      return { name, role: 'reply' as const, poller: drainer };
+    }),
     consumer(
       queues.timer.name,
       'timer',

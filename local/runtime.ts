@@ -110,6 +110,9 @@ export class LocalRuntime {
         : {}),
       ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
       ...(config.replyBatchSize !== undefined ? { replyBatchSize: config.replyBatchSize } : {}),
+      ...(config.replyDrainIntervalSeconds !== undefined
+        ? { replyDrainIntervalSeconds: config.replyDrainIntervalSeconds }
+        : {}),
       partitioning: config.partitioning,
       definitions: config.definitions,
     });

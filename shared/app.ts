@@ -144,6 +144,7 @@ export function createDistributor(
     highWatermark: partitioning.highWatermark,
     lowWatermark: partitioning.lowWatermark,
     stallMs: partitioning.stallSeconds * 1000,
+    drained: partitioning.drained,
     settings: {
       highThreshold: partitioning.highThreshold,
       distributorIntervalSeconds: partitioning.distributorIntervalSeconds,
@@ -232,6 +233,14 @@ export function powertoolsLog(logger: Logger = new Logger({ serviceName: service
     error: (message, fields) => logger.error(message, fields ?? {}),
   };
 }
+
+/** What the reply function's drains read (functions/reply.ts): its SQS client and the reply partitions' queues. */
+export function drainSourceFromEnvironment(): { sqs: SQSClient; replyQueueUrls: readonly string[] } {
+  drainSource ??= { sqs: clientsFromEnvironment().sqs, replyQueueUrls: loadConfig().replyQueueUrls };
+  return drainSource;
+}
+
+let drainSource: { sqs: SQSClient; replyQueueUrls: readonly string[] } | undefined;
 
 /** The context of a Lambda function: built once per execution environment from its environment. */
 export function contextFromEnvironment(): FaninContext {

@@ -11,6 +11,11 @@ export interface WatermarkOptions {
   readonly lowWatermark?: number;
   /** A partition with messages whose consumer made no progress for this long is stalled. @default 60,000 */
   readonly stallMs?: number;
+  /**
+   * Partitions drained on a schedule (`replyDrainIntervalSeconds`): never judged stalled, since
+   * between two drains their depth only grows, however well the drain works. @default none
+   */
+  readonly drained?: readonly number[];
   /** Most messages moved per cycle (bounds one invocation's work). @default 2,000 */
   readonly maxMovesPerCycle?: number;
   /**
@@ -114,8 +119,11 @@ export function planCycle(input: {
   readonly highWatermark: number;
   readonly lowWatermark: number;
   readonly stallMs: number;
+  /** Partitions drained on a schedule: never stalled (see {@link WatermarkOptions.drained}). */
+  readonly drained?: readonly number[];
 }): CyclePlan {
   const { now, highWatermark: high, lowWatermark: low, stallMs } = input;
+  const drained = new Set(input.drained ?? []);
   const progressAt = new Map<number, number>();
   const stalled: number[] = [];
   const evacuate: { index: number; count: number }[] = [];
@@ -129,7 +137,7 @@ export function planCycle(input: {
     progressAt.set(p.index, lastProgressAt);
     depths.set(p.index, p.depth);
     const visible = p.visible ?? p.depth;
-    if (visible > 0 && now - lastProgressAt >= stallMs) {
+    if (visible > 0 && now - lastProgressAt >= stallMs && !drained.has(p.index)) {
       stalled.push(p.index);
       // Keep at least one, so a consumer that starts late has work and shows progress.
       const count = Math.min(visible, p.depth - Math.max(low, 1));
@@ -171,6 +179,7 @@ export class Distributor {
   private readonly high: number;
   private readonly low: number;
   private readonly stallMs: number;
+  private readonly drained: readonly number[];
   private readonly maxMoves: number;
   private readonly moveVisibility: number;
   private readonly moveWait: number;
@@ -201,6 +210,7 @@ export class Distributor {
     this.high = options.highWatermark ?? 100;
     this.low = options.lowWatermark ?? 20;
     this.stallMs = options.stallMs ?? 60_000;
+    this.drained = options.drained ?? [];
     this.maxMoves = options.maxMovesPerCycle ?? 2_000;
     this.moveVisibility = options.moveVisibilitySeconds ?? 30;
     this.moveWait = options.moveWaitSeconds ?? 1;
@@ -235,6 +245,7 @@ export class Distributor {
       highWatermark: this.high,
       lowWatermark: this.low,
       stallMs: this.stallMs,
+      drained: this.drained,
     });
     const fed: Record<number, number> = {};
     const evacuated: Record<number, number> = {};

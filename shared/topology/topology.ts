@@ -59,6 +59,12 @@ export interface ConsumerSpec {
   readonly maxBatchingWindowSeconds: number;
   /** Concurrent invocations per queue (per partition for replies). */
   readonly maxConcurrency: number;
+  /**
+   * Reply partitions only: when above 0, no event source consumes the queue; a schedule drains it
+   * every this many seconds instead, in batches of `batchSize` (see
+   * {@link TopologyOptions.replyDrainIntervalSeconds}). @default 0
+   */
+  readonly drainIntervalSeconds?: number;
 }
 
 /** A DynamoDB key attribute. */
@@ -133,6 +139,19 @@ export interface TopologyOptions {
    * every handler must stay within the account's Lambda concurrency. @default 5
    */
   readonly replyConcurrency?: number | readonly number[];
+  /**
+   * Drains a reply partition on a schedule instead of consuming it with an event source: 0 (an
+   * event source, the default) or a whole number of minutes in seconds, 60 to 3,600; one value for
+   * every partition, or one per partition. Every interval, one invocation receives what the
+   * partition holds ten messages a receive, records it in batches of `replyBatchSize` (1,000 by
+   * default for a drained partition) and deletes it, until the queue is empty or half its timeout
+   * is spent. Replies wait up to the interval (half of it on average) before they are recorded, and
+   * in exchange take about a tenth of the receives and deletes, a fraction of the invocations, and
+   * the replies of one aggregate that arrived within the interval are one pack: the cheapest way
+   * to take replies from independent responders (docs/costs.md). Not with `fifoReplies` nor with a
+   * batching window on the same partition. @default 0
+   */
+  readonly replyDrainIntervalSeconds?: number | readonly number[];
   /** Partition availability and the watermark distributor of the reply destination. */
   readonly partitioning?: PartitioningOptions;
   /** The aggregation definitions. */
@@ -153,8 +172,12 @@ export interface PartitioningOptions {
   readonly distributorIntervalSeconds?: number;
 }
 
-/** Resolved partitioning settings. */
-export type Partitioning = Required<PartitioningOptions>;
+/**
+ * Resolved partitioning settings, with the reply partitions that are drained on a schedule
+ * (`replyDrainIntervalSeconds`): the distributor never judges those stalled, since between two
+ * drains their depth only grows whatever their consumer does.
+ */
+export type Partitioning = Required<PartitioningOptions> & { readonly drained: readonly number[] };
 
 /** The resolved topology. */
 export interface Topology {
@@ -232,7 +255,8 @@ export function describeTopology(options: TopologyOptions): Topology {
   const fifoReplies = options.fifoReplies ?? false;
   const windows = replyWindows(options.replyBatchingWindowSeconds, partitions, fifoReplies);
   const concurrency = replyConcurrency(options.replyConcurrency, partitions);
-  const batchSizes = replyBatchSizes(options.replyBatchSize, windows, fifoReplies);
+  const drains = replyDrains(options.replyDrainIntervalSeconds, windows, fifoReplies);
+  const batchSizes = replyBatchSizes(options.replyBatchSize, windows, drains, fifoReplies);
   const consumers = {
     fanOut: { batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 5 },
     reply: {
@@ -248,6 +272,7 @@ export function describeTopology(options: TopologyOptions): Topology {
     batchSize: batchSizes[i] ?? DEFAULT_REPLY_BATCH_SIZE,
     maxBatchingWindowSeconds,
     maxConcurrency: concurrency[i] ?? DEFAULT_REPLY_CONCURRENCY,
+    drainIntervalSeconds: drains[i] ?? 0,
   }));
   // A queue a handler consumes: long enough that a batch still running (with Lambda's own retries
   // of a throttled invocation) is not handed to a second invocation, and that a message comes back
@@ -305,7 +330,10 @@ export function describeTopology(options: TopologyOptions): Topology {
     consumers,
     replyConsumers,
     sweepIntervalSeconds: 60,
-    partitioning: resolvePartitioning(options.partitioning ?? {}),
+    partitioning: resolvePartitioning({
+      ...(options.partitioning ?? {}),
+      drained: drains.flatMap((interval, i) => (interval > 0 ? [i] : [])),
+    }),
     functionTimeoutSeconds,
     completionLeaseSeconds: leaseSeconds,
     stateLifeSeconds: Math.max(
@@ -361,19 +389,64 @@ function replyWindows(
 
 /** Replies per reply consumer invocation at most unless `replyBatchSize` says otherwise. */
 export const DEFAULT_REPLY_BATCH_SIZE = 10;
+/** Replies per batch of a drained partition unless `replyBatchSize` says otherwise. */
+export const DEFAULT_DRAIN_BATCH_SIZE = 1000;
+/** The longest drain interval: an hour (a reply waits at most this long to be recorded). */
+const MAX_DRAIN_INTERVAL_SECONDS = 3600;
 
 /**
- * The reply consumers' batch size per partition, validated against Lambda's rules for SQS event
- * sources: 1 to 10,000; above 10 only with a batching window of at least 1 s, and never for FIFO.
+ * The drain interval of each reply partition, validated: 0 (an event source) or whole minutes, as
+ * a schedule's rate is (EventBridge's finest is one minute); never with a window or FIFO replies.
  */
-function replyBatchSizes(
+function replyDrains(
   option: number | readonly number[] | undefined,
   windows: readonly number[],
   fifo: boolean,
 ): number[] {
+  const values = Array.isArray(option) ? [...option] : windows.map(() => (option as number | undefined) ?? 0);
+  if (values.length !== windows.length) {
+    throw new Error(
+      `replyDrainIntervalSeconds must have one value per reply partition (given ${values.length} for ${windows.length})`,
+    );
+  }
+  values.forEach((value, i) => {
+    if (!Number.isInteger(value) || value < 0 || value > MAX_DRAIN_INTERVAL_SECONDS || value % 60 !== 0) {
+      throw new Error(
+        `replyDrainIntervalSeconds must be 0 or whole minutes from 60 to ${MAX_DRAIN_INTERVAL_SECONDS} (given ${value})`,
+      );
+    }
+    if (value > 0 && fifo) {
+      throw new Error(
+        `replyDrainIntervalSeconds must be 0 with fifoReplies: a drain does not keep a message group's order (given ${value})`,
+      );
+    }
+    if (value > 0 && (windows[i] ?? 0) > 0) {
+      throw new Error(
+        `replyDrainIntervalSeconds and replyBatchingWindowSeconds exclude each other on a partition (given ${value} and ${windows[i]} for partition ${i})`,
+      );
+    }
+  });
+  return values;
+}
+
+/**
+ * The reply consumers' batch size per partition, validated against Lambda's rules for SQS event
+ * sources: 1 to 10,000; above 10 only with a batching window of at least 1 s, and never for FIFO.
+ * A drained partition has no event source: any size up to 10,000, 1,000 unless given.
+ */
+function replyBatchSizes(
+  option: number | readonly number[] | undefined,
+  windows: readonly number[],
+  drains: readonly number[],
+  fifo: boolean,
+): number[] {
   const values = Array.isArray(option)
     ? [...option]
-    : windows.map(() => (option as number | undefined) ?? DEFAULT_REPLY_BATCH_SIZE);
+    : windows.map(
+        (_, i) =>
+          (option as number | undefined) ??
+          ((drains[i] ?? 0) > 0 ? DEFAULT_DRAIN_BATCH_SIZE : DEFAULT_REPLY_BATCH_SIZE),
+      );
   if (values.length !== windows.length) {
     throw new Error(
       `replyBatchSize must have one value per reply partition (given ${values.length} for ${windows.length})`,
@@ -388,9 +461,9 @@ function replyBatchSizes(
         `replyBatchSize must be at most 10 with fifoReplies: Lambda's limit for FIFO sources (given ${value})`,
       );
     }
-    if (value > 10 && (windows[i] ?? 0) < 1) {
+    if (value > 10 && (windows[i] ?? 0) < 1 && (drains[i] ?? 0) === 0) {
       throw new Error(
-        `replyBatchSize above 10 needs a replyBatchingWindowSeconds of at least 1 for its partition (given ${value} for partition ${i}, whose window is ${windows[i] ?? 0})`,
+        `replyBatchSize above 10 needs a replyBatchingWindowSeconds of at least 1, or a replyDrainIntervalSeconds, for its partition (given ${value} for partition ${i}, whose window is ${windows[i] ?? 0})`,
       );
     }
   });
@@ -419,15 +492,22 @@ function replyConcurrency(option: number | readonly number[] | undefined, partit
 }
 
 /** Applies the partitioning defaults and checks the values; messages name the value received. */
-export function resolvePartitioning(options: PartitioningOptions): Partitioning {
-  const resolved: Partitioning = {
-    highThreshold: options.highThreshold ?? 10_000,
-    highWatermark: options.highWatermark ?? 100,
-    lowWatermark: options.lowWatermark ?? 20,
-    stallSeconds: options.stallSeconds ?? 60,
-    distributorIntervalSeconds: options.distributorIntervalSeconds ?? 60,
+export function resolvePartitioning(
+  options: PartitioningOptions & { readonly drained?: readonly number[] },
+): Partitioning {
+  const { drained = [], ...given } = options;
+  const numbers = {
+    highThreshold: given.highThreshold ?? 10_000,
+    highWatermark: given.highWatermark ?? 100,
+    lowWatermark: given.lowWatermark ?? 20,
+    stallSeconds: given.stallSeconds ?? 60,
+    distributorIntervalSeconds: given.distributorIntervalSeconds ?? 60,
   };
-  for (const [name, value] of Object.entries(resolved)) {
+  if (!Array.isArray(drained) || !drained.every((i) => Number.isInteger(i) && i >= 0)) {
+    throw new Error(`partitioning.drained must be partition indexes (given ${JSON.stringify(drained)})`);
+  }
+  const resolved: Partitioning = { ...numbers, drained: [...drained] };
+  for (const [name, value] of Object.entries(numbers)) {
     const minimum = name === 'lowWatermark' ? 0 : 1;
     if (!Number.isInteger(value) || value < minimum) {
       throw new Error(`partitioning.${name} must be an integer >= ${minimum} (given ${value})`);

@@ -60,6 +60,8 @@ export interface AwsCall {
   readonly input: Record<string, unknown>;
   /** Set once the call returned: `ok`, or the error's name. */
   outcome?: string;
+  /** The command output, once the call returned (e.g. the messages a receive took, with their receipt handles). */
+  output?: Record<string, unknown>;
   /** Set when a failpoint crashed this call. */
   crashed?: CrashMode;
 }
@@ -352,6 +354,7 @@ export class AwsProbe {
       }
     }
     call.outcome = 'ok';
+    call.output = result.output as Record<string, unknown>;
     await this.record(call, result.output as Record<string, unknown>, system);
     if (crash === 'after') {
       call.crashed = 'after';

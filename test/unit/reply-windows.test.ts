@@ -130,7 +130,7 @@ describe('reply batch size', () => {
     // Lambda refuses a batch size above 10 without a window of at least 1 s, and for FIFO sources.
     [
       { replyBatchSize: 11 },
-      'needs a replyBatchingWindowSeconds of at least 1 for its partition (given 11 for partition 0',
+      'needs a replyBatchingWindowSeconds of at least 1, or a replyDrainIntervalSeconds, for its partition (given 11 for partition 0',
     ],
     [
       { replyBatchSize: [10, 50], replyBatchingWindowSeconds: [1, 0] },

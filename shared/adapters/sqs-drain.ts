@@ -1,0 +1,124 @@
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { RawMessage } from '../ports.ts';
+import { rawMessageOf } from './sqs-event.ts';
+
+/**
+ * A scheduled drain of one queue: what takes a reply partition's messages when it has no event
+ * source (`replyDrainIntervalSeconds`). It does what Lambda's poller would, with the receives a
+ * backlog allows: ten messages a receive instead of about one when messages trickle in.
+ *
+ * Each batch is received in full (up to `batchSize`), handled, then deleted, except the messages
+ * the handler failed: those come back after the queue's visibility timeout, and after
+ * `maxReceiveCount` receives the redrive policy moves them to the dead-letter queue, as with an
+ * event source. A drain stopped between handling and deleting leaves its batch to come back too:
+ * handling must be safe to repeat (the reply path records a reply once whatever its copies).
+ */
+
+/** SQS's most messages per receive and entries per batch call. */
+const SQS_BATCH = 10;
+
+/** What one drain does with a batch: the ids of the messages it could not handle (kept on the queue). */
+export type DrainBatchHandler = (messages: readonly RawMessage[]) => Promise<ReadonlySet<string>>;
+
+export interface DrainOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  /** Messages handled together at most (1 to 10,000). */
+  readonly batchSize: number;
+  readonly handle: DrainBatchHandler;
+  /** Checked before each batch: false stops the drain there (what it received is handled first). */
+  readonly timeLeft: () => boolean;
+  /**
+   * Each receive long-polls this long (1–20 s): a short poll asks only some of SQS's servers and
+   * may come back empty while messages wait. The receive that finds nothing ends the drain. @default 1
+   */
+  readonly waitTimeSeconds?: number;
+}
+
+/** What a drain did. */
+export interface DrainResult {
+  /** Batches handled. */
+  readonly batches: number;
+  /** Messages received (a message received twice counts twice). */
+  readonly received: number;
+  /** Receive calls, the last (empty) one included. */
+  readonly receives: number;
+  /** Messages the handler failed, left on the queue. */
+  readonly failed: number;
+  /** Messages handled whose delete failed: they come back, and are handled again. */
+  readonly undeleted: number;
+  /** True when a receive found the queue empty; false when the drain stopped for time. */
+  readonly emptied: boolean;
+}
+
+/** Drains `queueUrl` in batches until a receive finds nothing or `timeLeft()` says stop. */
+export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
+  const { sqs, queueUrl, handle } = options;
+  const batchSize = Math.max(1, Math.floor(options.batchSize));
+  const wait = options.waitTimeSeconds ?? 1;
+  let batches = 0;
+  let received = 0;
+  let receives = 0;
+  let failed = 0;
+  let undeleted = 0;
+  let emptied = false;
+  while (!emptied && options.timeLeft()) {
+    const batch: Message[] = [];
+    while (batch.length < batchSize) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: Math.min(SQS_BATCH, batchSize - batch.length),
+          WaitTimeSeconds: wait,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      receives += 1;
+      if (Messages.length === 0) {
+        emptied = true;
+        break;
+      }
+      batch.push(...Messages);
+    }
+    if (batch.length === 0) break;
+    received += batch.length;
+    batches += 1;
+    let failedIds: ReadonlySet<string>;
+    try {
+      failedIds = await handle(batch.map(rawMessageOf));
+    } catch {
+      // As an event source does with a handler that throws: the whole batch comes back.
+      failedIds = new Set(batch.map((m) => m.MessageId ?? ''));
+    }
+    const done = batch.filter((m) => !failedIds.has(m.MessageId ?? ''));
+    failed += batch.length - done.length;
+    undeleted += await deleteAll(sqs, queueUrl, done);
+  }
+  return { batches, received, receives, failed, undeleted, emptied };
+}
+
+/** Deletes `messages` ten at a time; @returns how many SQS would not delete (they come back). */
+async function deleteAll(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<number> {
+  let refused = 0;
+  for (let i = 0; i < messages.length; i += SQS_BATCH) {
+    const chunk = messages.slice(i, i + SQS_BATCH);
+    try {
+      const { Failed = [] } = await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      );
+      refused += Failed.length;
+    } catch {
+      refused += chunk.length;
+    }
+  }
+  return refused;
+}

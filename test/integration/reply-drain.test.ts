@@ -1,0 +1,212 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DrainReport, makeReplyDrainHandler, type ReplyDrainEvent } from '../../functions/handlers.ts';
+import { aws } from '../support/clients.ts';
+import { FaninUnderTest } from '../support/fanin.ts';
+
+/**
+ * A reply partition drained on a schedule (`replyDrainIntervalSeconds`, issue "Cost at the
+ * floor"): replies sent one by one by independent responders wait on the queue, and one drain
+ * takes them ten a receive and records each aggregate's as one pack. Every test reads the calls
+ * the system made, the table and the publications as sent, below FIFO deduplication; a crash is a
+ * failpoint on the system's own SDK clients.
+ */
+describe('a reply partition drained on a schedule', () => {
+  let fanin: FaninUnderTest;
+  let queueUrl: string;
+  let drain: (
+    event: ReplyDrainEvent,
+    invocation?: { getRemainingTimeInMillis(): number },
+  ) => Promise<DrainReport>;
+  const event = (batchSize = 1000): ReplyDrainEvent => ({ drain: { partition: 0, batchSize } });
+
+  beforeAll(async () => {
+    fanin = await FaninUnderTest.start(
+      [{ name: 'drained', fanOut: { type: 'none' }, completion: { strategy: 'all' } }],
+      { replyPartitions: 1, replyDrainIntervalSeconds: 60 },
+    );
+    queueUrl = fanin.provisioned.replyQueueUrls[0] as string;
+    // The reply function's drain, on the system's clients (counted and crashable by the probe).
+    drain = makeReplyDrainHandler(
+      () => fanin.ctx,
+      () => ({ sqs: fanin.clients.sqs, replyQueueUrls: fanin.provisioned.replyQueueUrls }),
+    );
+  });
+  afterAll(() => fanin.stop());
+
+  /** Opens `ids` (ten replies expected each), then sends their replies one by one, round-robin. */
+  const sendIndependently = async (ids: readonly string[], replies = 10) => {
+    for (const aggregateId of ids)
+      await fanin.sendRequest({ definition: 'drained', aggregateId, expected: replies });
+    await fanin.drainIngress();
+    for (let i = 0; i < replies; i += 1)
+      for (const aggregateId of ids)
+        await aws.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: queueUrl,
+            MessageBody: JSON.stringify({ i, from: aggregateId }),
+            MessageAttributes: {
+              'fanin-aggregate-id': { DataType: 'String', StringValue: aggregateId },
+              'fanin-reply-id': { DataType: 'String', StringValue: String(i) },
+            },
+          }),
+        );
+  };
+  const replyItems = async (aggregateId: string) =>
+    (await fanin.scanState())
+      .filter((i) => i.pk === `A#${aggregateId}`)
+      .map((i) => String(i.sk))
+      .filter((sk) => sk.startsWith('Q#') || sk.startsWith('R#'));
+  const systemCallsOnReplies = (since: number, name: string) =>
+    fanin.probe.callsAfter(since).filter((c) => c.system && c.name === name && c.queueRole === 'reply');
+  const queueDepth = async () => {
+    const { Attributes = {} } = await aws.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes.ApproximateNumberOfMessages) +
+      Number(Attributes.ApproximateNumberOfMessagesNotVisible)
+    );
+  };
+  /** Makes the messages a crashed drain held visible again now (their visibility timeout, run out). */
+  const expireHeld = async (receiptHandles: readonly string[]) => {
+    for (let i = 0; i < receiptHandles.length; i += 10)
+      await aws.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: receiptHandles
+            .slice(i, i + 10)
+            .map((ReceiptHandle, j) => ({ Id: String(j), ReceiptHandle, VisibilityTimeout: 0 })),
+        }),
+      );
+  };
+  const receivedHandles = (since: number): string[] =>
+    systemCallsOnReplies(since, 'SQS.ReceiveMessage').flatMap((c) =>
+      ((c.output as { Messages?: { ReceiptHandle?: string }[] } | undefined)?.Messages ?? []).map(
+        (m) => m.ReceiptHandle ?? '',
+      ),
+    );
+
+  it('takes thirty replies sent one by one in receives of ten, and records each aggregate’s ten as one pack', async () => {
+    const ids = ['drain-a', 'drain-b', 'drain-c'];
+    await sendIndependently(ids);
+    const since = fanin.probe.now;
+
+    const report = await drain(event());
+
+    // Assess: three full receives and the empty one that ends the drain (an event source would
+    // have made about one receive per reply); one batch; three deletes of ten
+    expect(report).toMatchObject({ batches: 1, received: 30, failed: 0, undeleted: 0, emptied: true });
+    expect(systemCallsOnReplies(since, 'SQS.ReceiveMessage')).toHaveLength(4);
+    expect(systemCallsOnReplies(since, 'SQS.DeleteMessageBatch')).toHaveLength(3);
+    for (const aggregateId of ids) {
+      expect(await replyItems(aggregateId)).toEqual(['Q#0000000000']);
+      const { output } = fanin.expectExactlyOneTerminalOutput(aggregateId);
+      expect(output).toMatchObject({ counts: { received: 10 } });
+    }
+    expect(await queueDepth()).toBe(0);
+  });
+
+  it('loses no reply when it dies while recording: the batch comes back and completes the aggregate', async () => {
+    // Prepare: the drain dies at its first write to the aggregate (mutant killed: a drain that
+    // deletes a batch before recording it, which loses the ten replies here)
+    await sendIndependently(['drain-crash-write']);
+    const since = fanin.probe.now;
+    fanin.probe.crashAt({ name: 'DynamoDB.PutItem', touches: 'drain-crash-write' }, 'before');
+
+    // Act
+    const first = await drain(event());
+    const held = receivedHandles(since);
+    fanin.probe.disarm();
+    await expireHeld(held);
+    const second = await drain(event());
+
+    // Assess: the crash failed the aggregate's replies, which stayed on the queue; the next drain
+    // took them (a second receive each) and completed the aggregate once
+    expect(first).toMatchObject({ received: 10, failed: 10 });
+    expect(systemCallsOnReplies(since, 'SQS.DeleteMessageBatch').length).toBe(1);
+    expect(second).toMatchObject({ received: 10, failed: 0 });
+    fanin.expectExactlyOneTerminalOutput('drain-crash-write');
+    expect(await queueDepth()).toBe(0);
+  });
+
+  it('records nothing twice and emits no second result when its delete fails after recording', async () => {
+    await sendIndependently(['drain-crash-delete']);
+    const since = fanin.probe.now;
+    fanin.probe.crashAt({ name: 'SQS.DeleteMessageBatch', queueRole: 'reply' }, 'before');
+
+    // Act: the first drain records and completes, then its delete dies; its batch comes back
+    const first = await drain(event());
+    expect(first).toMatchObject({ received: 10, failed: 0, undeleted: 10 });
+    const held = receivedHandles(since);
+    fanin.probe.disarm();
+    const itemsAfterFirst = await replyItems('drain-crash-delete');
+    await expireHeld(held);
+    const second = await drain(event());
+
+    // Assess: the redelivered ten are recognised (no new item), the result was published once
+    expect(second).toMatchObject({ received: 10, failed: 0 });
+    expect(await replyItems('drain-crash-delete')).toEqual(itemsAfterFirst);
+    expect(fanin.publications('drain-crash-delete').filter((p) => p.channel === 'completed')).toHaveLength(1);
+    expect(await queueDepth()).toBe(0);
+  });
+
+  it('deletes what it recorded and leaves on the queue only the replies it could not record', async () => {
+    await sendIndependently(['drain-ok', 'drain-failing']);
+    const since = fanin.probe.now;
+    const heal = fanin.probe.failEvery({ name: 'DynamoDB.PutItem', touches: 'drain-failing' });
+
+    // Act
+    const report = await drain(event());
+    heal();
+
+    // Assess (mutant killed: a drain that deletes its whole batch whatever failed)
+    expect(report).toMatchObject({ received: 20, failed: 10 });
+    const deleted = systemCallsOnReplies(since, 'SQS.DeleteMessageBatch').flatMap(
+      (c) => (c.input as { Entries: unknown[] }).Entries,
+    );
+    expect(deleted).toHaveLength(10);
+    fanin.expectExactlyOneTerminalOutput('drain-ok');
+    fanin.expectNoTerminalOutput('drain-failing');
+    expect(await queueDepth()).toBe(10);
+    // The failed ten come back and complete their aggregate
+    await expireHeld(receivedHandles(since));
+    await drain(event());
+    fanin.expectExactlyOneTerminalOutput('drain-failing');
+  });
+
+  it('starts no new batch once half its invocation’s time is spent, and leaves the rest for the next', async () => {
+    await sendIndependently(['drain-slow'], 30);
+    // A Lambda context whose clock runs out: 1,000 ms at the start, 400 ms after the first batch
+    const remaining = [1000, 900, 400];
+    const invocation = { getRemainingTimeInMillis: () => remaining.shift() ?? 0 };
+
+    // Act: batches of ten
+    const report = await drain(event(10), invocation);
+
+    // Assess (mutant killed: a drain that ignores the time left and runs into the timeout)
+    expect(report).toMatchObject({ batches: 1, received: 10, emptied: false });
+    expect(await queueDepth()).toBe(20);
+    const rest = await drain(event());
+    expect(rest).toMatchObject({ received: 20, emptied: true });
+    fanin.expectExactlyOneTerminalOutput('drain-slow');
+  });
+
+  it.each([
+    [{ drain: { partition: 1, batchSize: 10 } }, 'one of the 1 reply partitions (given 1)'],
+    [{ drain: { partition: '0', batchSize: 10 } }, '(given "0")'],
+    [{ drain: { partition: 0, batchSize: 0 } }, 'batchSize must be an integer from 1 to 10000 (given 0)'],
+    [{ drain: {} }, '(given undefined)'],
+  ])('refuses %j without touching a queue', async (bad, message) => {
+    const since = fanin.probe.now;
+    await expect(drain(bad as unknown as ReplyDrainEvent)).rejects.toThrow(message);
+    expect(fanin.probe.callsAfter(since).filter((c) => c.system)).toHaveLength(0);
+  });
+});
