@@ -5,6 +5,9 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DrainReport, makeReplyDrainHandler, type ReplyDrainEvent } from '../../functions/handlers.ts';
+import { startConsumers } from '../../local/consumers.ts';
+import { QueueDrainer } from '../../local/drainer.ts';
+import { QueuePoller } from '../../local/poller.ts';
 import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
@@ -208,5 +211,26 @@ describe('a reply partition drained on a schedule', () => {
     const since = fanin.probe.now;
     await expect(drain(bad as unknown as ReplyDrainEvent)).rejects.toThrow(message);
     expect(fanin.probe.callsAfter(since).filter((c) => c.system)).toHaveLength(0);
+  });
+
+  it('in the local runtime, is a drainer on the interval instead of a poller, draining through the same handler', async () => {
+    await sendIndependently(['drain-local']);
+    const consumers = startConsumers(fanin.topology, fanin.provisioned, () => fanin.ctx, aws.sqs, 1);
+    try {
+      // Assess: the partition's consumer is a drainer, every other queue keeps its poller
+      const reply = consumers.filter((c) => c.role === 'reply');
+      expect(reply.map((c) => c.poller instanceof QueueDrainer)).toEqual([true]);
+      expect(consumers.filter((c) => c.role !== 'reply').every((c) => c.poller instanceof QueuePoller)).toBe(
+        true,
+      );
+      // One drain now (the schedule's tick is a minute away)
+      const drainer = reply[0]?.poller as QueueDrainer;
+      const report = await drainer.drainOnce();
+      expect(report).toMatchObject({ partition: 0, received: 10, emptied: true });
+      expect(drainer.stats).toMatchObject({ invocations: 1, records: 10 });
+      fanin.expectExactlyOneTerminalOutput('drain-local');
+    } finally {
+      await Promise.all(consumers.map((c) => c.poller.stop()));
+    }
   });
 });

@@ -24,6 +24,7 @@ describe('local configuration file', () => {
         replyBatchingWindowSeconds: [0, 2],
         replyConcurrency: [10, 5],
         replyBatchSize: [10, 200],
+        replyDrainIntervalSeconds: [0, 0],
         definitions,
       }),
     );
@@ -31,7 +32,12 @@ describe('local configuration file', () => {
       replyBatchingWindowSeconds: [0, 2],
       replyConcurrency: [10, 5],
       replyBatchSize: [10, 200],
+      replyDrainIntervalSeconds: [0, 0],
     });
+    const drained = await loadLocalConfig(
+      file('drained.json', { replyDrainIntervalSeconds: 60, definitions }),
+    );
+    expect(drained).toMatchObject({ replyDrainIntervalSeconds: 60 });
     const forAll = await loadLocalConfig(
       file('for-all.json', { replyBatchingWindowSeconds: 1, replyConcurrency: 20, definitions }),
     );
@@ -43,6 +49,7 @@ describe('local configuration file', () => {
     expect(config).not.toHaveProperty('replyBatchingWindowSeconds');
     expect(config).not.toHaveProperty('replyConcurrency');
     expect(config).not.toHaveProperty('replyBatchSize');
+    expect(config).not.toHaveProperty('replyDrainIntervalSeconds');
   });
 
   it('refuses an unknown field, naming the file and the field', async () => {

@@ -133,3 +133,24 @@ describe('planCycle: feeding', () => {
     ]);
   });
 });
+
+describe('planCycle: partitions drained on a schedule', () => {
+  it('never judges a drained partition stalled, since between two drains only its depth grows', () => {
+    // Prepare: partition 0 drained, partition 1 an event source; both unchanged past the stall time
+    const partitions = [aSample(100, seen(100, 90_000)), { ...aSample(100, seen(100, 90_000)), index: 1 }];
+
+    // Act
+    const planned = planCycle({
+      now: NOW,
+      partitions,
+      highWatermark: 100,
+      lowWatermark: 20,
+      stallMs: STALL_MS,
+      drained: [0],
+    });
+
+    // Assess (mutant killed: a drained partition evacuated to the backlog before every drain)
+    expect(planned.stalled).toEqual([1]);
+    expect(planned.evacuate.map((e) => e.index)).toEqual([1]);
+  });
+});
