@@ -31,7 +31,10 @@ export interface DrainOptions {
   /** Messages handled together at most (1 to 10,000). */
   readonly batchSize: number;
   readonly handle: DrainBatchHandler;
-  /** Checked before each batch: false stops the drain there (what it received is handled first). */
+  /**
+   * Checked before each batch and before each receive that would grow one: false stops the drain
+   * (what it received is handled and deleted first).
+   */
   readonly timeLeft: () => boolean;
   /**
    * Each receive long-polls this long (1–20 s): a short poll asks only some of SQS's servers and
@@ -69,7 +72,10 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
   let emptied = false;
   while (!emptied && options.timeLeft()) {
     const batch: Message[] = [];
-    while (batch.length < batchSize) {
+    // A batch stops growing once the time is spent too, so a large batch size cannot use up the
+    // invocation in receives and leave the batch to come back, again and again, until it is
+    // dead-lettered: what was received is handled with the half of the time that is left.
+    while (batch.length < batchSize && (batch.length === 0 || options.timeLeft())) {
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,

@@ -202,6 +202,22 @@ describe('a reply partition drained on a schedule', () => {
     fanin.expectExactlyOneTerminalOutput('drain-slow');
   });
 
+  it('stops growing a batch once half its time is spent, and records what it received', async () => {
+    await sendIndependently(['drain-gather'], 30);
+    const remaining = [1000, 900, 400];
+    const invocation = { getRemainingTimeInMillis: () => remaining.shift() ?? 0 };
+
+    // Act: a batch size far above what arrived
+    const report = await drain(event(1000), invocation);
+
+    // Assess (mutant killed: a drain that receives until its batch is full whatever the time,
+    // which on AWS runs a large batch into the timeout and leaves it to come back until dead-lettered)
+    expect(report).toMatchObject({ batches: 1, received: 10, emptied: false });
+    expect(await queueDepth()).toBe(20);
+    expect(await drain(event())).toMatchObject({ received: 20, emptied: true });
+    fanin.expectExactlyOneTerminalOutput('drain-gather');
+  });
+
   it.each([
     [{ drain: { partition: 1, batchSize: 10 } }, 'one of the 1 reply partitions (given 1)'],
     [{ drain: { partition: '0', batchSize: 10 } }, '(given "0")'],
