@@ -23,7 +23,12 @@ import {
   restrictWriters,
 } from './fanin-access.ts';
 import { connectEventSources, createHandlers, DEFAULT_FUNCTION_TIMEOUT } from './fanin-handlers.ts';
-import { acknowledgeGrantWildcards, acknowledgeTracing, warnOfUngrantedRecipients } from './fanin-nag.ts';
+import {
+  acknowledgeGrantWildcards,
+  acknowledgeTracing,
+  warnOfTimeoutsWithinDrains,
+  warnOfUngrantedRecipients,
+} from './fanin-nag.ts';
 import type { FaninFunctions, FaninProps } from './fanin-props.ts';
 import { FaninQueue } from './fanin-queue.ts';
 import { FaninObservability } from './observability.ts';
@@ -143,6 +148,11 @@ export class Fanin extends Construct {
     // ---- cdk-nag acknowledgements, recipients no grant covers (infra/fanin-nag.ts) --------------
     acknowledgeGrantWildcards(this, props.extraTargetQueueArns ?? []);
     warnOfUngrantedRecipients(this, definitions, props.extraTargetQueueArns ?? []);
+    warnOfTimeoutsWithinDrains(
+      this,
+      definitions,
+      this.topology.replyConsumers.map((c) => c.drainIntervalSeconds ?? 0),
+    );
     // ---- External events ------------------------------------------------------------------------
     this.externalEventRules = this.createExternalEventRules(props, definitions);
     // ---- Customer managed key, tracing ----------------------------------------------------------

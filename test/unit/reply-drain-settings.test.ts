@@ -83,6 +83,50 @@ describe('reply drain interval', () => {
   }, 60_000);
 });
 
+describe('definitions that may time out within a drain interval', () => {
+  it('GIVEN a 90 s deadline and partitions drained every minute WHEN synthesized THEN a warning names the definition, and only it', async () => {
+    const { Annotations, Match } = await import('aws-cdk-lib/assertions');
+    const { synthFanin } = await import('./infra/synth.ts');
+    // GIVEN a short deadline, an inactivity timeout, a request that may ask for a short one, and a long deadline
+    const { stack } = synthFanin({
+      replyDrainIntervalSeconds: [0, 60],
+      definitions: [
+        { name: 'quick-quote', completion: { strategy: 'all' }, timeoutSeconds: 90 },
+        {
+          name: 'idle-bids',
+          completion: { strategy: 'all' },
+          timeoutSeconds: 3600,
+          inactivityTimeoutSeconds: 30,
+        },
+        {
+          name: 'asks-short',
+          completion: { strategy: 'all' },
+          timeoutSeconds: 3600,
+          requestParameters: { timeoutSeconds: { min: 10, max: 3600 } },
+        },
+        { name: 'slow-survey', completion: { strategy: 'all' }, timeoutSeconds: 600 },
+      ],
+    });
+    // THEN
+    const annotations = Annotations.fromStack(stack);
+    annotations.hasWarning(
+      '/Test/Fanin',
+      Match.stringLikeRegexp(
+        '\\["quick-quote","idle-bids","asks-short"\\] may time out in less than twice the longest reply drain interval \\(60 s\\)',
+      ),
+    );
+  }, 60_000);
+
+  it('GIVEN no drained partition WHEN synthesized THEN no such warning', async () => {
+    const { Annotations, Match } = await import('aws-cdk-lib/assertions');
+    const { synthFanin } = await import('./infra/synth.ts');
+    const { stack } = synthFanin({
+      definitions: [{ name: 'quick-quote', completion: { strategy: 'all' }, timeoutSeconds: 5 }],
+    });
+    Annotations.fromStack(stack).hasNoWarning('/Test/Fanin', Match.stringLikeRegexp('drain interval'));
+  }, 60_000);
+});
+
 describe('the reply function’s entry point', () => {
   it('tells a drain schedule’s event from an event source’s batch', async () => {
     const { isReplyDrainEvent } = await import('../../functions/handlers.ts');
