@@ -190,6 +190,39 @@ export class Meter {
     };
   }
 
+  /**
+   * Wraps a scheduled drain: a handler invoked with no records that receives them itself (the reply
+   * function draining a partition, `makeReplyDrainHandler`). Its calls are the handler's, as
+   * {@link wrapHandler} makes them; its records are what it received, known once it returns. A
+   * drain that received nothing (the schedule finding the queue empty) is counted apart, as
+   * `lambda.idle_invocations`, as the pollers' empty long polls are: it measures how long the
+   * benchmark waited, not the work. A drain that throws counts as an invocation of no record.
+   */
+  public wrapDrain<Event, Result extends { readonly received: number }>(
+    name: string,
+    drain: (event: Event) => Promise<Result>,
+  ): (event: Event) => Promise<Result> {
+    return async (event) => {
+      const started = performance.now();
+      const scope: InvocationScope = { handler: name, inFlight: 0, roundTrips: 0 };
+      let received: number | undefined;
+      try {
+        const result = await invocationScope.run(scope, () => drain(event));
+        received = result.received;
+        return result;
+      } finally {
+        if (received === 0) {
+          this.add(`lambda.idle_invocations|${name}`);
+        } else {
+          this.add(`lambda.invocations|${name}`);
+          this.add(`lambda.records|${name}`, received ?? 0);
+          this.add(`lambda.ms|${name}`, performance.now() - started);
+          this.add(`ddb.round_trips|${name}`, scope.roundTrips);
+        }
+      }
+    };
+  }
+
   private afterDynamo(who: string, op: string, input: Input, output: Input): void {
     const reported = capacityOf(output.ConsumedCapacity);
     if (READ_OPERATIONS.has(op)) {

@@ -220,8 +220,10 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
   readonly pattern: ArrivalPattern;
   /** The reply consumers' batching window during the phase. */
   readonly batchingWindowSeconds: number;
-  /** The reply consumers' batch size (most replies per invocation) during the phase. */
+  /** The reply consumers' batch size (most replies per invocation, or per drain's batch) during the phase. */
   readonly batchSize: number;
+  /** The reply partitions' drain interval during the phase (s); 0: event sources. */
+  readonly drainIntervalSeconds: number;
   /** Per aggregate, its first reply's send to its last's, as the reply consumer received them (ms). */
   readonly replySpansMs: readonly number[];
   /** Replies per second offered by the responders (`Infinity`: as fast as they could send). */
@@ -276,6 +278,7 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
     pattern: workload.pattern,
     batchingWindowSeconds: rig.replyBatchingWindowSeconds,
     batchSize: rig.replyBatching.batchSize,
+    drainIntervalSeconds: rig.replyBatching.drainIntervalSeconds ?? 0,
     replySpansMs: rig.replySpansMs(ids),
     offeredRepliesPerSecond: workload.release.repliesPerSecond,
     aggregates: ids.length,

@@ -8,7 +8,15 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { makeFanOutHandler, makeReplyHandler, makeTimerHandler } from '../functions/handlers.ts';
+import {
+  type DrainReport,
+  makeFanOutHandler,
+  makeReplyDrainHandler,
+  makeReplyHandler,
+  makeTimerHandler,
+  type ReplyDrainEvent,
+} from '../functions/handlers.ts';
+import { QueueDrainer } from '../local/drainer.ts';
 import { QueuePoller } from '../local/poller.ts';
 import { deprovisionTopology, type Provisioned, provisionTopology } from '../local/provision.ts';
 import { createContext } from '../shared/app.ts';
@@ -25,6 +33,7 @@ import {
 import type { FaninContext } from '../shared/use-cases/context.ts';
 import type { TableShape } from './capacity.ts';
 import { OutputCollector } from './collector.ts';
+import { DrainBatches } from './drain-batches.ts';
 import type { Meter } from './meter.ts';
 import { Responders } from './responders.ts';
 import { sleep } from './sleep.ts';
@@ -36,7 +45,10 @@ import { sleep } from './sleep.ts';
  *
  * Four SQS clients keep the bill apart: `fanin` (the handlers' own calls), `esm` (the pollers:
  * on AWS, Lambda's event source mapping makes these receives and deletes, billed to the account),
- * `clients` (producers, responders and result consumers) and an unmetered one for setup.
+ * `clients` (producers, responders and result consumers) and an unmetered one for setup. A reply
+ * partition drained on a schedule (`replyDrainIntervalSeconds`) has a `QueueDrainer` instead of a
+ * poller, calling the reply function's drain handler: its receives and deletes are the reply
+ * function's own (`fanin:reply`), made with `fanin`'s client, as on AWS.
  */
 export class Rig {
   public readonly topology: Topology;
@@ -53,11 +65,13 @@ export class Rig {
   private readonly setup: { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient };
   private readonly pollers: {
     readonly ingress: QueuePoller;
-    replies: QueuePoller[];
+    replies: ReplyConsumer[];
     readonly timer: QueuePoller;
   };
-  /** Reply pollers replaced by {@link setReplyBatching}, kept for {@link failures}. */
-  private readonly retired: QueuePoller[] = [];
+  /** Reply consumers replaced by {@link setReplyBatching}, kept for {@link failures}. */
+  private readonly retired: ReplyConsumer[] = [];
+  /** The batches of the drains in progress, from the drains' own SQS calls. */
+  private readonly drainBatches = new DrainBatches();
   /**
    * First and last `SentTimestamp` (ms) of the replies of each aggregate the reply handler took:
    * how far apart an aggregate's replies arrived, against the batching window (see {@link replySpansMs}).
@@ -65,7 +79,7 @@ export class Rig {
   private readonly replySent = new Map<string, { first: number; last: number }>();
   /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatching}). */
   private replyConsumers: readonly ConsumerSpec[];
-  private readonly makeReplyPoller: (url: string, consumer: ConsumerSpec) => QueuePoller;
+  private readonly makeReplyConsumer: (partition: number) => ReplyConsumer;
   /** How the topology was described, to describe it again with other reply batching settings. */
   private readonly topologyOptions: TopologyOptions;
   private readonly targetUrl: string;
@@ -100,6 +114,7 @@ export class Rig {
     this.meter.instrumentSqs(this.sqs.fanin, 'fanin', label);
     this.meter.instrumentSqs(this.sqs.esm, 'esm', label);
     this.meter.instrumentSqs(this.sqs.clients, 'clients', label);
+    this.drainBatches.instrument(this.sqs.fanin);
     const dynamo = own().dynamoDb;
     this.meter.instrumentDynamo(dynamo, 'fanin');
     this.ctx = createContext(
@@ -143,10 +158,26 @@ export class Rig {
       timer: poller('timer', this.provisioned.queueUrls.timer, makeTimerHandler(context), consumers.timer),
     };
     this.replyConsumers = this.topology.replyConsumers;
-    this.makeReplyPoller = (url, consumer) => poller('reply', url, makeReplyHandler(context), consumer);
-    this.pollers.replies = this.provisioned.replyQueueUrls.map((url, i) =>
-      this.makeReplyPoller(url, this.replyConsumerOf(i)),
-    );
+    // As the stack wires a drained partition: the reply function with the partition's index and
+    // batch size, its queue URL from the configuration, its SQS client fanin's own.
+    const drainHandler = makeReplyDrainHandler(context, () => ({
+      sqs: this.sqs.fanin,
+      replyQueueUrls: this.provisioned.replyQueueUrls,
+      timeoutMs: this.topology.functionTimeoutSeconds * 1000,
+    }));
+    this.makeReplyConsumer = (partition) => {
+      const consumer = this.replyConsumerOf(partition);
+      const url = this.provisioned.replyQueueUrls[partition] ?? '';
+      const interval = consumer.drainIntervalSeconds ?? 0;
+      if (interval === 0) return poller('reply', url, makeReplyHandler(context), consumer);
+      return new QueueDrainer({
+        drain: this.trackDrain('reply', url, drainHandler),
+        partition,
+        batchSize: consumer.batchSize,
+        intervalMs: interval * 1000,
+      });
+    };
+    this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
     this.responders = new Responders(this.sqs.clients, this.targetUrl);
     this.collector = new OutputCollector(this.sqs.clients, [
       this.provisioned.queueUrls[QueueRole.COMPLETED],
@@ -229,24 +260,33 @@ export class Rig {
     return this.replyConsumerOf(0).maxBatchingWindowSeconds;
   }
 
-  /** The reply consumers' batching window and batch size now in force (partition 0's; the topology's unless changed). */
+  /** The reply consumers' setting now in force (partition 0's; the topology's unless changed). */
   public get replyBatching(): ReplyBatching {
     const consumer = this.replyConsumerOf(0);
-    return { windowSeconds: consumer.maxBatchingWindowSeconds, batchSize: consumer.batchSize };
+    return {
+      windowSeconds: consumer.maxBatchingWindowSeconds,
+      batchSize: consumer.batchSize,
+      drainIntervalSeconds: consumer.drainIntervalSeconds ?? 0,
+    };
   }
 
   /**
    * Replaces the reply consumers by those of the same topology described with
-   * `replyBatchingWindowSeconds: windowSeconds` and `replyBatchSize: batchSize` (every partition),
-   * as redeploying the event sources would (the topology validates the pair: above 10 replies a
-   * batch needs a window of at least 1 s). The queues stay; their visibility timeouts differ from a
-   * redeployed stack's by the window's difference, which nothing here waits on.
+   * `replyBatchingWindowSeconds: windowSeconds`, `replyBatchSize: batchSize` and
+   * `replyDrainIntervalSeconds: drainIntervalSeconds` (every partition), as a redeploy would: an
+   * event source per partition, or with an interval a drainer on it (the topology validates the
+   * setting: above 10 replies a batch needs a window of at least 1 s or a drain; a drain has no
+   * window and an interval of whole minutes). The queues stay; their visibility timeouts differ
+   * from a redeployed stack's by the window's difference, which nothing here waits on.
    */
   public async setReplyBatching(batching: ReplyBatching): Promise<void> {
-    const { windowSeconds, batchSize } = batching;
+    const { windowSeconds, batchSize, drainIntervalSeconds = 0 } = batching;
     if (
       this.replyConsumers.every(
-        (c) => c.maxBatchingWindowSeconds === windowSeconds && c.batchSize === batchSize,
+        (c) =>
+          c.maxBatchingWindowSeconds === windowSeconds &&
+          c.batchSize === batchSize &&
+          (c.drainIntervalSeconds ?? 0) === drainIntervalSeconds,
       )
     )
       return;
@@ -254,15 +294,16 @@ export class Rig {
       ...this.topologyOptions,
       replyBatchingWindowSeconds: windowSeconds,
       replyBatchSize: batchSize,
+      replyDrainIntervalSeconds: drainIntervalSeconds,
     });
     await this.idle();
+    // A drainer stops after the drain in flight; what it left on the queue goes to the next consumer.
     await Promise.all(this.pollers.replies.map((p) => p.stop()));
     this.retired.push(...this.pollers.replies);
     this.replyConsumers = described.replyConsumers;
-    this.pollers.replies = this.provisioned.replyQueueUrls.map((url, i) =>
-      this.makeReplyPoller(url, this.replyConsumerOf(i)),
-    );
-    for (const poller of this.pollers.replies) poller.start();
+    this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
+    // A drainer's first drain is one interval from now, as a new schedule's first run.
+    for (const consumer of this.pollers.replies) consumer.start();
   }
 
   /**
@@ -344,15 +385,20 @@ export class Rig {
 
   private noteReplySent(event: SQSEvent): void {
     for (const record of event.Records) {
-      const id = record.messageAttributes['fanin-aggregate-id']?.stringValue;
-      const sent = Number(record.attributes.SentTimestamp);
-      if (id === undefined || !Number.isFinite(sent)) continue;
-      const seen = this.replySent.get(id);
-      if (seen) {
-        seen.first = Math.min(seen.first, sent);
-        seen.last = Math.max(seen.last, sent);
-      } else this.replySent.set(id, { first: sent, last: sent });
+      this.noteSent(
+        record.messageAttributes['fanin-aggregate-id']?.stringValue,
+        Number(record.attributes.SentTimestamp),
+      );
     }
+  }
+
+  private noteSent(id: string | undefined, sent: number | undefined): void {
+    if (id === undefined || sent === undefined || !Number.isFinite(sent)) return;
+    const seen = this.replySent.get(id);
+    if (seen) {
+      seen.first = Math.min(seen.first, sent);
+      seen.last = Math.max(seen.last, sent);
+    } else this.replySent.set(id, { first: sent, last: sent });
   }
 
   private track(name: string, handler: (event: SQSEvent) => Promise<unknown>) {
@@ -364,6 +410,7 @@ export class Rig {
         event.Records.map((r) => r.messageAttributes['fanin-aggregate-id']?.stringValue ?? r.messageId),
       );
       this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
+      this.meter.add(`lambda.batches|${name}`);
       if (name === 'reply') this.noteReplySent(event);
       this.inFlight += 1;
       try {
@@ -374,12 +421,52 @@ export class Rig {
       }
     };
   }
+
+  /**
+   * A drain of `queueUrl` as {@link track} follows a poller's invocation: metered as the handler
+   * `name`'s (a drain that found nothing apart, as an idle long poll), busy for {@link idle}, and its
+   * batches (from its own receives and deletes, see `DrainBatches`) counted as an event source's
+   * invocations are: `lambda.batches` and the aggregates each spans, the replies' send times noted.
+   */
+  private trackDrain(
+    name: string,
+    queueUrl: string,
+    drain: (event: ReplyDrainEvent) => Promise<DrainReport>,
+  ): (event: ReplyDrainEvent) => Promise<DrainReport> {
+    const metered = this.meter.wrapDrain(name, drain);
+    return async (event) => {
+      this.inFlight += 1;
+      this.drainBatches.begin(queueUrl);
+      try {
+        return await metered(event);
+      } finally {
+        const batches = this.drainBatches.end(queueUrl);
+        for (const batch of batches) {
+          const aggregates = new Set(batch.map((m) => m.aggregateId ?? m.messageId));
+          this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
+          for (const message of batch) this.noteSent(message.aggregateId, message.sentAt);
+        }
+        this.meter.add(`lambda.batches|${name}`, batches.length);
+        this.inFlight -= 1;
+        this.lastInvocationEnd = performance.now();
+      }
+    };
+  }
 }
 
-/** A reply consumer's batching settings: Lambda's `MaximumBatchingWindowInSeconds` and `BatchSize`. */
+/** A reply partition's consumer: an event source's poller, or the drainer of a drained partition. */
+type ReplyConsumer = QueuePoller | QueueDrainer;
+
+/**
+ * A reply consumer's setting: Lambda's `MaximumBatchingWindowInSeconds` and `BatchSize` for an
+ * event source, or with `drainIntervalSeconds` a drain on that schedule (`replyDrainIntervalSeconds`,
+ * window 0) taking batches of `batchSize`.
+ */
 export interface ReplyBatching {
   readonly windowSeconds: number;
   readonly batchSize: number;
+  /** Drained every this many seconds instead of an event source; 0 or absent: an event source. */
+  readonly drainIntervalSeconds?: number;
 }
 
 /** Placeholder for the responders queue in a definition's `fanOut.target`. */
