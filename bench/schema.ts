@@ -39,8 +39,10 @@ export interface ScalePoint {
 export interface ArrivalFigures {
   readonly fan_out: number;
   readonly batching_window_seconds: number;
-  /** The reply consumers' batch size (the event source's `BatchSize`, topology option `replyBatchSize`). */
+  /** The reply consumers' batch size (the event source's `BatchSize`, or a drain's batch; topology option `replyBatchSize`). */
   readonly batch_size: number;
+  /** The reply partitions drained every this many seconds (`replyDrainIntervalSeconds`) instead of an event source; 0: an event source. */
+  readonly drain_interval_seconds: number;
   /** Null: as fast as the responders could send. */
   readonly offered_replies_per_second: number | null;
   readonly aggregates: number;
@@ -56,7 +58,11 @@ export interface ArrivalFigures {
   readonly sqs_calls: number;
   /** Producer, responders and result consumer. */
   readonly client_sqs_calls: number;
+  /** Reply function invocations per reply (a drain that found its queue empty is left out, as idle long polls are). */
   readonly reply_invocations: number;
+  /** Receives from the reply partitions that returned messages, per reply (an event source's or a drain's). */
+  readonly reply_receives: number;
+  /** Mean replies per batch: an event source's invocation, or one of a drain's batches. */
   readonly replies_per_batch: number;
   /** Mean replies of one aggregate in one reply batch: what a state protocol can share a write across. */
   readonly replies_per_aggregate_per_batch: number;
@@ -72,10 +78,12 @@ export interface ArrivalFigures {
   readonly outcomes: Readonly<Record<string, number>>;
 }
 
-/** One reply batching setting (window and batch size) at fan-out 10: its per-reply figures, all-in, as {@link ArrivalFigures} has them. */
+/** One reply batching setting (window and batch size, or a drain) at fan-out 10: its per-reply figures, all-in, as {@link ArrivalFigures} has them. */
 export interface BatchingComparison {
   readonly batching_window_seconds: number;
   readonly batch_size: number;
+  /** The reply partitions drained every this many seconds instead of an event source; 0: an event source. */
+  readonly drain_interval_seconds: number;
   readonly write_units_per_reply: number;
   /** End to end (fanin plus its clients' SQS calls). */
   readonly cost_per_million_aggregates_usd: number;
@@ -83,6 +91,8 @@ export interface BatchingComparison {
   readonly replies_per_batch: number;
   readonly replies_per_aggregate_per_batch: number;
   readonly reply_invocations_per_reply: number;
+  /** Receives from the reply partitions that returned messages (about one per reply when each returns one message, a tenth when each returns ten). */
+  readonly reply_receives_per_reply: number;
   /** fanin's handlers and its event source mappings, empty receives left out. */
   readonly sqs_calls_per_reply: number;
   readonly read_units_per_reply: number;
@@ -141,7 +151,7 @@ export interface ArrivalPatternResult {
   readonly batch_size: number;
   /** At the topology's batching setting, every fan-out. */
   readonly measured: readonly ArrivalFigures[];
-  /** Fan-out 10 at the other batching settings (window and batch size: `batch_size`). */
+  /** Fan-out 10 at the other batching settings (window and batch size: `batch_size`; or a drain: `drain_interval_seconds`). */
   readonly other_batching_windows: readonly ArrivalFigures[];
   /** Every reply batching setting measured with this pattern at fan-out 10, the topology's first. */
   readonly by_batching: readonly BatchingComparison[];

@@ -83,12 +83,14 @@ export function arrivalSection(r: Results): string[] {
   if (compared.length > 0) {
     const settingRow = (p: ArrivalPatternName, b: BatchingComparison) => [
       `\`${p}\``,
-      `${fmt(b.batching_window_seconds, 0)} s`,
+      drained(b) ? `drain every ${fmt(b.drain_interval_seconds, 0)} s` : 'event source',
+      drained(b) ? '—' : `${fmt(b.batching_window_seconds, 0)} s`,
       fmt(b.batch_size, 0),
       `${fmt(b.completion_latency_ms.p50, 0)} / ${fmt(b.completion_latency_ms.p99, 0)} ms`,
       `${fmt(b.reply_span_ms.p50, 0)} / ${fmt(b.reply_span_ms.p90, 0)} ms`,
       fmt(b.replies_per_batch, 2),
       fmt(b.replies_per_aggregate_per_batch, 2),
+      fmt(b.reply_receives_per_reply, 3),
       fmt(b.reply_invocations_per_reply, 3),
       fmt(b.sqs_calls_per_reply, 3),
       fmt(b.write_units_per_reply, 3),
@@ -99,17 +101,20 @@ export function arrivalSection(r: Results): string[] {
       '',
       `\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open until it holds \`replyBatchSize\` replies (\`BatchSize\`: ${s.default_batch_size} by default, above 10 only with a window of at least 1 s) or the window runs out. The replies of one aggregate that share a batch are recorded as one pack, compressed together, and larger batches take fewer receives, deletes and invocations per reply; the price is latency, since an aggregate's last reply waits for its batch's window to run out.${batchingFindings(r, compared)}`,
       '',
-      `Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first; "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must cover for them to share a batch${s.independent_reply_span_seconds === undefined ? '' : ` (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last: ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`}:`,
+      ...drainText(r, compared),
+      `Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first; "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must cover for them to share a batch${s.independent_reply_span_seconds === undefined ? '' : ` (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last: ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`}; "receives / reply" counts the receives from the reply partitions that returned messages (one per reply when each returns one message, a tenth when each returns ten); a drain's batch is one of its calls to the use case:`,
       '',
       ...table(
         [
           'pattern',
+          'consumer',
           'window',
           'batch size',
           'latency p50 / p99',
           'replies span',
           'replies per batch',
           'of one aggregate',
+          'receives / reply',
           'reply invocations / reply',
           'SQS calls / reply',
           'write units / reply',
@@ -118,9 +123,11 @@ export function arrivalSection(r: Results): string[] {
         compared.flatMap((p) => r.arrival[p].by_batching.map((b) => settingRow(p, b))),
       ),
       '',
-      "The rig changes the setting by describing the same topology again with `replyBatchingWindowSeconds` and `replyBatchSize` and replacing its reply pollers (`Rig.setReplyBatching`), as a redeploy would. Each partition's pollers (`replyConcurrency` of them) gather their batches side by side, as Lambda's do, so the replies of one aggregate can split between batches even within one window. On AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.",
+      `The rig changes the setting by describing the same topology again with \`replyBatchingWindowSeconds\`, \`replyBatchSize\`${anyDrained(r, compared) ? ' and `replyDrainIntervalSeconds`' : ''} and replacing its reply pollers (\`Rig.setReplyBatching\`), as a redeploy would. Each partition's pollers (\`replyConcurrency\` of them) gather their batches side by side, as Lambda's do, so the replies of one aggregate can split between batches even within one window. On AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.${anyDrained(r, compared) ? " A drained partition's pollers are replaced by a drainer (`QueueDrainer`, `local/drainer.ts`) that invokes the reply function's drain handler (`makeReplyDrainHandler`) every interval, the first one interval after the setting is made, as a new schedule's: the drain's receives and deletes are made with fanin's own SQS client and counted as the reply function's calls (`fanin:reply`), priced as fanin's SQS requests and in its Lambda duration, not as an event source's." : ''}`,
       '',
     );
+  } else if (r.quick) {
+    lines.push(...drainText(r, compared));
   }
   return lines;
 }
@@ -135,17 +142,85 @@ function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): 
     if (!base || others.length === 0) return [];
     const best = others.reduce((a, b) =>
       b.write_units_per_reply < a.write_units_per_reply ||
-      (b.write_units_per_reply === a.write_units_per_reply &&
-        b.batching_window_seconds < a.batching_window_seconds)
+      (b.write_units_per_reply === a.write_units_per_reply && settingWaitSeconds(b) < settingWaitSeconds(a))
         ? b
         : a,
     );
     const was = (pick: (b: BatchingComparison) => string) => `${pick(best)} (${pick(base)})`;
     return [
-      `\`${p}\` at ${fmt(best.batching_window_seconds, 0)} s and ${fmt(best.batch_size, 0)}: ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, ${was((b) => fmt(b.write_units_per_reply, 3))} write units, ${was((b) => fmt(b.reply_invocations_per_reply, 3))} reply invocations and ${was((b) => fmt(b.sqs_calls_per_reply, 3))} SQS calls per reply, ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates, latency p50 ${was((b) => `${fmt(b.completion_latency_ms.p50, 0)} ms`)}`,
+      `\`${p}\` ${drained(best) ? `drained every ${fmt(best.drain_interval_seconds, 0)} s in batches of ${fmt(best.batch_size, 0)}` : `at ${fmt(best.batching_window_seconds, 0)} s and ${fmt(best.batch_size, 0)}`}: ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, ${was((b) => fmt(b.write_units_per_reply, 3))} write units, ${was((b) => fmt(b.reply_invocations_per_reply, 3))} reply invocations and ${was((b) => fmt(b.sqs_calls_per_reply, 3))} SQS calls per reply, ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates, latency p50 ${was((b) => `${fmt(b.completion_latency_ms.p50, 0)} ms`)}`,
     ];
   });
   return findings.length === 0
     ? ''
     : ` Measured against the topology's setting (in brackets): ${findings.join('; ')}.`;
+}
+
+/** Messages per receive from the reply partitions under a setting (replies over the receives that returned any). */
+const perReceive = (b: BatchingComparison): number => 1 / Math.max(b.reply_receives_per_reply, 1e-9);
+
+/** True for a setting whose reply partitions were drained on a schedule rather than consumed by an event source. */
+export const drained = (b: Pick<BatchingComparison, 'drain_interval_seconds'>): boolean =>
+  (b.drain_interval_seconds ?? 0) > 0;
+
+/** The longest a reply waits for its consumer under a setting: its window, or its drain's interval. */
+const settingWaitSeconds = (b: BatchingComparison): number =>
+  drained(b) ? b.drain_interval_seconds : b.batching_window_seconds;
+
+/** A setting in words: `a 10 s window and batches of 1,000`, `replies drained every 60 s in batches of 1,000`. */
+export function settingText(b: BatchingComparison): string {
+  return drained(b)
+    ? `replies drained every ${fmt(b.drain_interval_seconds, 0)} s in batches of ${fmt(b.batch_size, 0)}`
+    : `a ${fmt(b.batching_window_seconds, 0)} s window and batches of ${fmt(b.batch_size, 0)}`;
+}
+
+function anyDrained(r: Results, patterns: readonly ArrivalPatternName[]): boolean {
+  return patterns.some((p) => r.arrival[p].by_batching.some(drained));
+}
+
+/**
+ * The drained rows in words, from their figures: what a drain receives and packs against the
+ * event sources, and what it costs in latency; or, when no setting was drained (the quick run),
+ * where they are.
+ */
+function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[] {
+  if (!anyDrained(r, patterns)) {
+    return r.quick
+      ? [
+          "Reply partitions drained on a schedule (`replyDrainIntervalSeconds`) are compared in the full run only: the schedule's interval is at least a minute and the rig waits for it for real, so each drained phase lasts about a minute, more than the quick run's budget holds.",
+          '',
+        ]
+      : [];
+  }
+  const partitions = r.cost.fixed_monthly.reply_partitions;
+  const findings = patterns.flatMap((p) => {
+    const rows = r.arrival[p].by_batching;
+    const drain = rows.find(drained);
+    const base = rows[0];
+    if (!drain || !base) return [];
+    const sources = rows.filter((b) => !drained(b));
+    const cheapest = sources.reduce((a, b) =>
+      b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
+    );
+    const phase = r.arrival[p].other_batching_windows.find(
+      (f) => f.fan_out === 10 && f.drain_interval_seconds === drain.drain_interval_seconds,
+    );
+    const drains = phase ? Math.round(drain.reply_invocations_per_reply * phase.replies) : undefined;
+    const batches = phase ? Math.round(phase.replies / Math.max(drain.replies_per_batch, 1e-9)) : undefined;
+    return [
+      `\`${p}\`: ${fmt(perReceive(drain), 1)} messages per receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch (${fmt(base.replies_per_aggregate_per_batch, 2)} and ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)} (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}), **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)}); latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99 ${fmt(drain.completion_latency_ms.p99 / 1000, 1)} s${drains !== undefined && batches !== undefined && phase ? ` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in ${fmt(batches, 0)} batches)` : ''}`,
+    ];
+  });
+  const interval =
+    patterns.flatMap((p) => r.arrival[p].by_batching.filter(drained))[0]?.drain_interval_seconds ?? 0;
+  const s = r.arrival_setup;
+  const independent = r.arrival.independent?.other_batching_windows.find(
+    (f) => f.fan_out === 10 && f.drain_interval_seconds > 0,
+  );
+  return [
+    `**Drained every ${fmt(interval, 0)} s** (\`replyDrainIntervalSeconds\`): a partition has no event source; every interval one invocation of the reply function receives its backlog, ten messages a receive, records it in batches of \`replyBatchSize\` (1,000 by default for a drained partition) through the same use case, deletes it, and stops at the first receive that finds nothing. An event source's long poll returns as soon as one message is there, so at a rate its pollers keep up with it receives about one message per call whatever the batch size; a drain receives up to ten from a backlog, and one invocation takes the whole backlog, so the replies of an aggregate that arrived within one interval share a batch and a pack. Measured: ${findings.join('; ')}.`,
+    '',
+    `The price is latency: a reply waits for the next drain, up to the interval (plus the drain's own time), so the p50 above is what this run's timing gave, not a property of the setting. Each drained phase begins just after a drain (the first just after the schedule started) and its replies go out within the interval's first part${independent ? ` (\`independent\`'s ${fmt(independent.replies, 0)} replies at ${fmt(s.offered_replies_per_second, 0)} replies/s take about ${fmt(independent.replies / s.offered_replies_per_second, 0)} s)` : ''}, so most of them wait most of the interval; on a steady stream an aggregate's last reply waits anywhere from nothing to the whole interval. For the same reason no aggregate here had its replies on both sides of a drain: on a steady stream the aggregates in flight when a drain comes (and, with more than a batch per partition and interval, when a batch fills) split between two packs. Every drain ends with one receive that finds the queue empty, and a drain of an idle partition is only that: one receive and one invocation (of about a second, the long poll) per partition and interval whatever the load (${fmt(partitions, 0)} partitions here), left out of the per-reply figures as the event sources' idle long polls are.`,
+    '',
+  ];
 }

@@ -1,4 +1,5 @@
 import type { Results } from '../schema.ts';
+import { drained, settingText } from './arrival.ts';
 import { fmt, table, usd } from './format.ts';
 import { timerVariantsText } from './timers.ts';
 
@@ -78,7 +79,7 @@ function expressSection(r: Results): string[] {
   const breakEven = e.cheaper_than_fanin_below_seconds;
   const floor = r.cost.reply_floor_per_million;
   return [
-    `**The floor of any design.** Whatever the state protocol, each of an aggregate's ten replies is one SQS message its responder sends, that a Lambda event source receives and deletes in a batch, and that DynamoDB makes durable before it is acknowledged. Those alone, and nothing else (no read, no Lambda duration, no request, fan-out, completion or result), cost ${usd(floor.one_reply_per_batch)} per million aggregates when each batch holds one reply and each reply is its own 1 KB write unit — as when replies arrive independently at a rate the consumers keep up with, with no batching window — and ${usd(floor.ten_replies_per_batch)} when batches hold ten.${floor.packed_one_message_per_receive !== undefined && floor.packed_full_receives !== undefined && floor.packed_write_units_per_reply !== undefined ? ` When a window gathers an aggregate's ten replies into one batch and one pack (${fmt(floor.packed_write_units_per_reply, 2)} write units per reply as fanin stores ten kilobyte replies together), the floor is ${usd(floor.packed_one_message_per_receive)} while each receive returns one message — a long poll returns as soon as one is there, so at low arrival rates there is a receive per reply whatever the batch size — and ${usd(floor.packed_full_receives)} when every receive returns ten (a load high enough to fill them).` : ''} (\`bench/cost.ts\`, \`replyFloorPerMillion\`.) fanin's figures above are such a floor plus the aggregate's own work (its header, \`due\` entry, seal and close, its fan-out and result, its reads).`,
+    `**The floor of any design.** Whatever the state protocol, each of an aggregate's ten replies is one SQS message its responder sends, that a Lambda event source receives and deletes in a batch, and that DynamoDB makes durable before it is acknowledged. Those alone, and nothing else (no read, no Lambda duration, no request, fan-out, completion or result), cost ${usd(floor.one_reply_per_batch)} per million aggregates when each batch holds one reply and each reply is its own 1 KB write unit — as when replies arrive independently at a rate the consumers keep up with, with no batching window — and ${usd(floor.ten_replies_per_batch)} when batches hold ten.${floor.packed_one_message_per_receive !== undefined && floor.packed_full_receives !== undefined && floor.packed_write_units_per_reply !== undefined ? ` When a window gathers an aggregate's ten replies into one batch and one pack (${fmt(floor.packed_write_units_per_reply, 2)} write units per reply as fanin stores ten kilobyte replies together), the floor is ${usd(floor.packed_one_message_per_receive)} while each receive returns one message — a long poll returns as soon as one is there, so at low arrival rates there is a receive per reply whatever the batch size — and ${usd(floor.packed_full_receives)} when every receive returns ten (a load high enough to fill them).` : ''} (\`bench/cost.ts\`, \`replyFloorPerMillion\`.) fanin's figures above are such a floor plus the aggregate's own work (its header, \`due\` entry, seal and close, its fan-out and result, its reads).${drainFloorText(r)}`,
     '',
     `**When Step Functions Express is cheaper.** Express bills $1.00 per million executions plus its duration (rounded up to 100 ms) at 64 MB, not state transitions, but runs at most five minutes and has no callback tokens: responders must answer synchronously (a Lambda or HTTP task in the Map). Then one aggregate is one execution as long as its slowest responder, plus the result's FIFO send: ${e.per_million_by_answer_seconds.map((x) => `${usd(x.per_million_usd)} per million at ${fmt(x.seconds, 1)} s`).join(', ')}. ${breakEven > 0 ? `Against fanin's ${usd(r.cost_per_million_aggregates_usd)} (replies ${r.headline_pattern}), **Express is the cheaper pick whenever responders are synchronous and the slowest answers within ${fmt(breakEven, 1)} s**` : 'Express is cheaper than fanin at any answer time up to its five-minute limit'}; fanin is the pick when responders are asynchronous (queues, other teams' services, humans), take longer than five minutes, or when the aggregation needs fanin's completion strategies, late-reply routing or partitions.`,
     '',
@@ -105,4 +106,21 @@ function fixedSection(r: Results): string[] {
     `${agree} The per-aggregate figures above leave these out (the empty receives of idle polling are excluded from every per-reply count); at a million aggregates a month they add ${usd(f.total_usd)} to the bill.`,
     '',
   ];
+}
+
+/**
+ * Whether a drain reached full receives where an event source did not, at the same offered rate
+ * (the headline pattern's rows of "Batching window"): a sentence when the figures show it, else nothing.
+ */
+function drainFloorText(r: Results): string {
+  const floor = r.cost.reply_floor_per_million.packed_full_receives;
+  const rows = r.arrival[r.headline_pattern].by_batching;
+  const base = rows[0];
+  const drain = rows.find(drained);
+  if (floor === undefined || !base || !drain || drained(base)) return '';
+  const perReceive = (receivesPerReply: number) => 1 / Math.max(receivesPerReply, 1e-9);
+  // Full receives: about ten messages each for the drain, about one for the event source.
+  if (perReceive(drain.reply_receives_per_reply) < 8 || perReceive(base.reply_receives_per_reply) > 2)
+    return '';
+  return ` Measured with replies ${r.headline_pattern} at ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s, where the topology's event source received ${fmt(perReceive(base.reply_receives_per_reply), 1)} messages per receive from the reply partitions, ${settingText(drain)} received ${fmt(perReceive(drain.reply_receives_per_reply), 1)} per receive with ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch: a drain is how the full-receive floor becomes reachable at any load, not only at a load that fills the receives, at the price of latency (p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s here; see "Batching window"). fanin drained measured ${usd(drain.cost_per_million_aggregates_usd)} per million aggregates end to end: that floor plus the aggregate's own work and the drain's Lambda duration.`;
 }

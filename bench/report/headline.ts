@@ -1,4 +1,5 @@
 import type { Results } from '../schema.ts';
+import { settingText } from './arrival.ts';
 import { byFanOut, fmt, table, usd } from './format.ts';
 
 /** The title, the run's provenance, how to read the figures, and how to reproduce them. */
@@ -41,7 +42,7 @@ export function headlineSection(r: Results): string[] {
         [
           'cost per million aggregates',
           usd(r.cost_per_million_aggregates_usd),
-          `fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls, the deadline timer's firing included${c.fanin_total_per_million_timers_paced === undefined ? '' : ` as it fires when requests are sent in batches of ten, as here (with the firing of requests paced one at a time instead: ${usd(c.fanin_total_per_million_timers_paced)})`}; details below. Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)} (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.`,
+          `fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls, the deadline timer's firing included${c.fanin_total_per_million_timers_paced === undefined ? '' : ` as it fires when requests are sent in batches of ten, as here (with the firing of requests paced one at a time instead: ${usd(c.fanin_total_per_million_timers_paced)})`}; details below.${cheapestText(r)} Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)} (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.`,
         ],
         [
           'write units per reply',
@@ -83,4 +84,15 @@ export function headlineSection(r: Results): string[] {
     ),
     '',
   ];
+}
+
+/** The cheapest reply consumer setting measured with the headline's pattern, if cheaper than the topology's: a sentence. */
+function cheapestText(r: Results): string {
+  const [base, ...others] = r.arrival[r.headline_pattern].by_batching;
+  if (!base || others.length === 0) return '';
+  const cheapest = others.reduce((a, b) =>
+    b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
+  );
+  if (cheapest.cost_per_million_aggregates_usd >= base.cost_per_million_aggregates_usd) return '';
+  return ` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(cheapest)}, ${usd(cheapest.cost_per_million_aggregates_usd)} (latency p50 ${fmt(cheapest.completion_latency_ms.p50 / 1000, 1)} s; see "Batching window").`;
 }

@@ -36,16 +36,18 @@ export async function runArrivals(
   ];
   for (const setting of settings) {
     await rig.setReplyBatching(setting);
-    const { windowSeconds: window, batchSize } = setting;
+    const { windowSeconds: window, batchSize, drainIntervalSeconds: drain = 0 } = setting;
     const atDefault = sameBatching(setting, defaultBatching);
     for (const pattern of setting.patterns) {
       log(
-        `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s${pattern === 'independent' && window > 0 && window < span ? ` (the window is shorter than the ${span.toFixed(1)} s an aggregate's replies span)` : ''}`,
+        drain > 0
+          ? `arrival ${pattern}, reply partitions drained every ${drain} s in batches of ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s (an aggregate completes at the first drain after its last reply)`
+          : `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s${pattern === 'independent' && window > 0 && window < span ? ` (the window is shorter than the ${span.toFixed(1)} s an aggregate's replies span)` : ''}`,
       );
       const phase = await runArrival(rig, {
         pattern,
         definition: 'bench-collect',
-        idPrefix: `${pattern.slice(0, 3)}w${window}${atDefault ? '' : `b${batchSize}`}`,
+        idPrefix: `${pattern.slice(0, 3)}${drain > 0 ? `d${drain}` : `w${window}`}${atDefault ? '' : `b${batchSize}`}`,
         aggregates: arrivalAggregates,
         fanOut: 10,
         body: Bodies.kilobyte,
@@ -91,11 +93,22 @@ export function independentSpanSeconds(aggregates: number, repliesPerSecond: num
 }
 
 function sameBatching(a: ReplyBatching, b: ReplyBatching): boolean {
-  return a.windowSeconds === b.windowSeconds && a.batchSize === b.batchSize;
+  return (
+    a.windowSeconds === b.windowSeconds &&
+    a.batchSize === b.batchSize &&
+    (a.drainIntervalSeconds ?? 0) === (b.drainIntervalSeconds ?? 0)
+  );
 }
 
 function atBatching(phase: ArrivalPhaseResult, batching: ReplyBatching): boolean {
-  return sameBatching({ windowSeconds: phase.batchingWindowSeconds, batchSize: phase.batchSize }, batching);
+  return sameBatching(
+    {
+      windowSeconds: phase.batchingWindowSeconds,
+      batchSize: phase.batchSize,
+      drainIntervalSeconds: phase.drainIntervalSeconds,
+    },
+    batching,
+  );
 }
 
 const fmtMs = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
@@ -139,13 +152,19 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
   const allIn = (metric: string, keep: (who: string, detail: string) => boolean) =>
     (total(c, metric, keep) + timerShare(metric, keep)) / replies;
   const { fanin: faninBill, clients: clientBill } = bills(phase, timers, prices);
+  // A poller's invocation is one batch; a drain's may be several (`lambda.batches`). A drain that
+  // found its queue empty is not an invocation here (`lambda.idle_invocations`: the schedule idling).
   const invocations = total(c, 'lambda.invocations', (who) => who === 'reply');
+  const batches = total(c, 'lambda.batches', (who) => who === 'reply');
   const records = total(c, 'lambda.records', (who) => who === 'reply');
   const groups = total(c, 'lambda.aggregates', (who) => who === 'reply');
+  // Receives from the reply partitions that returned messages, by an event source or a drain.
+  const replyReceives = total(c, 'sqs.calls', (who, d) => faninSide(who) && d === 'ReceiveMessage|reply');
   return {
     fan_out: replies / aggregates,
     batching_window_seconds: phase.batchingWindowSeconds,
     batch_size: phase.batchSize,
+    drain_interval_seconds: phase.drainIntervalSeconds,
     offered_replies_per_second: Number.isFinite(phase.offeredRepliesPerSecond)
       ? round(phase.offeredRepliesPerSecond, 1)
       : null,
@@ -166,7 +185,8 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
     ),
     client_sqs_calls: round(total(c, 'sqs.calls', (who, d) => who === 'clients' && notEmpty(d)) / replies, 3),
     reply_invocations: round(invocations / replies, 3),
-    replies_per_batch: round(records / Math.max(1, invocations), 2),
+    reply_receives: round(replyReceives / replies, 3),
+    replies_per_batch: round(records / Math.max(1, batches), 2),
     replies_per_aggregate_per_batch: round(records / Math.max(1, groups), 2),
     cost_per_million_aggregates_usd: round(faninBill.total + clientBill.total, 2),
     fanin_only_per_million_usd: round(faninBill.total, 2),
@@ -191,12 +211,14 @@ function batchingComparison(f: ArrivalFigures): BatchingComparison {
   return {
     batching_window_seconds: f.batching_window_seconds,
     batch_size: f.batch_size,
+    drain_interval_seconds: f.drain_interval_seconds,
     write_units_per_reply: f.write_units,
     cost_per_million_aggregates_usd: f.cost_per_million_aggregates_usd,
     completion_latency_ms: f.completion_latency_ms,
     replies_per_batch: f.replies_per_batch,
     replies_per_aggregate_per_batch: f.replies_per_aggregate_per_batch,
     reply_invocations_per_reply: f.reply_invocations,
+    reply_receives_per_reply: f.reply_receives,
     sqs_calls_per_reply: f.sqs_calls,
     read_units_per_reply: f.read_units,
     reply_span_ms: f.reply_span_ms,

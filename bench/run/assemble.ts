@@ -85,6 +85,7 @@ export function assemble(input: Measured): Results {
       p.pattern === HEADLINE_PATTERN &&
       p.batchingWindowSeconds === input.defaultBatching.windowSeconds &&
       p.batchSize === input.defaultBatching.batchSize &&
+      p.drainIntervalSeconds === (input.defaultBatching.drainIntervalSeconds ?? 0) &&
       p.replies / p.aggregates === 10,
   );
   if (!headline) throw new Error('no headline arrival phase');
