@@ -185,35 +185,34 @@ describe('a reply partition drained on a schedule', () => {
     fanin.expectExactlyOneTerminalOutput('drain-failing');
   });
 
-  // A Lambda context whose clock runs out: 1,000 ms at the start, 400 ms after the first receives.
-  it.each([
-    {
-      // mutant killed: a drain that ignores the time left and runs into the timeout
-      behaviour:
-        'starts no new batch once half its invocation’s time is spent, and leaves the rest for the next',
-      aggregateId: 'drain-slow',
-      batchSize: 10,
-    },
-    {
-      // mutant killed: a drain that receives until its batch is full whatever the time, which on
-      // AWS runs a large batch into the timeout and leaves it to come back until dead-lettered
-      behaviour: 'stops growing a batch once half its time is spent, and records what it received',
-      aggregateId: 'drain-gather',
-      batchSize: 1000,
-    },
-  ])('$behaviour', async ({ aggregateId, batchSize }) => {
+  /**
+   * Drains with a Lambda context whose clock runs out (1,000 ms at the start, 400 ms after the
+   * first receive of ten): one receive's ten are recorded and deleted, the other twenty are left
+   * for the next drain, which completes the aggregate.
+   */
+  const drainsOneReceiveWithinTime = async (aggregateId: string, batchSize: number) => {
     await sendIndependently([aggregateId], 30);
     const remaining = [1000, 900, 400];
     const invocation = { getRemainingTimeInMillis: () => remaining.shift() ?? 0 };
 
-    // Act
     const report = await drain(event(batchSize), invocation);
 
-    // Assess: one receive's ten recorded and deleted, the other twenty left for the next drain
     expect(report).toMatchObject({ batches: 1, received: 10, emptied: false });
     expect(await queueDepth()).toBe(20);
     expect(await drain(event())).toMatchObject({ received: 20, emptied: true });
     fanin.expectExactlyOneTerminalOutput(aggregateId);
+  };
+
+  it('starts no new batch once half its invocation’s time is spent, and leaves the rest for the next', async () => {
+    // Batches of ten (mutant killed: a drain that ignores the time left and runs into the timeout)
+    await drainsOneReceiveWithinTime('drain-slow', 10);
+  });
+
+  it('stops growing a batch once half its time is spent, and records what it received', async () => {
+    // A batch size far above what arrived (mutant killed: a drain that receives until its batch is
+    // full whatever the time, which on AWS runs a large batch into the timeout and leaves it to
+    // come back until dead-lettered)
+    await drainsOneReceiveWithinTime('drain-gather', 1000);
   });
 
   it.each([
