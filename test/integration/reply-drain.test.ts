@@ -8,6 +8,7 @@ import { type DrainReport, makeReplyDrainHandler, type ReplyDrainEvent } from '.
 import { startConsumers } from '../../local/consumers.ts';
 import { QueueDrainer } from '../../local/drainer.ts';
 import { QueuePoller } from '../../local/poller.ts';
+import type { CallMatcher } from '../support/aws-probe.ts';
 import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
@@ -117,19 +118,31 @@ describe('a reply partition drained on a schedule', () => {
     expect(await queueDepth()).toBe(0);
   });
 
-  it('loses no reply when it dies while recording: the batch comes back and completes the aggregate', async () => {
-    // Prepare: the drain dies at its first write to the aggregate (mutant killed: a drain that
-    // deletes a batch before recording it, which loses the ten replies here)
-    await sendIndependently(['drain-crash-write']);
+  /**
+   * Opens `aggregateId` and sends its ten replies, drains once with a crash armed at `crash`, makes
+   * the messages that drain held visible again (their visibility timeout, run out), then drains
+   * again without it.
+   */
+  const drainAcrossACrash = async (aggregateId: string, crash: CallMatcher) => {
+    await sendIndependently([aggregateId]);
     const since = fanin.probe.now;
-    fanin.probe.crashAt({ name: 'DynamoDB.PutItem', touches: 'drain-crash-write' }, 'before');
-
-    // Act
+    fanin.probe.crashAt(crash, 'before');
     const first = await drain(event());
     const held = receivedHandles(since);
     fanin.probe.disarm();
+    const itemsBetween = await replyItems(aggregateId);
     await expireHeld(held);
     const second = await drain(event());
+    return { since, first, second, itemsBetween };
+  };
+
+  it('loses no reply when it dies while recording: the batch comes back and completes the aggregate', async () => {
+    // Act: the drain dies at its first write to the aggregate (mutant killed: a drain that
+    // deletes a batch before recording it, which loses the ten replies here)
+    const { since, first, second } = await drainAcrossACrash('drain-crash-write', {
+      name: 'DynamoDB.PutItem',
+      touches: 'drain-crash-write',
+    });
 
     // Assess: the crash failed the aggregate's replies, which stayed on the queue; the next drain
     // took them (a second receive each) and completed the aggregate once
@@ -141,22 +154,16 @@ describe('a reply partition drained on a schedule', () => {
   });
 
   it('records nothing twice and emits no second result when its delete fails after recording', async () => {
-    await sendIndependently(['drain-crash-delete']);
-    const since = fanin.probe.now;
-    fanin.probe.crashAt({ name: 'SQS.DeleteMessageBatch', queueRole: 'reply' }, 'before');
-
     // Act: the first drain records and completes, then its delete dies; its batch comes back
-    const first = await drain(event());
-    expect(first).toMatchObject({ received: 10, failed: 0, undeleted: 10 });
-    const held = receivedHandles(since);
-    fanin.probe.disarm();
-    const itemsAfterFirst = await replyItems('drain-crash-delete');
-    await expireHeld(held);
-    const second = await drain(event());
+    const { first, second, itemsBetween } = await drainAcrossACrash('drain-crash-delete', {
+      name: 'SQS.DeleteMessageBatch',
+      queueRole: 'reply',
+    });
 
     // Assess: the redelivered ten are recognised (no new item), the result was published once
+    expect(first).toMatchObject({ received: 10, failed: 0, undeleted: 10 });
     expect(second).toMatchObject({ received: 10, failed: 0 });
-    expect(await replyItems('drain-crash-delete')).toEqual(itemsAfterFirst);
+    expect(await replyItems('drain-crash-delete')).toEqual(itemsBetween);
     expect(fanin.publications('drain-crash-delete').filter((p) => p.channel === 'completed')).toHaveLength(1);
     expect(await queueDepth()).toBe(0);
   });
