@@ -86,8 +86,9 @@ async function check(mutant: Mutant): Promise<Verdict> {
       original.replace(mutant.search, () => mutant.replace),
     );
     const { code, output } = await run(testArgs(mutant.test));
-    // A test file that finds no test (a stale -t filter) exits 1 too: that is not a kill.
-    if (/No test files found|No test found/.test(output)) {
+    // A test file that finds no test (a stale -t filter) exits 1 too: that is not a kill. A
+    // filter that skips every test of the file (vitest exits 0) is not a survival either.
+    if (/No test files found|No test found/.test(output) || ranNothing(output)) {
       console.log(`  the test "${mutant.test}" matched nothing`);
       return 'not applicable';
     }
@@ -95,6 +96,14 @@ async function check(mutant: Mutant): Promise<Verdict> {
   } finally {
     restore();
   }
+}
+
+/** True when vitest's summary counts only skipped tests: the `-t` filter matched none. */
+function ranNothing(output: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its summary
+  const plain = output.replace(/\u001b\[[0-9;]*m/g, '');
+  const summary = plain.split('\n').find((line) => /^\s*Tests\s/.test(line));
+  return summary !== undefined && /skipped/.test(summary) && !/passed|failed/.test(summary);
 }
 
 const results: { name: string; verdict: Verdict }[] = [];
