@@ -92,6 +92,9 @@ export function createHandlers(
       ...reserved('reply'),
       handler: HandlerName.REPLY,
       description: 'fanin: records replies once, completes aggregates',
+      // Invoked asynchronously only by a drain schedule (event sources invoke it synchronously):
+      // the next interval is the retry; a retried drain would only race it.
+      retryAttempts: 0,
     }),
     timer: new FaninFunction(scope, 'Timer', {
       ...common,

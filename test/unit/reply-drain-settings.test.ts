@@ -70,6 +70,11 @@ describe('reply drain interval', () => {
       (rules[0]?.Properties as { Targets?: { Input: string; Arn: unknown }[] } | undefined)?.Targets ?? [];
     expect(JSON.parse(targets[0]?.Input ?? '{}')).toEqual({ drain: { partition: 1, batchSize: 1000 } });
     expect(JSON.stringify(targets[0]?.Arn)).toContain('Reply');
+    // A failed drain is not retried by Lambda's asynchronous invocation: the next interval is the retry
+    const replyInvokeConfigs = Object.values(template.findResources('AWS::Lambda::EventInvokeConfig'))
+      .map((r) => r.Properties as { FunctionName?: unknown; MaximumRetryAttempts?: number })
+      .filter((p) => JSON.stringify(p.FunctionName).includes('Reply'));
+    expect(replyInvokeConfigs.map((p) => p.MaximumRetryAttempts)).toEqual([0]);
     // The reply function may receive and delete on the drained queue (no event source grants it)
     const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
       (p) =>
