@@ -213,7 +213,20 @@ export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<Fanin
 export interface ArrivalWorkload extends Omit<FaninWorkload, 'requestsPerSecond'> {
   readonly release: Omit<ReleasePlan, 'ids' | 'pattern'>;
   readonly pattern: ArrivalPattern;
+  /**
+   * With the reply partitions drained: hold the replies until half their sending time before the
+   * drainers' next drain, so that the drain comes in the middle of the sending (see
+   * {@link DrainPhase}). Otherwise the replies go out as soon as every sub-request is held.
+   */
+  readonly straddleDrain?: boolean;
 }
+
+/**
+ * How a drained phase's sending lies against the drains: `aligned`, it starts just after a drain
+ * (or the schedule's start) and ends well within the interval, so every aggregate's replies are
+ * taken by one drain (the best case for packing); `straddled`, a drain comes in the middle of it.
+ */
+export type DrainPhase = 'aligned' | 'straddled';
 
 /** What one arrival phase measured. */
 export interface ArrivalPhaseResult extends FaninPhaseResult {
@@ -224,6 +237,16 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
   readonly batchSize: number;
   /** The reply partitions' drain interval during the phase (s); 0: event sources. */
   readonly drainIntervalSeconds: number;
+  /** With drained partitions, how the sending lay against the drains; undefined with event sources. */
+  readonly drainPhase: DrainPhase | undefined;
+  /** Drains (one per partition and interval) that started while the replies were being sent. */
+  readonly drainsDuringSending: number;
+  /** With drained partitions, how many aggregates had their replies taken by more than one drain. */
+  readonly aggregatesSplitAcrossDrains: number | undefined;
+  /** From the first reply released to the last sent (ms). */
+  readonly sendingMs: number;
+  /** From the first reply released to the first drain that started while they were sent (ms); undefined if none did. */
+  readonly firstDrainAfterReleaseMs: number | undefined;
   /** Per aggregate, its first reply's send to its last's, as the reply consumer received them (ms). */
   readonly replySpansMs: readonly number[];
   /** Replies per second offered by the responders (`Infinity`: as fast as they could send). */
@@ -254,11 +277,16 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   const started = performance.now();
   rig.responders.holding = true;
   let released: number;
+  let sendingEnded: number;
   try {
     await rig.sendRequests(requests);
     await rig.responders.waitHeld(ids.length * workload.fanOut, workload.timeoutMs);
+    if (workload.straddleDrain) {
+      await untilStraddling(rig, (ids.length * workload.fanOut * 1000) / workload.release.repliesPerSecond);
+    }
     released = performance.now();
     await rig.responders.release({ ...workload.release, ids, pattern: workload.pattern });
+    sendingEnded = performance.now();
   } finally {
     rig.responders.holding = false;
   }
@@ -274,11 +302,19 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
     if (result) outcomes[result.type] = (outcomes[result.type] ?? 0) + 1;
     if (result && sent !== undefined) latenciesMs.push(result.at - sent);
   }
+  const drainIntervalSeconds = rig.replyBatching.drainIntervalSeconds ?? 0;
+  const drainsDuringSending = rig.drainStartsBetween(released, sendingEnded);
+  const firstDrain = drainsDuringSending[0];
   return {
     pattern: workload.pattern,
     batchingWindowSeconds: rig.replyBatchingWindowSeconds,
     batchSize: rig.replyBatching.batchSize,
-    drainIntervalSeconds: rig.replyBatching.drainIntervalSeconds ?? 0,
+    drainIntervalSeconds,
+    drainPhase: drainIntervalSeconds > 0 ? (workload.straddleDrain ? 'straddled' : 'aligned') : undefined,
+    drainsDuringSending: drainsDuringSending.length,
+    aggregatesSplitAcrossDrains: drainIntervalSeconds > 0 ? rig.aggregatesSplitAcrossDrains(ids) : undefined,
+    sendingMs: sendingEnded - released,
+    firstDrainAfterReleaseMs: firstDrain === undefined ? undefined : firstDrain - released,
     replySpansMs: rig.replySpansMs(ids),
     offeredRepliesPerSecond: workload.release.repliesPerSecond,
     aggregates: ids.length,
@@ -289,6 +325,18 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
     outcomes,
     counters,
   };
+}
+
+/**
+ * Waits until half of `sendingMs` before the drainers' next drain that is at least that far off,
+ * so that a sending of that length started then has the drain in its middle.
+ */
+async function untilStraddling(rig: Rig, sendingMs: number): Promise<void> {
+  if (!Number.isFinite(sendingMs)) throw new Error('a straddled phase needs a paced release');
+  const lead = sendingMs / 2;
+  const drain = rig.nextDrainAt(performance.now() + lead);
+  if (drain === undefined) throw new Error('a straddled phase needs drained reply partitions');
+  await sleep(drain - lead - performance.now());
 }
 
 /** The raw store capacity over one window: its mean and the rate in each second of it. */

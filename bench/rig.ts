@@ -77,6 +77,17 @@ export class Rig {
    * how far apart an aggregate's replies arrived, against the batching window (see {@link replySpansMs}).
    */
   private readonly replySent = new Map<string, { first: number; last: number }>();
+  /** Per aggregate, the drains (numbered from 1 in the order they started) whose batches held its replies. */
+  private readonly drainsOf = new Map<string, Set<number>>();
+  /** Drains started so far, so each has a number. */
+  private drainsStarted = 0;
+  /** When each drain started (`performance.now()`), in order. */
+  private readonly drainStarts: number[] = [];
+  /**
+   * When the drainers in force were started (`performance.now()`), and their interval (ms): each
+   * drains one interval after its start and every interval after that (`QueueDrainer.start`).
+   */
+  private drainSchedule: { readonly startedAt: number; readonly intervalMs: number } | undefined;
   /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatching}). */
   private replyConsumers: readonly ConsumerSpec[];
   private readonly makeReplyConsumer: (partition: number) => ReplyConsumer;
@@ -250,7 +261,7 @@ export class Rig {
   /** Starts the fan-out and reply consumers, the responders and the output collector. */
   public start(): void {
     this.pollers.ingress.start();
-    for (const poller of this.pollers.replies) poller.start();
+    this.startReplyConsumers();
     this.responders.start();
     this.collector.start();
   }
@@ -303,7 +314,30 @@ export class Rig {
     this.replyConsumers = described.replyConsumers;
     this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
     // A drainer's first drain is one interval from now, as a new schedule's first run.
-    for (const consumer of this.pollers.replies) consumer.start();
+    this.startReplyConsumers();
+  }
+
+  /**
+   * When the drainers in force will next drain after `after` (`performance.now()` time): their
+   * start plus a whole number of intervals, as `QueueDrainer` schedules them (Node's repeating
+   * timer may run a few milliseconds late per interval). Undefined when the reply partitions are
+   * not drained.
+   */
+  public nextDrainAt(after = performance.now()): number | undefined {
+    const schedule = this.drainSchedule;
+    if (!schedule) return undefined;
+    const intervals = Math.max(0, Math.floor((after - schedule.startedAt) / schedule.intervalMs)) + 1;
+    return schedule.startedAt + intervals * schedule.intervalMs;
+  }
+
+  /** When the drains that started from `from` to `to` did (`performance.now()` times; one per partition and interval). */
+  public drainStartsBetween(from: number, to: number): number[] {
+    return this.drainStarts.filter((t) => t >= from && t <= to);
+  }
+
+  /** How many of `aggregateIds` had their replies taken by more than one drain (their packs split at a drain). */
+  public aggregatesSplitAcrossDrains(aggregateIds: readonly string[]): number {
+    return aggregateIds.filter((id) => (this.drainsOf.get(id)?.size ?? 0) > 1).length;
   }
 
   /**
@@ -316,6 +350,15 @@ export class Rig {
       const sent = this.replySent.get(id);
       return sent ? [sent.last - sent.first] : [];
     });
+  }
+
+  /** Starts the reply consumers in force, noting when a drain schedule starts (see {@link nextDrainAt}). */
+  private startReplyConsumers(): void {
+    for (const consumer of this.pollers.replies) consumer.start();
+    // Every partition takes the same setting here (`setReplyBatching`): partition 0's interval is theirs.
+    const interval = this.replyConsumerOf(0).drainIntervalSeconds ?? 0;
+    this.drainSchedule =
+      interval > 0 ? { startedAt: performance.now(), intervalMs: interval * 1000 } : undefined;
   }
 
   private replyConsumerOf(partition: number): ConsumerSpec {
@@ -401,6 +444,13 @@ export class Rig {
     } else this.replySent.set(id, { first: sent, last: sent });
   }
 
+  private noteDrained(id: string | undefined, drainNumber: number): void {
+    if (id === undefined) return;
+    const drains = this.drainsOf.get(id) ?? new Set<number>();
+    drains.add(drainNumber);
+    this.drainsOf.set(id, drains);
+  }
+
   private track(name: string, handler: (event: SQSEvent) => Promise<unknown>) {
     const metered = this.meter.wrapHandler(name, handler);
     return async (event: SQSEvent) => {
@@ -435,6 +485,9 @@ export class Rig {
   ): (event: ReplyDrainEvent) => Promise<DrainReport> {
     const metered = this.meter.wrapDrain(name, drain);
     return async (event) => {
+      this.drainsStarted += 1;
+      const drainNumber = this.drainsStarted;
+      this.drainStarts.push(performance.now());
       this.inFlight += 1;
       this.drainBatches.begin(queueUrl);
       try {
@@ -444,7 +497,10 @@ export class Rig {
         for (const batch of batches) {
           const aggregates = new Set(batch.map((m) => m.aggregateId ?? m.messageId));
           this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
-          for (const message of batch) this.noteSent(message.aggregateId, message.sentAt);
+          for (const message of batch) {
+            this.noteSent(message.aggregateId, message.sentAt);
+            this.noteDrained(message.aggregateId, drainNumber);
+          }
         }
         this.meter.add(`lambda.batches|${name}`, batches.length);
         this.inFlight -= 1;
