@@ -43,6 +43,19 @@ export interface ArrivalFigures {
   readonly batch_size: number;
   /** The reply partitions drained every this many seconds (`replyDrainIntervalSeconds`) instead of an event source; 0: an event source. */
   readonly drain_interval_seconds: number;
+  /** Drained rows only: how the phase's sending lay against the drains (see {@link DrainPhaseName}). */
+  readonly drain_phase?: DrainPhaseName;
+  /** Drained rows only: aggregates whose replies were taken by more than one drain (their packs split at a drain). */
+  readonly aggregates_split_across_drains?: number;
+  /** Drained rows only: the sending's length and the drains that started during it. */
+  readonly drain_timing?: {
+    /** From the first reply released to the last sent. */
+    readonly sending_ms: number;
+    /** Drains (one per partition and interval) that started while the replies were being sent. */
+    readonly partition_drains_during_sending: number;
+    /** From the first reply released to the first of those drains; null when none started. */
+    readonly first_drain_after_release_ms: number | null;
+  };
   /** Null: as fast as the responders could send. */
   readonly offered_replies_per_second: number | null;
   readonly aggregates: number;
@@ -84,6 +97,10 @@ export interface BatchingComparison {
   readonly batch_size: number;
   /** The reply partitions drained every this many seconds instead of an event source; 0: an event source. */
   readonly drain_interval_seconds: number;
+  /** Drained rows only: how the phase's sending lay against the drains (see {@link DrainPhaseName}). */
+  readonly drain_phase?: DrainPhaseName;
+  /** Drained rows only: aggregates whose replies were taken by more than one drain. */
+  readonly aggregates_split_across_drains?: number;
   readonly write_units_per_reply: number;
   /** End to end (fanin plus its clients' SQS calls). */
   readonly cost_per_million_aggregates_usd: number;
@@ -98,6 +115,14 @@ export interface BatchingComparison {
   readonly read_units_per_reply: number;
   readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
 }
+
+/**
+ * How a drained phase's sending lay against the drains: `aligned`, sent just after a drain and
+ * within the interval (each aggregate's replies can be taken by one drain: the best case for
+ * packing); `straddled`, the replies held until half their sending time before a drain, so that
+ * the drain comes in the middle of the sending.
+ */
+export type DrainPhaseName = 'aligned' | 'straddled';
 
 /** The deadline timer variants (`run/timers.ts`): requests sent in batches of ten at once, or one at a time. */
 export type TimerVariantName = 'batched' | 'paced';
@@ -151,7 +176,7 @@ export interface ArrivalPatternResult {
   readonly batch_size: number;
   /** At the topology's batching setting, every fan-out. */
   readonly measured: readonly ArrivalFigures[];
-  /** Fan-out 10 at the other batching settings (window and batch size: `batch_size`; or a drain: `drain_interval_seconds`). */
+  /** Fan-out 10 at the other batching settings (window and batch size: `batch_size`; or a drain: `drain_interval_seconds`, with `drain_phase`). */
   readonly other_batching_windows: readonly ArrivalFigures[];
   /** Every reply batching setting measured with this pattern at fan-out 10, the topology's first. */
   readonly by_batching: readonly BatchingComparison[];

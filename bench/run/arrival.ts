@@ -38,25 +38,35 @@ export async function runArrivals(
     await rig.setReplyBatching(setting);
     const { windowSeconds: window, batchSize, drainIntervalSeconds: drain = 0 } = setting;
     const atDefault = sameBatching(setting, defaultBatching);
-    for (const pattern of setting.patterns) {
+    const phases = [
+      ...setting.patterns.map((pattern) => ({ pattern, straddled: false })),
+      ...(drain > 0 ? (setting.straddled ?? []).map((pattern) => ({ pattern, straddled: true })) : []),
+    ];
+    for (const { pattern, straddled } of phases) {
       log(
         drain > 0
-          ? `arrival ${pattern}, reply partitions drained every ${drain} s in batches of ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s (an aggregate completes at the first drain after its last reply)`
+          ? `arrival ${pattern}, reply partitions drained every ${drain} s in batches of ${batchSize}${straddled ? ', straddled' : ''}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s (${straddled ? `sent from half their ${((arrivalAggregates * 10) / pace).toFixed(0)} s before a drain; ` : ''}an aggregate completes at the first drain after its last reply)`
           : `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s${pattern === 'independent' && window > 0 && window < span ? ` (the window is shorter than the ${span.toFixed(1)} s an aggregate's replies span)` : ''}`,
       );
       const phase = await runArrival(rig, {
         pattern,
         definition: 'bench-collect',
-        idPrefix: `${pattern.slice(0, 3)}${drain > 0 ? `d${drain}` : `w${window}`}${atDefault ? '' : `b${batchSize}`}`,
+        idPrefix: `${pattern.slice(0, 3)}${drain > 0 ? `d${drain}${straddled ? 's' : ''}` : `w${window}`}${atDefault ? '' : `b${batchSize}`}`,
         aggregates: arrivalAggregates,
         fanOut: 10,
         body: Bodies.kilobyte,
         release: { repliesPerSecond: pace, rotation: ROTATION, spread: SPREAD, senders: 4 },
         timeoutMs: 600_000,
+        straddleDrain: straddled,
       });
       log(
         `  an aggregate's replies arrived over p50 ${fmtMs(percentile(phase.replySpansMs, 50))}, p90 ${fmtMs(percentile(phase.replySpansMs, 90))}; completion latency p50 ${fmtMs(percentile(phase.latenciesMs, 50))}, p99 ${fmtMs(percentile(phase.latenciesMs, 99))}`,
       );
+      if (phase.drainPhase !== undefined) {
+        log(
+          `  sent over ${fmtMs(phase.sendingMs)}; ${phase.drainsDuringSending} partition drains started meanwhile${phase.firstDrainAfterReleaseMs === undefined ? '' : `, the first ${fmtMs(phase.firstDrainAfterReleaseMs)} after the first reply`}; ${phase.aggregatesSplitAcrossDrains ?? 0} of ${phase.aggregates} aggregates had replies taken by two drains or more`,
+        );
+      }
       arrival.push(phase);
     }
     if (!atDefault || plan.largeFanOut === undefined) continue;
@@ -165,6 +175,18 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
     batching_window_seconds: phase.batchingWindowSeconds,
     batch_size: phase.batchSize,
     drain_interval_seconds: phase.drainIntervalSeconds,
+    ...(phase.drainPhase === undefined
+      ? {}
+      : {
+          drain_phase: phase.drainPhase,
+          aggregates_split_across_drains: phase.aggregatesSplitAcrossDrains ?? 0,
+          drain_timing: {
+            sending_ms: round(phase.sendingMs, 0),
+            partition_drains_during_sending: phase.drainsDuringSending,
+            first_drain_after_release_ms:
+              phase.firstDrainAfterReleaseMs === undefined ? null : round(phase.firstDrainAfterReleaseMs, 0),
+          },
+        }),
     offered_replies_per_second: Number.isFinite(phase.offeredRepliesPerSecond)
       ? round(phase.offeredRepliesPerSecond, 1)
       : null,
@@ -212,6 +234,12 @@ function batchingComparison(f: ArrivalFigures): BatchingComparison {
     batching_window_seconds: f.batching_window_seconds,
     batch_size: f.batch_size,
     drain_interval_seconds: f.drain_interval_seconds,
+    ...(f.drain_phase === undefined
+      ? {}
+      : {
+          drain_phase: f.drain_phase,
+          aggregates_split_across_drains: f.aggregates_split_across_drains ?? 0,
+        }),
     write_units_per_reply: f.write_units,
     cost_per_million_aggregates_usd: f.cost_per_million_aggregates_usd,
     completion_latency_ms: f.completion_latency_ms,
