@@ -81,15 +81,20 @@ export function arrivalSection(r: Results): string[] {
   ];
   const compared = names.filter((p) => r.arrival[p].by_batching.length > 1);
   if (compared.length > 0) {
+    // With a drain measured, how many aggregates a drain split (a column of dashes otherwise: left out).
+    const splits = anyDrained(r, compared);
     const settingRow = (p: ArrivalPatternName, b: BatchingComparison) => [
       `\`${p}\``,
-      drained(b) ? `drain every ${fmt(b.drain_interval_seconds, 0)} s` : 'event source',
+      drained(b)
+        ? `drain every ${fmt(b.drain_interval_seconds, 0)} s${b.drain_phase === undefined ? '' : `, ${b.drain_phase}`}`
+        : 'event source',
       drained(b) ? '—' : `${fmt(b.batching_window_seconds, 0)} s`,
       fmt(b.batch_size, 0),
       `${fmt(b.completion_latency_ms.p50, 0)} / ${fmt(b.completion_latency_ms.p99, 0)} ms`,
       `${fmt(b.reply_span_ms.p50, 0)} / ${fmt(b.reply_span_ms.p90, 0)} ms`,
       fmt(b.replies_per_batch, 2),
       fmt(b.replies_per_aggregate_per_batch, 2),
+      ...(splits ? [drained(b) ? fmt(b.aggregates_split_across_drains) : '—'] : []),
       fmt(b.reply_receives_per_reply, 3),
       fmt(b.reply_invocations_per_reply, 3),
       fmt(b.sqs_calls_per_reply, 3),
@@ -102,7 +107,7 @@ export function arrivalSection(r: Results): string[] {
       `\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open until it holds \`replyBatchSize\` replies (\`BatchSize\`: ${s.default_batch_size} by default, above 10 only with a window of at least 1 s) or the window runs out. The replies of one aggregate that share a batch are recorded as one pack, compressed together, and larger batches take fewer receives, deletes and invocations per reply; the price is latency, since an aggregate's last reply waits for its batch's window to run out.${batchingFindings(r, compared)}`,
       '',
       ...drainText(r, compared),
-      `Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first; "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must cover for them to share a batch${s.independent_reply_span_seconds === undefined ? '' : ` (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last: ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`}; "receives / reply" counts the receives from the reply partitions that returned messages (one per reply when each returns one message, a tenth when each returns ten)${anyDrained(r, compared) ? "; a drain's batch is one of its calls to the use case" : ''}:`,
+      `Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first; "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must cover for them to share a batch${s.independent_reply_span_seconds === undefined ? '' : ` (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last: ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`}; "receives / reply" counts the receives from the reply partitions that returned messages (one per reply when each returns one message, a tenth when each returns ten)${anyDrained(r, compared) ? `; a drain's batch is one of its calls to the use case; "aggregates split" counts, with a drain, the phase's aggregates (${fmt(drainedPhaseAggregates(r, compared), 0)}) whose replies were taken by more than one drain${anyStraddled(r, compared) ? '; "aligned" and "straddled" as above' : ''}` : ''}:`,
       '',
       ...table(
         [
@@ -114,6 +119,7 @@ export function arrivalSection(r: Results): string[] {
           'replies span',
           'replies per batch',
           'of one aggregate',
+          ...(splits ? ['aggregates split'] : []),
           'receives / reply',
           'reply invocations / reply',
           'SQS calls / reply',
@@ -138,7 +144,9 @@ export function arrivalSection(r: Results): string[] {
  */
 function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): string {
   const findings = patterns.flatMap((p) => {
-    const [base, ...others] = r.arrival[p].by_batching;
+    const [base, ...rest] = r.arrival[p].by_batching;
+    // A straddled drain is the same setting as its aligned row, timed otherwise: not a setting to pick.
+    const others = rest.filter((b) => !straddled(b));
     if (!base || others.length === 0) return [];
     const best = others.reduce((a, b) =>
       b.write_units_per_reply < a.write_units_per_reply ||
@@ -162,6 +170,40 @@ const perReceive = (b: BatchingComparison): number => 1 / Math.max(b.reply_recei
 /** True for a setting whose reply partitions were drained on a schedule rather than consumed by an event source. */
 export const drained = (b: Pick<BatchingComparison, 'drain_interval_seconds'>): boolean =>
   (b.drain_interval_seconds ?? 0) > 0;
+
+/** True for a drained row whose sending was timed to have a drain in its middle. */
+export const straddled = (b: Pick<BatchingComparison, 'drain_interval_seconds' | 'drain_phase'>): boolean =>
+  drained(b) && b.drain_phase === 'straddled';
+
+/** A drained row measured just after a drain (every drained row of results without `drain_phase`). */
+export const alignedDrain = (
+  b: Pick<BatchingComparison, 'drain_interval_seconds' | 'drain_phase'>,
+): boolean => drained(b) && b.drain_phase !== 'straddled';
+
+/** The phase figures behind a drained row of `by_batching` (same interval and drain phase, fan-out 10). */
+function drainedFigures(
+  r: Results,
+  p: ArrivalPatternName,
+  b: BatchingComparison,
+): ArrivalFigures | undefined {
+  return r.arrival[p].other_batching_windows.find(
+    (f) =>
+      f.fan_out === 10 &&
+      f.drain_interval_seconds === b.drain_interval_seconds &&
+      (f.drain_phase ?? 'aligned') === (b.drain_phase ?? 'aligned'),
+  );
+}
+
+/** Aggregates of a drained phase (every phase at fan-out 10 has as many). */
+function drainedPhaseAggregates(r: Results, patterns: readonly ArrivalPatternName[]): number | undefined {
+  return patterns.flatMap((p) =>
+    r.arrival[p].other_batching_windows.filter((f) => f.drain_interval_seconds > 0),
+  )[0]?.aggregates;
+}
+
+function anyStraddled(r: Results, patterns: readonly ArrivalPatternName[]): boolean {
+  return patterns.some((p) => r.arrival[p].by_batching.some(straddled));
+}
 
 /** The longest a reply waits for its consumer under a setting: its window, or its drain's interval. */
 const settingWaitSeconds = (b: BatchingComparison): number =>
@@ -195,32 +237,93 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
   const partitions = r.cost.fixed_monthly.reply_partitions;
   const findings = patterns.flatMap((p) => {
     const rows = r.arrival[p].by_batching;
-    const drain = rows.find(drained);
+    const drain = rows.find(alignedDrain);
     const base = rows[0];
     if (!drain || !base) return [];
     const sources = rows.filter((b) => !drained(b));
     const cheapest = sources.reduce((a, b) =>
       b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
     );
-    const phase = r.arrival[p].other_batching_windows.find(
-      (f) => f.fan_out === 10 && f.drain_interval_seconds === drain.drain_interval_seconds,
-    );
-    const drains = phase ? Math.round(drain.reply_invocations_per_reply * phase.replies) : undefined;
-    const batches = phase ? Math.round(phase.replies / Math.max(drain.replies_per_batch, 1e-9)) : undefined;
     return [
-      `\`${p}\`: ${fmt(perReceive(drain), 1)} messages per receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch (${fmt(base.replies_per_aggregate_per_batch, 2)} and ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)} (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}), **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)}); latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99 ${fmt(drain.completion_latency_ms.p99 / 1000, 1)} s${drains !== undefined && batches !== undefined && phase ? ` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in ${fmt(batches, 0)} batches)` : ''}`,
+      `\`${p}\`${rows.some(straddled) ? ' (aligned)' : ''}: ${fmt(perReceive(drain), 1)} messages per receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch (${fmt(base.replies_per_aggregate_per_batch, 2)} and ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)} (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}), **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)}); latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99 ${fmt(drain.completion_latency_ms.p99 / 1000, 1)} s${drainsText(drainedFigures(r, p, drain), drain)}`,
     ];
   });
   const interval =
     patterns.flatMap((p) => r.arrival[p].by_batching.filter(drained))[0]?.drain_interval_seconds ?? 0;
   const s = r.arrival_setup;
   const independent = r.arrival.independent?.other_batching_windows.find(
-    (f) => f.fan_out === 10 && f.drain_interval_seconds > 0,
+    (f) => f.fan_out === 10 && f.drain_interval_seconds > 0 && f.drain_phase !== 'straddled',
   );
+  const alignedSplits = patterns.flatMap((p) =>
+    r.arrival[p].by_batching
+      .filter(alignedDrain)
+      .flatMap((b) =>
+        b.aggregates_split_across_drains === undefined ? [] : [b.aggregates_split_across_drains],
+      ),
+  );
+  const noneSplit = alignedSplits.length > 0 && alignedSplits.every((n) => n === 0);
+  const splitText =
+    alignedSplits.length === 0
+      ? ''
+      : noneSplit
+        ? ` For the same reason no aggregate of ${alignedSplits.length > 1 ? 'these phases' : 'this phase'} had its replies taken by two drains ("aggregates split"): the best case for packing.`
+        : ` Aggregates whose replies were taken by two drains: ${alignedSplits.map((n) => fmt(n, 0)).join(' and ')} ("aggregates split").`;
+  const straddledLines = straddledText(r, patterns);
   return [
-    `**Drained every ${fmt(interval, 0)} s** (\`replyDrainIntervalSeconds\`): a partition has no event source; every interval one invocation of the reply function receives its backlog, ten messages a receive, records it in batches of \`replyBatchSize\` (1,000 by default for a drained partition) through the same use case, deletes it, and stops at the first receive that finds nothing. An event source's long poll returns as soon as one message is there, so at a rate its pollers keep up with it receives about one message per call whatever the batch size; a drain receives up to ten from a backlog, and one invocation takes the whole backlog, so the replies of an aggregate that arrived within one interval share a batch and a pack. Measured: ${findings.join('; ')}.`,
+    `**Drained every ${fmt(interval, 0)} s** (\`replyDrainIntervalSeconds\`): a partition has no event source; every interval one invocation of the reply function receives its backlog, ten messages a receive, records it in batches of \`replyBatchSize\` (1,000 by default for a drained partition) through the same use case, deletes it, and stops at the first receive that finds nothing (a long poll of a second) or once half its timeout is spent. An event source's long poll returns as soon as one message is there, so at a rate its pollers keep up with it receives about one message per call whatever the batch size; a drain receives up to ten from a backlog, and one invocation takes the whole backlog, so the replies of an aggregate that arrived within one interval share a batch and a pack. Measured: ${findings.join('; ')}.`,
     '',
-    `The price is latency: a reply waits for the next drain, up to the interval (plus the drain's own time), so the p50 above is what this run's timing gave, not a property of the setting. Each drained phase begins just after a drain (the first just after the schedule started) and its replies go out within the interval's first part${independent ? ` (\`independent\`'s ${fmt(independent.replies, 0)} replies at ${fmt(s.offered_replies_per_second, 0)} replies/s take about ${fmt(independent.replies / s.offered_replies_per_second, 0)} s)` : ''}, so most of them wait most of the interval; on a steady stream an aggregate's last reply waits anywhere from nothing to the whole interval. For the same reason no aggregate here had its replies on both sides of a drain: on a steady stream the aggregates in flight when a drain comes (and, with more than a batch per partition and interval, when a batch fills) split between two packs. Every drain ends with one receive that finds the queue empty, and a drain of an idle partition is only that: one receive and one invocation (of about a second, the long poll) per partition and interval whatever the load (${fmt(partitions, 0)} partitions here), left out of the per-reply figures as the event sources' idle long polls are.`,
+    `The price is latency: a reply waits for the next drain, up to the interval (plus the drain's own time), so the p50 above is what this run's timing gave, not a property of the setting. Each ${straddledLines.length > 0 ? 'aligned ' : ''}drained phase begins just after a drain (the first just after the schedule started) and its replies go out within the interval's first part${independent ? ` (\`independent\`'s ${fmt(independent.replies, 0)} replies at ${fmt(s.offered_replies_per_second, 0)} replies/s take about ${fmt(independent.replies / s.offered_replies_per_second, 0)} s)` : ''}, so most of them wait most of the interval; on a steady stream an aggregate's last reply waits anywhere from nothing to the whole interval.${splitText} Every drain ends with one receive that finds the queue empty, and a drain of an idle partition is only that: one receive and one invocation (of about a second, the long poll) per partition and interval whatever the load (${fmt(partitions, 0)} partitions here), left out of the per-reply figures as the event sources' idle long polls are.`,
     '',
+    ...straddledLines,
   ];
+}
+
+/** `(2 drains that found replies took the phase's 800 in 2 batches)`, from a drained row and its phase's figures. */
+function drainsText(phase: ArrivalFigures | undefined, b: BatchingComparison): string {
+  if (!phase) return '';
+  const drains = Math.round(b.reply_invocations_per_reply * phase.replies);
+  const batches = Math.round(phase.replies / Math.max(b.replies_per_batch, 1e-9));
+  return ` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in ${fmt(batches, 0)} batches)`;
+}
+
+/**
+ * The straddled rows against their aligned ones, from their figures: whether the drain in the
+ * middle of the sending split the aggregates in flight, what it cost, and where a steady stream lies.
+ */
+function straddledText(r: Results, patterns: readonly ArrivalPatternName[]): string[] {
+  const s = r.arrival_setup;
+  return patterns.flatMap((p) => {
+    const rows = r.arrival[p].by_batching;
+    const cut = rows.find(straddled);
+    const aligned = rows.find(alignedDrain);
+    if (!cut || !aligned) return [];
+    const phase = drainedFigures(r, p, cut);
+    const timing = phase?.drain_timing;
+    const split = cut.aggregates_split_across_drains ?? 0;
+    const aggregates = phase?.aggregates;
+    const was = (pick: (b: BatchingComparison) => string) => `${pick(cut)} (${pick(aligned)})`;
+    const when =
+      timing && timing.first_drain_after_release_ms !== null
+        ? `: the first drain came ${fmt(timing.first_drain_after_release_ms / 1000, 1)} s into ${fmt(timing.sending_ms / 1000, 1)} s of sending`
+        : '';
+    // At a steady rate: the aggregates in flight where a drain stops, against those an interval completes.
+    const fanOut = phase?.fan_out ?? 10;
+    const perInterval = (s.offered_replies_per_second * cut.drain_interval_seconds) / fanOut;
+    const inFlight = p === 'independent' ? s.rotation : undefined;
+    const steady =
+      inFlight !== undefined && perInterval > inFlight
+        ? ` (at \`independent\`'s ${fmt(s.independent_reply_span_seconds, 1)} s span, ${fmt(inFlight, 0)} aggregates in flight against the ${fmt(perInterval, 0)} an interval completes at ${fmt(s.offered_replies_per_second, 0)} replies/s: about one in ${fmt(perInterval / inFlight, 0)} per stop; not measured)`
+        : ' (not measured)';
+    const measured = `Measured${when}${timing ? ` (${fmt(timing.partition_drains_during_sending, 0)} partition drains)` : ''}: ${fmt(split, 0)}${aggregates === undefined ? '' : ` of ${fmt(aggregates, 0)}`} aggregates split across drains (aligned: ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)}), ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, ${was((b) => fmt(perReceive(b), 1))} messages per receive, write units per reply ${was((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply ${was((b) => fmt(b.sqs_calls_per_reply, 3))}, **${usd(cut.cost_per_million_aggregates_usd)}** (${usd(aligned.cost_per_million_aggregates_usd)}) per million aggregates end to end, latency p50 ${was((b) => `${fmt(b.completion_latency_ms.p50 / 1000, 1)} s`)}, p99 ${was((b) => `${fmt(b.completion_latency_ms.p99 / 1000, 1)} s`)}${drainsText(phase, cut)}.`;
+    const head = `**A drain in the middle of the sending** (\`${p}\`, "straddled"; the aligned row in brackets): the same phase with its replies held until half their sending time before a drain, so that the drain comes while about half of them are out and the aggregates in flight have replies on both sides of it.`;
+    // A drain that followed the stream: far fewer messages per receive than the aligned drain's.
+    const followed = perReceive(cut) < perReceive(aligned) / 2;
+    const reading =
+      split === 0 && !followed
+        ? `The drain did not cut through them: every aggregate's replies were taken by one drain. A steady stream lies between the two timings: there the aggregates in flight where a drain stops split between two packs${steady}.`
+        : split === 0
+          ? `The drain did not cut through them: it took the backlog ten messages a receive, then kept receiving the replies as they arrived, a few at most a receive (${fmt(perReceive(cut), 1)} on average over the phase), until the first receive that found nothing, after the last reply, so every aggregate's replies again shared one batch. What the timing cost is receives, not packs; and on AWS the drain's duration, which lasts as long as it follows the stream, while the cost model prices Lambda duration from the calls counted and does not see the waiting. Packs split only where a drain stops while replies are still arriving: at a full batch, or once half its timeout is spent, which this phase's sending does not reach. So aligned is the best case for packing and this row is not its worst: it is a drain that comes mid-stream and follows it to its end. On a steady stream a drain takes the backlog, follows the stream until a batch fills or half its timeout is spent, and the aggregates in flight at each such stop split between two packs${steady}.`
+          : `The drain cut through the aggregates in flight: ${fmt(split, 0)} had their replies taken by two drains, so their packs split: the other end of the bracket for a phase of this length, against ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)} aligned, the best case. A steady stream lies between: there the aggregates in flight where a drain stops split${steady}.`;
+    return [`${head} ${measured} ${reading}`, ''];
+  });
 }

@@ -1,5 +1,5 @@
 import type { Results } from '../schema.ts';
-import { drained, settingText } from './arrival.ts';
+import { alignedDrain, drained, settingText, straddled } from './arrival.ts';
 import { fmt, table, usd } from './format.ts';
 import { timerVariantsText } from './timers.ts';
 
@@ -116,11 +116,18 @@ function drainFloorText(r: Results): string {
   const floor = r.cost.reply_floor_per_million.packed_full_receives;
   const rows = r.arrival[r.headline_pattern].by_batching;
   const base = rows[0];
-  const drain = rows.find(drained);
+  const drain = rows.find(alignedDrain);
   if (floor === undefined || !base || !drain || drained(base)) return '';
   const perReceive = (receivesPerReply: number) => 1 / Math.max(receivesPerReply, 1e-9);
   // Full receives: about ten messages each for the drain, about one for the event source.
   if (perReceive(drain.reply_receives_per_reply) < 8 || perReceive(base.reply_receives_per_reply) > 2)
     return '';
-  return ` Measured with replies ${r.headline_pattern} at ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s, where the topology's event source received ${fmt(perReceive(base.reply_receives_per_reply), 1)} per receive from the reply partitions, ${settingText(drain)} received ${fmt(perReceive(drain.reply_receives_per_reply), 1)} per receive with ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch: a drain is how the full-receive floor becomes reachable at any load, not only at a load that fills the receives, at the price of latency (p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s here; see "Batching window"). fanin drained measured ${usd(drain.cost_per_million_aggregates_usd)} per million aggregates end to end: that floor plus the aggregate's own work and the drain's Lambda duration.`;
+  // The same setting with a drain in the middle of the sending, if it received far fewer per receive.
+  const followed = rows.find(
+    (b) =>
+      straddled(b) &&
+      b.drain_interval_seconds === drain.drain_interval_seconds &&
+      perReceive(b.reply_receives_per_reply) < perReceive(drain.reply_receives_per_reply) / 2,
+  );
+  return ` Measured with replies ${r.headline_pattern} at ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s, where the topology's event source received ${fmt(perReceive(base.reply_receives_per_reply), 1)} per receive from the reply partitions, ${settingText(drain)} received ${fmt(perReceive(drain.reply_receives_per_reply), 1)} per receive with ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch: a drain is how the full-receive floor becomes reachable at any load, not only at a load that fills the receives, at the price of latency (p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s here; see "Batching window")${followed ? `, as long as the drain finds a backlog and not a stream: one that came in the middle of the same sending received ${fmt(perReceive(followed.reply_receives_per_reply), 1)} per receive, following the replies as they arrived` : ''}. fanin drained measured ${usd(drain.cost_per_million_aggregates_usd)} per million aggregates end to end: that floor plus the aggregate's own work and the drain's Lambda duration.`;
 }

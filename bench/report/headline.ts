@@ -1,5 +1,5 @@
 import type { Results } from '../schema.ts';
-import { settingText } from './arrival.ts';
+import { drained, settingText, straddled } from './arrival.ts';
 import { byFanOut, fmt, table, usd } from './format.ts';
 
 /** The title, the run's provenance, how to read the figures, and how to reproduce them. */
@@ -88,11 +88,19 @@ export function headlineSection(r: Results): string[] {
 
 /** The cheapest reply consumer setting measured with the headline's pattern, if cheaper than the topology's: a sentence. */
 function cheapestText(r: Results): string {
-  const [base, ...others] = r.arrival[r.headline_pattern].by_batching;
+  const [base, ...rest] = r.arrival[r.headline_pattern].by_batching;
+  // A straddled drain is its aligned row's setting, timed otherwise: given beside it, not as a setting.
+  const others = rest.filter((b) => !straddled(b));
   if (!base || others.length === 0) return '';
   const cheapest = others.reduce((a, b) =>
     b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
   );
   if (cheapest.cost_per_million_aggregates_usd >= base.cost_per_million_aggregates_usd) return '';
-  return ` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(cheapest)}, ${usd(cheapest.cost_per_million_aggregates_usd)} (latency p50 ${fmt(cheapest.completion_latency_ms.p50 / 1000, 1)} s; see "Batching window").`;
+  const cut = drained(cheapest)
+    ? rest.find((b) => straddled(b) && b.drain_interval_seconds === cheapest.drain_interval_seconds)
+    : undefined;
+  const alsoCut = cut
+    ? `, ${usd(cut.cost_per_million_aggregates_usd)} when a drain comes in the middle of the sending (${fmt(cut.aggregates_split_across_drains ?? 0, 0)} aggregates split across drains, ${fmt(1 / Math.max(cut.reply_receives_per_reply, 1e-9), 1)} messages per receive against ${fmt(1 / Math.max(cheapest.reply_receives_per_reply, 1e-9), 1)}, latency p50 ${fmt(cut.completion_latency_ms.p50 / 1000, 1)} s; see "Batching window")`
+    : '';
+  return ` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(cheapest)}, ${usd(cheapest.cost_per_million_aggregates_usd)} (latency p50 ${fmt(cheapest.completion_latency_ms.p50 / 1000, 1)} s${cut ? ', its replies sent just after a drain' : '; see "Batching window"'})${alsoCut}.`;
 }
