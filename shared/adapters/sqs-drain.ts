@@ -38,7 +38,7 @@ export interface DrainOptions {
   readonly timeLeft: () => boolean;
   /**
    * Each receive long-polls this long (1–20 s): a short poll asks only some of SQS's servers and
-   * may come back empty while messages wait. The receive that finds nothing ends the drain. @default 1
+   * may come back short while messages wait. A receive that comes back short ends the drain. @default 1
    */
   readonly waitTimeSeconds?: number;
 }
@@ -55,11 +55,19 @@ export interface DrainResult {
   readonly failed: number;
   /** Messages handled whose delete failed: they come back, and are handled again. */
   readonly undeleted: number;
-  /** True when a receive found the queue empty; false when the drain stopped for time. */
+  /**
+   * True when the drain caught up with the queue: a receive returned fewer messages than it asked
+   * for (none, or the backlog's last few). False when it stopped for time.
+   */
   readonly emptied: boolean;
 }
 
-/** Drains `queueUrl` in batches until a receive finds nothing or `timeLeft()` says stop. */
+/**
+ * Drains `queueUrl` in batches until a receive returns fewer messages than it asked for, or
+ * `timeLeft()` says stop. A short receive means the backlog the drain found is taken: going on
+ * would follow the replies as they arrive, one or two a receive, which is what an event source
+ * does and what a drain is there to avoid. What arrives later waits for the next drain.
+ */
 export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
   const { sqs, queueUrl, handle } = options;
   const batchSize = Math.max(1, Math.floor(options.batchSize));
@@ -76,21 +84,22 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
     // invocation in receives and leave the batch to come back, again and again, until it is
     // dead-lettered: what was received is handled with the half of the time that is left.
     while (batch.length < batchSize && (batch.length === 0 || options.timeLeft())) {
+      const asked = Math.min(SQS_BATCH, batchSize - batch.length);
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,
-          MaxNumberOfMessages: Math.min(SQS_BATCH, batchSize - batch.length),
+          MaxNumberOfMessages: asked,
           WaitTimeSeconds: wait,
           MessageAttributeNames: ['All'],
           MessageSystemAttributeNames: ['ApproximateReceiveCount'],
         }),
       );
       receives += 1;
-      if (Messages.length === 0) {
+      batch.push(...Messages);
+      if (Messages.length < asked) {
         emptied = true;
         break;
       }
-      batch.push(...Messages);
     }
     if (batch.length === 0) break;
     received += batch.length;

@@ -106,7 +106,8 @@ describe('a reply partition drained on a schedule', () => {
     const report = await drain(event());
 
     // Assess: three full receives and the empty one that ends the drain (an event source would
-    // have made about one receive per reply); one batch; three deletes of ten
+    // have made about one receive per reply; the fourth comes back short, with none); one batch;
+    // three deletes of ten
     expect(report).toMatchObject({ batches: 1, received: 30, failed: 0, undeleted: 0, emptied: true });
     expect(systemCallsOnReplies(since, 'SQS.ReceiveMessage')).toHaveLength(4);
     expect(systemCallsOnReplies(since, 'SQS.DeleteMessageBatch')).toHaveLength(3);
@@ -116,6 +117,22 @@ describe('a reply partition drained on a schedule', () => {
       expect(output).toMatchObject({ counts: { received: 10 } });
     }
     expect(await queueDepth()).toBe(0);
+  });
+
+  it('ends at the first receive that comes back short, leaving what arrives later to the next drain', async () => {
+    // Prepare: fifteen replies wait (a receive of ten, then one of five)
+    await sendIndependently(['drain-short'], 15);
+    const since = fanin.probe.now;
+
+    // Act
+    const report = await drain(event());
+
+    // Assess: two receives, none that found the queue empty (mutant killed: a drain that goes on
+    // until a receive finds nothing, which on a steady stream follows the replies as they arrive,
+    // one or two a receive, for as long as its time lasts)
+    expect(report).toMatchObject({ batches: 1, received: 15, receives: 2, emptied: true });
+    expect(systemCallsOnReplies(since, 'SQS.ReceiveMessage')).toHaveLength(2);
+    fanin.expectExactlyOneTerminalOutput('drain-short');
   });
 
   /**
