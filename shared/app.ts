@@ -154,6 +154,17 @@ export function createDistributor(
   });
 }
 
+let configInstance: RuntimeConfig | undefined;
+
+/**
+ * The configuration of a Lambda function, read from its environment once per execution
+ * environment: its context, its distributor, its metrics and the reply function's drains share it.
+ */
+function configFromEnvironment(): RuntimeConfig {
+  configInstance ??= loadConfig();
+  return configInstance;
+}
+
 let fromEnvironment: FaninContext | undefined;
 
 let distributorInstance: Distributor | undefined;
@@ -177,7 +188,7 @@ function clientsFromEnvironment(): AwsClients {
 /** The distributor of a Lambda function: built once per execution environment. */
 export function distributorFromEnvironment(): Distributor {
   if (!distributorInstance) {
-    const config = loadConfig();
+    const config = configFromEnvironment();
     distributorInstance = createDistributor(config, clientsFromEnvironment(), Date.now, {
       log: powertoolsLog(),
     });
@@ -200,7 +211,7 @@ let traced: Promise<Observability> | undefined;
 export function observabilityFromEnvironment(config?: RuntimeConfig): Observability {
   observability ??= {
     metrics: new PowertoolsMetricsAdapter({
-      definitions: (config ?? loadConfig()).definitions.keys(),
+      definitions: (config ?? configFromEnvironment()).definitions.keys(),
       serviceName: serviceName(),
     }),
   };
@@ -236,7 +247,10 @@ export function powertoolsLog(logger: Logger = new Logger({ serviceName: service
 
 /** What the reply function's drains read (functions/reply.ts): its SQS client and the reply partitions' queues. */
 export function drainSourceFromEnvironment(): { sqs: SQSClient; replyQueueUrls: readonly string[] } {
-  drainSource ??= { sqs: clientsFromEnvironment().sqs, replyQueueUrls: loadConfig().replyQueueUrls };
+  drainSource ??= {
+    sqs: clientsFromEnvironment().sqs,
+    replyQueueUrls: configFromEnvironment().replyQueueUrls,
+  };
   return drainSource;
 }
 
@@ -245,7 +259,7 @@ let drainSource: { sqs: SQSClient; replyQueueUrls: readonly string[] } | undefin
 /** The context of a Lambda function: built once per execution environment from its environment. */
 export function contextFromEnvironment(): FaninContext {
   if (!fromEnvironment) {
-    const config = loadConfig();
+    const config = configFromEnvironment();
     const { metrics } = observabilityFromEnvironment(config);
     fromEnvironment = createContext(config, clientsFromEnvironment(), { log: powertoolsLog(), metrics });
   }
