@@ -132,11 +132,13 @@ export const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess
   // The sweeper finds due items in `due` and acts on them without re-arming their timers (it is
   // the timers' safety net).
   sweeper: { items: [AGGREGATES], indexes: ['due'], payloads: true, outputs: true, armsTimers: false },
-  // Control lists (the `due` index, then each aggregate), completes and purges, and sets parameters
-  // (PutItem of `D#<definition>`); it never consolidates held replies, the only delete.
+  // Control lists (the `due` index, then each aggregate: Query), completes and purges (GetItem of
+  // the header and request, UpdateItem of the header: seal, lease, emitted, close), and sets
+  // parameters (PutItem of `D#<definition>`). It never opens an aggregate or records a reply (the
+  // puts) nor consolidates held replies (the only delete).
   control: {
     items: [
-      { keys: [AGGREGATE_KEYS], actions: AGGREGATE_ACTIONS.filter((a) => a !== 'dynamodb:DeleteItem') },
+      { keys: [AGGREGATE_KEYS], actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
       { keys: [PARAMETER_KEYS], actions: ['dynamodb:PutItem'] },
     ],
     indexes: ['due'],
@@ -235,17 +237,28 @@ export function grantHandlerAccess(
       resourceArns: [...new Set(targetArns)],
     });
   }
+  // A fan-out that runs out of time queues its own request again to ingress (the continuation
+  // resumes from the recorded progress): the one send to an inbound queue the fan-out makes, so
+  // the only one its role allows. SendMessage alone, on that one queue.
+  iam.Grant.addToPrincipal({
+    grantee: fanOut,
+    actions: ['sqs:SendMessage'],
+    resourceArns: [queues[QueueRole.INGRESS].queue.queueArn],
+  });
   // A recipient named in a request must never be one of fanin's own inbound queues (a forged
-  // request, reply or control command sent with the fan-out's role), whatever a wildcard target
-  // ARN matches: the fan-out's role refuses them outright. The outputs and the timer queue, which
-  // it does send to, are the runtime's to refuse as recipients.
+  // reply, a forged control command, a message put in a dead-letter queue to be redriven, all
+  // sent with the fan-out's role), whatever a wildcard target ARN matches: the fan-out's role
+  // refuses them outright. Ingress is not in this list (the continuation above needs it): a
+  // recipient naming it (a request fanning out into requests, a loop) is refused at synth
+  // for the targets the props name (an extra target pattern matching a fanin queue throws) and
+  // at run time by the recipient policy (own queues are never recipients, shared/use-cases/recipients.ts),
+  // as the outputs and the timer queue are, which the role sends to as well.
   fanOut.addToRolePolicy(
     new iam.PolicyStatement({
       sid: 'NeverSendToOwnInboundQueues',
       effect: iam.Effect.DENY,
       actions: ['sqs:SendMessage'],
       resources: [
-        queues[QueueRole.INGRESS].queue.queueArn,
         queues[QueueRole.CONTROL].queue.queueArn,
         queues[QueueRole.BACKLOG].queue.queueArn,
         ...replyPartitions.map((p) => p.queue.queueArn),
@@ -263,7 +276,8 @@ export function grantHandlerAccess(
 export function restrictWriters(fanin: FaninResources, props: FaninProps): void {
   const { bucket, queues, replyPartitions, functions } = fanin;
   if (props.ingressSenders) {
-    restrictSenders(queues[QueueRole.INGRESS].queue, props.ingressSenders, []);
+    // The fan-out's continuation (its request queued again) is always let through.
+    restrictSenders(queues[QueueRole.INGRESS].queue, props.ingressSenders, [functions.fanOut.role!.roleArn]);
   }
   if (props.replySenders) {
     for (const queue of [queues[QueueRole.BACKLOG].queue, ...replyPartitions.map((p) => p.queue)]) {

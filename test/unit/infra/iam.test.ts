@@ -123,6 +123,8 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
       .allow(['dynamodb:Query'], [leadingKeys(table(synth), [PARTITION_STATE_KEY])])
       .allow(['s3:PutObject'], [`${arn(stack, fanin.bucket)}/requests/*`])
       .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.INGRESS].queue)])
+      // Its continuation: a fan-out out of time queues its own request again (SendMessage only).
+      .allow(['sqs:SendMessage'], [arn(stack, fanin.queues[QueueRole.INGRESS].queue)])
       .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)])
       // Picking the reply-to partition: each partition's depth (the partition state is a Query).
       .allow(
@@ -160,14 +162,12 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('control: consumes the control queue, aggregates without DeleteItem, writes parameters, queries the open index only, claim checks, outputs; no timer queue', () => {
+  it('control: consumes the control queue, reads and updates aggregates but never puts or deletes one, writes parameters, queries the due index only, claim checks, outputs; no timer queue', () => {
+    // Mutant killed: "control puts aggregate items" (PutItem on A#*: it could write any reply or
+    // header; list, complete and purge read aggregates and update their headers only).
     const { stack, fanin } = synth;
     const fn = fanin.functions.control;
-    const expected = stateHandler(
-      synth,
-      fn,
-      STATE.filter((a) => a !== 'dynamodb:DeleteItem'),
-    )
+    const expected = stateHandler(synth, fn, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'])
       .allow(['dynamodb:PutItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
       .allow(['dynamodb:Query'], [`${table(synth)}/index/due`])
       .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
@@ -261,7 +261,7 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     }
   });
 
-  it("GIVEN wildcard extra targets WHEN a request names one of fanin's own inbound queues THEN the fan-out role denies sending there", () => {
+  it("GIVEN wildcard extra targets WHEN a request names fanin's control, backlog, reply or dead-letter queues THEN the fan-out role denies sending there, and not to ingress (its continuation) nor the timer queue", () => {
     // Mutant killed: "no Deny on own inbound queues": a recipient `fanin-control` would let a request
     // forge control commands with the fan-out's role.
     const { stack, fanin, template } = withBus;
@@ -280,7 +280,6 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
       }
     }
     const inbound = [
-      fanin.queues[QueueRole.INGRESS],
       fanin.queues[QueueRole.CONTROL],
       fanin.queues[QueueRole.BACKLOG],
       ...fanin.replyPartitions,
@@ -288,10 +287,17 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     for (const queue of inbound) {
       expect(denied).toContain(JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, queue.queue), 'Arn'] }));
     }
-    // and never the queues it must send to
-    expect(denied).not.toContain(
-      JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, fanin.queues[QueueRole.TIMER].queue), 'Arn'] }),
-    );
+    for (const queue of [...Object.values(fanin.queues), ...fanin.replyPartitions]) {
+      expect(denied).toContain(
+        JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, queue.deadLetterQueue), 'Arn'] }),
+      );
+    }
+    // and never the queues it must send to: the timer queue, and ingress for its continuation
+    for (const role of [QueueRole.TIMER, QueueRole.INGRESS]) {
+      expect(denied, role).not.toContain(
+        JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, fanin.queues[role].queue), 'Arn'] }),
+      );
+    }
   });
 
   it('with an output bus every handler but the distributor may put events on that bus only', () => {
