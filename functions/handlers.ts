@@ -157,12 +157,17 @@ export function makeReplyDrainHandler(context: ContextSource, source: () => Drai
   };
 }
 
-/** The sweeper: invoked on a schedule; returns how many due items it examined. A failed sweep is counted. */
+/**
+ * The sweeper: invoked on a schedule; returns how many due items it examined. It starts no item
+ * once its invocation's time is nearly spent, and gives up on (defers) an item that runs past its
+ * budget, so one slow item cannot hold the others. A failed sweep is counted.
+ */
 export function makeSweeperHandler(context: ContextSource) {
-  return async (): Promise<{ examined: number }> => {
+  return async (_event?: unknown, invocation?: Invocation): Promise<{ examined: number }> => {
     const ctx = context();
     try {
-      return { examined: await sweep(ctx) };
+      const options = invocation ? { remainingTimeMs: () => invocation.getRemainingTimeInMillis() } : {};
+      return { examined: await sweep(ctx, undefined, options) };
     } catch (error) {
       ctx.metrics?.count(MetricName.SWEEP_CYCLES_FAILED);
       throw error;

@@ -4,7 +4,7 @@ import { Outcome } from '../engine/constants.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { BadMessageError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
-import { Alarm, type RawMessage, type TimerMessage } from '../ports.ts';
+import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import { describeError, type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
 import { completionState, validReplies } from './evaluate.ts';
@@ -152,25 +152,65 @@ export async function expireHeld(
   await ctx.store.deleteHeld(aggregateId, replyId);
 }
 
+/** What a sweep reads of the invocation it runs in. */
+export interface SweepOptions {
+  /**
+   * The invocation's time left (Lambda's `getRemainingTimeInMillis`). Without it (the local
+   * runtime, tests) a sweep has {@link SWEEP_DEFAULT_TIME_MS}.
+   */
+  readonly remainingTimeMs?: () => number;
+}
+
+/**
+ * The most one due item may take before the sweep gives up on it, defers it and goes on: an item
+ * that hangs (a call that never answers, a pathological expression) must not hold the items
+ * behind it until the invocation times out, sweep after sweep.
+ */
+export const DUE_ITEM_BUDGET_MS = 10_000;
+/**
+ * Time a sweep keeps back at the end of its invocation: no item is started with less left, and
+ * an item still running this close to the end is deferred, so the deferral itself (one write) is
+ * made before the invocation is cut off.
+ */
+export const SWEEP_MARGIN_MS = 2_000;
+/** A sweep's time without an invocation to ask (the local runtime's sweeper, tests): a Lambda's default. */
+export const SWEEP_DEFAULT_TIME_MS = 30_000;
+
 /**
  * The safety net (an EventBridge schedule in AWS, a timer locally): everything due in the `due`
  * index — open aggregates past their deadline or allowed life, completions whose lease ran out,
  * held replies past their unknown timeout — is acted on as its timer would have. Lost timers
  * therefore cannot leave an aggregate open forever.
  *
- * An item that fails is logged with an alarm and moved later in the index, so items that always
- * fail can never starve the others, in its shard or any other.
+ * An item that fails, or takes longer than its budget (at most {@link DUE_ITEM_BUDGET_MS}, and at
+ * most half the invocation's time left less {@link SWEEP_MARGIN_MS}), is logged with an alarm and moved
+ * later in the index, so items that always fail or hang can never starve the others, in its
+ * shard or any other. Once the invocation's time is nearly spent, no further item is started:
+ * what is left is still due, and the next sweep takes it.
  *
  * @returns how many due items were examined.
+ * @throws AggregateError when some items failed or ran out of their budget (each was deferred)
  */
-export async function sweep(ctx: FaninContext, limit = 500): Promise<number> {
+export async function sweep(ctx: FaninContext, limit = 500, options: SweepOptions = {}): Promise<number> {
+  const started = Date.now();
+  const remaining = options.remainingTimeMs ?? (() => SWEEP_DEFAULT_TIME_MS - (Date.now() - started));
   const now = ctx.clock();
   const due = await ctx.store.dueItems(now, limit);
   const errors: unknown[] = [];
+  let examined = 0;
   for (const item of due) {
+    const left = remaining() - SWEEP_MARGIN_MS;
+    if (left <= 0) {
+      ctx.log.info('sweep stopped for time: the rest is left for the next sweep', {
+        examined,
+        left: due.length - examined,
+      });
+      break;
+    }
+    examined += 1;
     try {
-      if (item.kind === 'aggregate') await expireAggregate(ctx, item.aggregateId, false);
-      else await expireHeld(ctx, item.aggregateId, item.replyId, false);
+      // At most half of what is left, so an item that hangs leaves time for the ones behind it.
+      await withinBudget(dueItemTask(ctx, item), Math.min(DUE_ITEM_BUDGET_MS, left / 2));
     } catch (error) {
       errors.push(error);
       ctx.metrics?.count(MetricName.DUE_ITEMS_FAILED);
@@ -183,9 +223,41 @@ export async function sweep(ctx: FaninContext, limit = 500): Promise<number> {
       await ctx.store.deferDue(item, now + DEFER_FAILED_MS).catch(() => undefined);
     }
   }
-  if (errors.length > 0)
-    throw new AggregateError(errors, `${errors.length} of ${due.length} due items failed`);
-  return due.length;
+  if (errors.length > 0) throw new AggregateError(errors, `${errors.length} of ${examined} due items failed`);
+  return examined;
+}
+
+/** What the sweeper does with one due item, as its timer would have. */
+function dueItemTask(ctx: FaninContext, item: DueItem): Promise<void> {
+  return item.kind === 'aggregate'
+    ? expireAggregate(ctx, item.aggregateId, false)
+    : expireHeld(ctx, item.aggregateId, item.replyId, false);
+}
+
+/** A due item that ran out of its budget: deferred like one that failed. */
+export class DueItemTimeoutError extends Error {
+  public constructor(budgetMs: number) {
+    super(`the due item took more than its ${budgetMs} ms budget`);
+    this.name = 'DueItemTimeoutError';
+  }
+}
+
+/**
+ * `task`, or a {@link DueItemTimeoutError} once `budgetMs` have passed. A task given up on goes
+ * on in the background; every step of it is safe beside a later sweep's (conditional writes),
+ * and its late failure is dropped (it was already counted as timed out).
+ */
+async function withinBudget(task: Promise<void>, budgetMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DueItemTimeoutError(budgetMs)), budgetMs);
+  });
+  task.catch(() => undefined);
+  try {
+    await Promise.race([task, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
