@@ -1,0 +1,499 @@
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  makeControlHandler,
+  makeFanOutHandler,
+  makeReplyDrainHandler,
+  makeReplyHandler,
+  makeSweeperHandler,
+  makeTimerHandler,
+} from '../functions/handlers.ts';
+import { createContext } from '../shared/app.ts';
+import type { RuntimeConfig } from '../shared/config.ts';
+import {
+  describeTopology,
+  OUTPUT_ROLES,
+  QueueRole,
+  type QueueSpec,
+  type Topology,
+} from '../shared/topology/topology.ts';
+import type { FaninContext } from '../shared/use-cases/context.ts';
+import { drawProfile, type FaultCounts, type FaultProfile, faultPlan, noFaults } from './faults.ts';
+import { Ledger } from './ledger.ts';
+import { Random } from './random.ts';
+import { type PendingCall, Scheduler } from './scheduler.ts';
+import { createModels, type Models, modelClients, Storage } from './storage.ts';
+import { drawWorkload, replyBody, TARGETS, type Workload } from './workload.ts';
+
+/** Virtual time every run starts at (a fixed instant, so runs compare). */
+export const START = Date.UTC(2026, 0, 1);
+/** The longest a run may go on in virtual time: past a year's deadline and its lease. */
+const HORIZON_MS = 400 * 24 * 3600 * 1000;
+/** Scheduling decisions before a run is cut short (a livelock is reported, not waited out). */
+const MAX_STEPS = 400_000;
+/** Sweeps in a row that find an aggregate overdue before it is declared stuck. */
+const STUCK_SWEEPS = 30;
+
+/** A consumed queue: Lambda's event source over it. */
+interface Consumer {
+  readonly role: string;
+  readonly url: string;
+  readonly spec: QueueSpec;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly handler: (event: SQSEvent) => Promise<unknown>;
+  inFlight: number;
+  polling: boolean;
+}
+
+/** One deployment of fanin on the models, its producers, responders and consumers, under one seed. */
+export class World {
+  public readonly seed: number;
+  public readonly random: Random;
+  public readonly scheduler: Scheduler;
+  public readonly workload: Workload;
+  public readonly profile: FaultProfile;
+  public readonly faults: FaultCounts = noFaults();
+  public readonly ledger = new Ledger();
+  public readonly topology: Topology;
+  public readonly storage: Storage;
+  public readonly models: Models;
+  public readonly config: RuntimeConfig;
+  public readonly ctx: FaninContext;
+  private readonly consumers: Consumer[] = [];
+  private readonly byUrl = new Map<string, Consumer>();
+  private readonly outputRoles = new Map<string, string>();
+  private readonly targets = new Set<string>();
+  private sweepArmed = false;
+  private overdueSweeps = 0;
+  public steps = 0;
+
+  public constructor(seed: number, options: { keepTrace?: boolean; big?: boolean } = {}) {
+    this.seed = seed >>> 0;
+    this.random = new Random(this.seed);
+    this.scheduler = new Scheduler({
+      start: START,
+      random: this.random,
+      keepTrace: options.keepTrace ?? false,
+    });
+    this.workload = drawWorkload(this.random, { big: options.big ?? false });
+    this.profile = drawProfile(this.random, START);
+    this.topology = describeTopology({
+      prefix: 'sim',
+      definitions: this.workload.definitions,
+      replyPartitions: this.workload.replyPartitions,
+      ...(this.workload.drained ? { replyDrainIntervalSeconds: 60 } : {}),
+      ...(this.profile.buggify.smallBatches ? { replyBatchSize: 2 } : {}),
+    });
+    this.models = createModels(() => this.scheduler.now, this.random);
+    this.storage = new Storage(this.models, this.topology, this.workload.bucket, this.workload.eventBridge, [
+      ...TARGETS,
+    ]);
+    this.config = {
+      tableName: this.topology.tableName,
+      queueUrls: this.storage.queueUrls,
+      replyQueueUrls: this.storage.replyQueueUrls,
+      definitions: this.topology.definitions,
+      partitioning: this.topology.partitioning,
+      completionLeaseSeconds: this.topology.completionLeaseSeconds,
+      ...(this.workload.eventBridge ? { eventBusName: this.storage.eventBusName } : {}),
+      ...(this.workload.bucket ? { bucketName: this.topology.bucketName } : {}),
+    };
+    const clients = modelClients(this.models, this.scheduler.intercept, this.workload.bucket);
+    const trace = this.scheduler.trace;
+    const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+      trace.add(
+        `t=${this.scheduler.now} #${this.scheduler.current()?.id ?? '-'} log ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}`,
+      );
+    this.ctx = createContext(this.config, clients, {
+      clock: this.scheduler.clock,
+      log: { info: () => {}, warn: log('warn'), error: log('error') },
+    });
+    for (const role of OUTPUT_ROLES) this.outputRoles.set(this.storage.queueUrls[role], role);
+    for (const name of TARGETS) this.targets.add(this.storage.urlOf(name));
+    const context = () => this.ctx;
+    const visibilityMs = this.topology.queues.ingress.visibilityTimeoutSeconds * 1000;
+    this.scheduler.faults = faultPlan({
+      random: this.random,
+      profile: this.profile,
+      counts: this.faults,
+      now: () => this.scheduler.now,
+      leaseMs: this.topology.completionLeaseSeconds * 1000,
+      visibilityMs,
+      outputChannel: (call) => this.channelOf(call),
+    });
+    this.scheduler.observer = (call, result) => this.observe(call, result);
+    const consume = (
+      role: string,
+      url: string,
+      spec: QueueSpec,
+      batchSize: number,
+      concurrency: number,
+      handler: Consumer['handler'],
+    ) => {
+      const consumer: Consumer = {
+        role,
+        url,
+        spec,
+        batchSize,
+        concurrency,
+        handler,
+        inFlight: 0,
+        polling: false,
+      };
+      this.consumers.push(consumer);
+      this.byUrl.set(url, consumer);
+    };
+    const { consumers, queues } = this.topology;
+    consume(
+      'fanout',
+      this.storage.queueUrls.ingress,
+      queues.ingress,
+      consumers.fanOut.batchSize,
+      3,
+      makeFanOutHandler(context),
+    );
+    consume('control', this.storage.queueUrls.control, queues.control, 1, 2, makeControlHandler(context));
+    consume(
+      'timer',
+      this.storage.queueUrls.timer,
+      queues.timer,
+      consumers.timer.batchSize,
+      2,
+      makeTimerHandler(context),
+    );
+    const drain = makeReplyDrainHandler(context, () => ({
+      sqs: clients.sqs,
+      replyQueueUrls: this.storage.replyQueueUrls,
+      timeoutMs: this.topology.functionTimeoutSeconds * 1000,
+    }));
+    this.topology.replyConsumers.forEach((spec, i) => {
+      const url = this.storage.replyQueueUrls[i] as string;
+      if ((spec.drainIntervalSeconds ?? 0) > 0) {
+        this.scheduleDrain(i, spec.batchSize, drain, (spec.drainIntervalSeconds ?? 60) * 1000);
+        return;
+      }
+      const batch = Math.min(spec.batchSize, 10);
+      consume(
+        `reply:${i}`,
+        url,
+        this.topology.replyPartitions[i] as QueueSpec,
+        batch,
+        3,
+        makeReplyHandler(context),
+      );
+    });
+    this.sweeper = makeSweeperHandler(context);
+  }
+
+  private readonly sweeper: () => Promise<unknown>;
+
+  /** Runs the workload, then the world to quiescence; fills {@link ledger}. */
+  public async run(): Promise<void> {
+    for (const action of this.workload.actions) {
+      this.scheduler.at(START + action.at, () => {
+        this.send(action);
+        if (this.random.chance(this.profile.duplicateSend)) {
+          this.faults['duplicate-send'] += 1;
+          this.send(action);
+        }
+      });
+    }
+    this.armSweeper();
+    const horizon = START + HORIZON_MS;
+    while (this.steps < MAX_STEPS && (await this.scheduler.step(horizon, () => undefined))) {
+      this.steps += 1;
+      if (this.random.chance(this.profile.ttl)) {
+        this.faults['ttl-sweep'] += 1;
+        this.models.dynamo.expireSome(this.scheduler.now);
+        this.models.s3.expireSome?.(this.scheduler.now);
+      }
+    }
+    this.ledger.endedAt = this.scheduler.now;
+    this.ledger.deadLetters = this.storage.deadLetters();
+  }
+
+  /** Sends one producer, responder or operator message (the world's own call, never faulted). */
+  private send(action: Workload['actions'][number]): void {
+    const url =
+      action.queue === 'ingress'
+        ? this.storage.queueUrls.ingress
+        : action.queue === 'control'
+          ? this.storage.queueUrls.control
+          : (this.storage.replyQueueUrls[action.queue % this.storage.replyQueueUrls.length] as string);
+    const messageId = this.storage.send(url, action.body, action.attributes, action.claimCheck ?? false);
+    const definition = action.attributes['fanin-definition'] ?? definitionOf(action.body);
+    this.ledger.inputs.push({
+      kind: action.kind,
+      messageId,
+      at: this.scheduler.now,
+      body: action.body,
+      attributes: action.attributes,
+      ...(action.aggregateId !== undefined ? { aggregateId: action.aggregateId } : {}),
+      ...(action.replyId !== undefined ? { replyId: action.replyId } : {}),
+      ...(action.attributes['fanin-failure'] !== undefined ? { failure: true } : {}),
+      ...(definition !== undefined ? { definition } : {}),
+    });
+    this.wake(url, 0);
+  }
+
+  /** A message may be waiting on `url` after `delayMs`: poll its consumer (or responder) then. */
+  private wake(url: string, delayMs: number): void {
+    const parked = this.parkedDrains.get(url);
+    if (parked) {
+      this.parkedDrains.delete(url);
+      parked();
+    }
+    const consumer = this.byUrl.get(url);
+    if (consumer) {
+      this.scheduler.at(this.scheduler.now + delayMs + this.random.between(0, 50), () => this.poll(consumer));
+      return;
+    }
+    if (this.targets.has(url)) {
+      this.scheduler.at(this.scheduler.now + delayMs + this.random.between(5, 800), () => this.respond(url));
+    }
+  }
+
+  /** Lambda's event source: receives a batch and invokes the handler with it. */
+  private poll(consumer: Consumer): void {
+    if (consumer.inFlight >= consumer.concurrency) return;
+    const now = this.scheduler.now;
+    const messages = this.storage.receive(consumer.url, consumer.batchSize, consumer.spec);
+    // Whatever this batch does, its messages may come back once the visibility timeout is over.
+    if (messages.length === 0) return;
+    this.wake(consumer.url, consumer.spec.visibilityTimeoutSeconds * 1000 + 1);
+    const records = messages.map((m) => recordOf(m, consumer.spec.name));
+    consumer.inFlight += 1;
+    const skew = this.profile.skewMs > 0 ? this.random.between(-this.profile.skewMs, this.profile.skewMs) : 0;
+    if (skew !== 0) this.faults.skew += 1;
+    this.scheduler.spawn(
+      `${consumer.role}:${records.length}`,
+      skew,
+      () => consumer.handler({ Records: records }),
+      (response) => {
+        consumer.inFlight -= 1;
+        const failed = new Set(
+          (
+            (response as { batchItemFailures?: { itemIdentifier: string }[] } | undefined)
+              ?.batchItemFailures ?? []
+          ).map((f) => f.itemIdentifier),
+        );
+        if (response !== undefined) {
+          for (const m of messages) {
+            if (failed.has(m.MessageId)) continue;
+            if (this.random.chance(this.profile.duplicateDelivery)) {
+              // The delete is lost: SQS delivers the message again after its visibility timeout.
+              this.faults['duplicate-delivery'] += 1;
+              continue;
+            }
+            this.storage.remove(consumer.url, m.ReceiptHandle);
+          }
+        }
+        this.wake(consumer.url, 0);
+      },
+    );
+    // Concurrency left: the event source keeps polling.
+    this.wake(consumer.url, 1);
+    void now;
+  }
+
+  /** A responder: takes what its queue holds and answers each sub-request by the policy. */
+  private respond(url: string): void {
+    const messages = this.storage.receive(url, 10, undefined);
+    if (messages.length === 0) return;
+    const policy = this.workload.responders;
+    for (const m of messages) {
+      this.storage.remove(url, m.ReceiptHandle);
+      const attributes: Record<string, string> = {};
+      for (const [name, value] of Object.entries(m.MessageAttributes))
+        if (name.startsWith('fanin-')) attributes[name] = value;
+      const aggregateId = attributes['fanin-aggregate-id'] ?? '';
+      const replyId = attributes['fanin-reply-id'] ?? '';
+      const replyTo = attributes['fanin-reply-to'];
+      this.ledger.subRequests.push({
+        aggregateId,
+        replyId,
+        definition: attributes['fanin-definition'] ?? '',
+        at: this.scheduler.now,
+      });
+      if (replyTo === undefined || this.random.chance(policy.silent)) continue;
+      const failure = this.random.chance(policy.failure);
+      const copies = this.random.chance(policy.duplicate) ? 2 : 1;
+      const late = this.random.chance(policy.late);
+      let body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
+      for (let c = 0; c < copies + (this.random.chance(policy.differentBody) ? 1 : 0); c += 1) {
+        if (c === copies) body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
+        const delay = late ? this.random.between(60_000, 1_200_000) : this.random.between(1, 3000);
+        const sent = body;
+        const replyAttributes = failure ? { ...attributes, 'fanin-failure': 'responder down' } : attributes;
+        this.scheduler.at(this.scheduler.now + delay, () =>
+          this.send({
+            at: 0,
+            queue: this.partitionOf(replyTo),
+            body: sent,
+            attributes: replyAttributes,
+            aggregateId,
+            replyId,
+            kind: 'reply',
+          }),
+        );
+      }
+    }
+    this.wake(url, 0);
+  }
+
+  private partitionOf(url: string): number {
+    const index = this.storage.replyQueueUrls.indexOf(url);
+    return Math.max(index, 0);
+  }
+
+  /** A drained partition: its schedule invokes the drain every interval while it holds messages. */
+  private scheduleDrain(
+    partition: number,
+    batchSize: number,
+    drain: (event: { drain: { partition: number; batchSize: number } }) => Promise<unknown>,
+    intervalMs: number,
+  ): void {
+    const url = this.storage.replyQueueUrls[partition] as string;
+    const grid = (t: number) => START + Math.ceil((t - START) / intervalMs) * intervalMs;
+    const tick = () => {
+      // Messages received by a drain that crashed count too: they come back after their timeout.
+      if (this.storage.depth(url) === 0) {
+        this.parkedDrains.set(url, () => this.scheduler.at(grid(this.scheduler.now + 1), tick));
+        return;
+      }
+      if (this.scheduler.busy(`drain:${partition}`) === 0) {
+        this.scheduler.spawn(`drain:${partition}`, 0, () => drain({ drain: { partition, batchSize } }));
+      }
+      this.scheduler.at(this.scheduler.now + intervalMs, tick);
+    };
+    this.parkedDrains.set(url, () => this.scheduler.at(grid(this.scheduler.now + 1), tick));
+  }
+
+  /** Drain schedules with nothing to drain, re-armed by the next message sent to their partition. */
+  private readonly parkedDrains = new Map<string, () => void>();
+
+  /** The sweeper's schedule: every minute while some aggregate is due, skipping minutes where none is. */
+  private armSweeper(): void {
+    if (this.sweepArmed) return;
+    const next = this.storage.nextDue();
+    if (next === undefined) return;
+    this.sweepArmed = true;
+    const interval = this.topology.sweepIntervalSeconds * 1000;
+    const grid = (t: number) => START + Math.ceil((t - START) / interval) * interval;
+    const at = Math.max(grid(this.scheduler.now + 1), grid(next.dueAt));
+    this.scheduler.at(at, () => {
+      this.sweepArmed = false;
+      const overdue = this.storage.nextDue();
+      if (overdue && overdue.dueAt < this.scheduler.now - 10 * interval) {
+        this.overdueSweeps += 1;
+        if (this.overdueSweeps >= STUCK_SWEEPS) {
+          this.ledger.stuck.add(overdue.aggregateId);
+          return;
+        }
+      } else {
+        this.overdueSweeps = 0;
+      }
+      this.scheduler.spawn(
+        'sweeper',
+        0,
+        () => this.sweeper(),
+        () => this.armSweeper(),
+      );
+    });
+  }
+
+  /** Which output a call publishes to (for a channel that fails on its own). */
+  private channelOf(call: PendingCall): string | undefined {
+    if (call.service === 'eventbridge') return 'events';
+    const url = (call.input as { QueueUrl?: string }).QueueUrl;
+    return url === undefined ? undefined : this.outputRoles.get(url);
+  }
+
+  /** Records every call that took effect: outputs, sends that wake a consumer, writes that arm the sweeper. */
+  private observe(call: PendingCall, result: unknown): void {
+    const task = call.task.name;
+    const input = call.input as Record<string, unknown>;
+    if (
+      call.service === 'sqs' &&
+      (call.command === 'SendMessageCommand' || call.command === 'SendMessageBatchCommand')
+    ) {
+      const url = input.QueueUrl as string;
+      const entries =
+        call.command === 'SendMessageCommand'
+          ? [input]
+          : ((input.Entries as Record<string, unknown>[] | undefined) ?? []);
+      for (const entry of entries) {
+        const role = this.outputRoles.get(url);
+        if (role !== undefined) {
+          const text = this.storage.resolve(
+            entry.MessageBody as string,
+            entry.MessageAttributes as Record<string, { StringValue?: string }>,
+          );
+          this.ledger.publications.push({ channel: role, text, at: this.scheduler.now, task });
+        }
+        this.wake(url, Number(entry.DelaySeconds ?? 0) * 1000);
+      }
+    }
+    if (call.service === 'eventbridge' && call.command === 'PutEventsCommand') {
+      const entries = (input.Entries as { Detail?: string }[] | undefined) ?? [];
+      const answers = (result as { Entries?: { ErrorCode?: string }[] } | undefined)?.Entries ?? [];
+      entries.forEach((entry, i) => {
+        if (answers[i]?.ErrorCode) return;
+        this.ledger.publications.push({
+          channel: 'events',
+          text: entry.Detail ?? '',
+          at: this.scheduler.now,
+          task,
+        });
+      });
+    }
+    if (call.service === 'dynamodb') this.armSweeper();
+  }
+}
+
+/** The definition a request body names, if it parses. */
+function definitionOf(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { definition?: unknown };
+    return typeof parsed.definition === 'string' ? parsed.definition : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A received message as Lambda's SQS event source hands it to a handler. */
+function recordOf(
+  message: {
+    MessageId: string;
+    ReceiptHandle: string;
+    Body: string;
+    MessageAttributes: Record<string, string>;
+    ReceiveCount: number;
+    SentAt: number;
+  },
+  queueName: string,
+): SQSRecord {
+  return {
+    messageId: message.MessageId,
+    receiptHandle: message.ReceiptHandle,
+    body: message.Body,
+    attributes: {
+      ApproximateReceiveCount: String(message.ReceiveCount),
+      SentTimestamp: String(message.SentAt),
+      SenderId: 'sim',
+      ApproximateFirstReceiveTimestamp: String(message.SentAt),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes).map(([name, value]) => [
+        name,
+        { stringValue: value, dataType: 'String' },
+      ]),
+    ) as SQSRecord['messageAttributes'],
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
+    awsRegion: 'us-east-1',
+  };
+}
+
+export { QueueRole };
