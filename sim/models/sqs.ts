@@ -1,0 +1,557 @@
+/**
+ * An in-memory, synchronous, deterministic model of SQS for the simulation: every SQS command
+ * fanin sends, with at-least-once delivery (a receive may return a message another receiver
+ * holds), no order on standard queues, visibility timeouts, delays, retention, redrive to a DLQ
+ * after maxReceiveCount, message attribute and size limits, and FIFO queues (groups delivered one
+ * in flight at a time and in order, five-minute deduplication). Time comes from `clock`, chance
+ * from `random`. See sim/models/index.ts for what it is faithful to.
+ */
+import { QueueDoesNotExist, QueueNameExists, ReceiptHandleIsInvalid } from '@aws-sdk/client-sqs';
+import { sdkError } from './errors.ts';
+import { BATCH_COMMANDS, batch } from './sqs/batch.ts';
+import {
+  type AttributeValue,
+  checkAttributes,
+  checkBody,
+  md5,
+  md5OfAttributes,
+  messageSize,
+  sqsError,
+  uuid,
+} from './sqs/messages.ts';
+import { Queue, type QueueSettings, type StoredMessage } from './sqs/queue.ts';
+import { receive } from './sqs/receive.ts';
+
+/** Options of {@link SqsModel}. */
+export interface SqsModelOptions {
+  readonly clock: () => number;
+  readonly random: () => number;
+  /** @default '000000000000' */
+  readonly accountId?: string;
+  /** @default 'us-east-1' */
+  readonly region?: string;
+  /**
+   * The largest message (body and attributes). AWS raised its limit to 1 MiB; fanin's claim check
+   * assumes 256 KiB (shared/adapters/s3-claim-check.ts), as fauxqs does. @default 262144
+   */
+  readonly maxMessageBytes?: number;
+  /** How likely a receive on a standard queue also returns one message another receiver holds. @default 0.02 */
+  readonly duplicateProbability?: number;
+  /** How likely a receive returns fewer messages than it could (SQS samples its servers). @default 0.1 */
+  readonly shortReceiveProbability?: number;
+  /** How likely a delete with a receipt handle older than the latest leaves the message. @default 0.5 */
+  readonly staleDeleteIgnoredProbability?: number;
+}
+
+const WRITES = new Set([
+  'CreateQueueCommand',
+  'DeleteQueueCommand',
+  'PurgeQueueCommand',
+  'SendMessageCommand',
+  'SendMessageBatchCommand',
+  'ReceiveMessageCommand',
+  'DeleteMessageCommand',
+  'DeleteMessageBatchCommand',
+  'ChangeMessageVisibilityCommand',
+  'ChangeMessageVisibilityBatchCommand',
+  'SetQueueAttributesCommand',
+]);
+
+/**
+ * True when the SQS command changes state, so that a timeout after it may hide its effect. A
+ * receive is one: the messages it took are in flight even if its answer is lost.
+ */
+export function isSqsWrite(commandName: string): boolean {
+  return WRITES.has(commandName);
+}
+
+/** What {@link SqsModel.messages} tells of one message. */
+export interface MessageView {
+  readonly messageId: string;
+  readonly body: string;
+  readonly attributes: Readonly<Record<string, AttributeValue>>;
+  readonly receiveCount: number;
+  readonly state: 'visible' | 'in-flight' | 'delayed';
+  readonly sentAt: number;
+  readonly groupId?: string;
+  readonly deadLetterSourceArn?: string;
+}
+
+type Request = Record<string, unknown>;
+
+/** The SQS model. */
+export class SqsModel {
+  private readonly queues = new Map<string, Queue>();
+  public readonly accountId: string;
+  public readonly region: string;
+  public readonly maxMessageBytes: number;
+  public readonly clock: () => number;
+  public readonly random: () => number;
+  public readonly duplicateProbability: number;
+  public readonly shortReceiveProbability: number;
+  public readonly staleDeleteIgnoredProbability: number;
+  private handles = 0;
+  private sequence = 0n;
+
+  public constructor(options: SqsModelOptions) {
+    this.clock = options.clock;
+    this.random = options.random;
+    this.accountId = options.accountId ?? '000000000000';
+    this.region = options.region ?? 'us-east-1';
+    this.maxMessageBytes = options.maxMessageBytes ?? 262_144;
+    this.duplicateProbability = options.duplicateProbability ?? 0.02;
+    this.shortReceiveProbability = options.shortReceiveProbability ?? 0.1;
+    this.staleDeleteIgnoredProbability = options.staleDeleteIgnoredProbability ?? 0.5;
+  }
+
+  /** Runs one command with its SDK input; returns its SDK output or throws the SDK's error. */
+  // biome-ignore lint/suspicious/noExplicitAny: commands of every shape pass through here
+  public handle(commandName: string, input: any): any {
+    const request: Request = input ?? {};
+    const name = commandName.replace(/Command$/, '');
+    if (BATCH_COMMANDS.has(name)) return batch(this, name, request);
+    switch (name) {
+      case 'CreateQueue':
+        return this.createQueue(request);
+      case 'GetQueueUrl': {
+        const account = (request.QueueOwnerAWSAccountId as string | undefined) ?? this.accountId;
+        const queue = this.queues.get(`${account}/${String(request.QueueName)}`);
+        if (!queue) throw this.missing();
+        return { QueueUrl: queue.url };
+      }
+      case 'GetQueueAttributes':
+        return {
+          Attributes: this.attributes(
+            this.queue(request.QueueUrl),
+            request.AttributeNames as string[] | undefined,
+          ),
+        };
+      case 'ListQueues':
+        return this.listQueues(request);
+      case 'DeleteQueue':
+        this.queues.delete(this.keyOf(this.queue(request.QueueUrl).url));
+        return {};
+      case 'PurgeQueue': {
+        const queue = this.queue(request.QueueUrl);
+        const now = this.clock();
+        if (queue.lastPurgeAt !== undefined && now - queue.lastPurgeAt < 60_000) {
+          throw sqsError(
+            'PurgeQueueInProgress',
+            `Only one PurgeQueue operation on ${queue.name} is allowed every 60 seconds.`,
+          );
+        }
+        queue.lastPurgeAt = now;
+        queue.messages.length = 0;
+        return {};
+      }
+      case 'SendMessage':
+        return this.send(this.queue(request.QueueUrl), request);
+      case 'ReceiveMessage':
+        return receive(this, this.queue(request.QueueUrl), request);
+      case 'DeleteMessage':
+        this.deleteMessage(this.queue(request.QueueUrl), String(request.ReceiptHandle ?? ''));
+        return {};
+      case 'ChangeMessageVisibility':
+        this.changeVisibility(
+          this.queue(request.QueueUrl),
+          String(request.ReceiptHandle ?? ''),
+          request.VisibilityTimeout,
+        );
+        return {};
+      default:
+        throw sqsError('UnsupportedOperation', `the SQS model does not implement ${name}`);
+    }
+  }
+
+  /** Every queue URL. */
+  public queueUrls(): string[] {
+    return [...this.queues.values()].map((q) => q.url);
+  }
+
+  /** Every message a queue holds, visible, in flight or delayed (copies). */
+  public messages(queueUrl: string): MessageView[] {
+    const queue = this.queue(queueUrl);
+    const now = this.clock();
+    queue.expire(now);
+    return queue.messages.map((m) => ({
+      messageId: m.messageId,
+      body: m.body,
+      attributes: structuredClone(m.attributes),
+      receiveCount: m.receiveCount,
+      state: m.visibleAt <= now ? 'visible' : m.received ? 'in-flight' : 'delayed',
+      sentAt: m.sentAt,
+      ...(m.groupId !== undefined ? { groupId: m.groupId } : {}),
+      ...(m.deadLetterSourceArn ? { deadLetterSourceArn: m.deadLetterSourceArn } : {}),
+    }));
+  }
+
+  /** The URL SQS gives a queue of this account and region. */
+  public urlOf(name: string): string {
+    return `https://sqs.${this.region}.amazonaws.com/${this.accountId}/${name}`;
+  }
+
+  private keyOf(url: string): string {
+    const parts = url.split('/');
+    return `${parts[parts.length - 2] ?? ''}/${parts[parts.length - 1] ?? ''}`;
+  }
+
+  private missing(): Error {
+    return sdkError(QueueDoesNotExist, 'The specified queue does not exist.', {
+      Code: 'AWS.SimpleQueueService.NonExistentQueue',
+    });
+  }
+
+  /** The queue a URL names, by its account and name as SQS resolves it. */
+  public queue(url: unknown): Queue {
+    if (typeof url !== 'string' || url.length === 0) {
+      throw sqsError('MissingParameter', 'The request must contain the parameter QueueUrl.');
+    }
+    const queue = this.queues.get(this.keyOf(url));
+    if (!queue) throw this.missing();
+    return queue;
+  }
+
+  /** The queue an ARN names (a redrive target), if it exists. */
+  public queueByArn(arn: string): Queue | undefined {
+    return [...this.queues.values()].find((q) => q.arn === arn);
+  }
+
+  /** A new receipt handle, never issued before. */
+  public nextHandle(message: StoredMessage): string {
+    this.handles += 1;
+    return Buffer.from(`${message.messageId}:${this.handles}:${Math.floor(this.random() * 1e9)}`).toString(
+      'base64',
+    );
+  }
+
+  private createQueue(request: Request): Request {
+    const name = String(request.QueueName ?? '');
+    const given = { ...((request.Attributes ?? {}) as Record<string, string>) };
+    const fifo = given.FifoQueue === 'true';
+    const base = fifo ? name.replace(/\.fifo$/, '') : name;
+    if (!/^[A-Za-z0-9_-]{1,80}$/.test(base) || name.length > 80 || fifo !== name.endsWith('.fifo')) {
+      throw sqsError(
+        'InvalidParameterValue',
+        fifo || name.endsWith('.fifo')
+          ? 'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.'
+          : 'Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length',
+      );
+    }
+    const key = `${this.accountId}/${name}`;
+    const existing = this.queues.get(key);
+    if (existing) {
+      const differing = Object.keys(given).find((k) => existing.given[k] !== given[k]);
+      if (differing) {
+        throw sdkError(
+          QueueNameExists,
+          `A queue already exists with the same name and a different value for attribute ${differing}`,
+        );
+      }
+      return { QueueUrl: existing.url };
+    }
+    const settings = this.settingsOf(given, fifo, {
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: 345_600,
+      delaySeconds: 0,
+      maximumMessageSize: this.maxMessageBytes,
+      receiveWaitSeconds: 0,
+      contentBasedDeduplication: false,
+    });
+    const url = this.urlOf(name);
+    const queue = new Queue(
+      name,
+      url,
+      `arn:aws:sqs:${this.region}:${this.accountId}:${name}`,
+      fifo,
+      settings,
+      given,
+      this.clock(),
+    );
+    this.queues.set(key, queue);
+    return { QueueUrl: url };
+  }
+
+  private settingsOf(given: Record<string, string>, fifo: boolean, defaults: QueueSettings): QueueSettings {
+    const number = (attribute: string, fallback: number, min: number, max: number) => {
+      const text = given[attribute];
+      if (text === undefined) return fallback;
+      const value = Number(text);
+      if (!Number.isInteger(value) || value < min || value > max) {
+        throw sqsError('InvalidAttributeValue', `Invalid value for the parameter ${attribute}.`);
+      }
+      return value;
+    };
+    let redrive: QueueSettings['redrive'];
+    if (given.RedrivePolicy) {
+      const policy = JSON.parse(given.RedrivePolicy) as {
+        deadLetterTargetArn?: string;
+        maxReceiveCount?: number | string;
+      };
+      const max = Number(policy.maxReceiveCount);
+      if (!policy.deadLetterTargetArn || !Number.isInteger(max) || max < 1 || max > 1000) {
+        throw sqsError('InvalidAttributeValue', 'Value for parameter RedrivePolicy is invalid.');
+      }
+      const target = this.queueByArn(policy.deadLetterTargetArn);
+      if (!target)
+        throw sqsError(
+          'InvalidAttributeValue',
+          'Value for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.',
+        );
+      if (target.fifo !== fifo) {
+        throw sqsError(
+          'InvalidAttributeValue',
+          'Value for parameter RedrivePolicy is invalid. Reason: Dead-letter queue must be same type of queue as the source..',
+        );
+      }
+      redrive = { deadLetterTargetArn: policy.deadLetterTargetArn, maxReceiveCount: max };
+    }
+    return {
+      visibilityTimeoutSeconds: number('VisibilityTimeout', defaults.visibilityTimeoutSeconds, 0, 43_200),
+      retentionSeconds: number('MessageRetentionPeriod', defaults.retentionSeconds, 60, 1_209_600),
+      delaySeconds: number('DelaySeconds', defaults.delaySeconds, 0, 900),
+      maximumMessageSize: number(
+        'MaximumMessageSize',
+        defaults.maximumMessageSize,
+        1024,
+        this.maxMessageBytes,
+      ),
+      receiveWaitSeconds: number('ReceiveMessageWaitTimeSeconds', defaults.receiveWaitSeconds, 0, 20),
+      ...(redrive ? { redrive } : {}),
+      contentBasedDeduplication: given.ContentBasedDeduplication === 'true',
+    };
+  }
+
+  private attributes(queue: Queue, names: readonly string[] = []): Record<string, string> {
+    const now = this.clock();
+    queue.expire(now);
+    const counts = queue.counts(now);
+    const s = queue.settings;
+    const all: Record<string, string> = {
+      QueueArn: queue.arn,
+      ApproximateNumberOfMessages: String(counts.visible),
+      ApproximateNumberOfMessagesNotVisible: String(counts.inFlight),
+      ApproximateNumberOfMessagesDelayed: String(counts.delayed),
+      CreatedTimestamp: String(Math.floor(queue.createdAt / 1000)),
+      LastModifiedTimestamp: String(Math.floor(queue.createdAt / 1000)),
+      VisibilityTimeout: String(s.visibilityTimeoutSeconds),
+      MaximumMessageSize: String(s.maximumMessageSize),
+      MessageRetentionPeriod: String(s.retentionSeconds),
+      DelaySeconds: String(s.delaySeconds),
+      ReceiveMessageWaitTimeSeconds: String(s.receiveWaitSeconds),
+      SqsManagedSseEnabled: 'true',
+      ...(s.redrive
+        ? {
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: s.redrive.deadLetterTargetArn,
+              maxReceiveCount: s.redrive.maxReceiveCount,
+            }),
+          }
+        : {}),
+      ...(queue.fifo
+        ? {
+            FifoQueue: 'true',
+            ContentBasedDeduplication: String(s.contentBasedDeduplication),
+            DeduplicationScope: queue.given.DeduplicationScope ?? 'queue',
+            FifoThroughputLimit: queue.given.FifoThroughputLimit ?? 'perQueue',
+          }
+        : {}),
+    };
+    if (names.includes('All')) return all;
+    const out: Record<string, string> = {};
+    for (const name of names) {
+      if (
+        !(name in all) &&
+        ![
+          'FifoQueue',
+          'ContentBasedDeduplication',
+          'RedrivePolicy',
+          'DeduplicationScope',
+          'FifoThroughputLimit',
+          'Policy',
+          'KmsMasterKeyId',
+        ].includes(name)
+      ) {
+        throw sqsError('InvalidAttributeName', `Unknown Attribute ${name}.`);
+      }
+      if (all[name] !== undefined) out[name] = all[name];
+    }
+    return out;
+  }
+
+  private listQueues(request: Request): Request {
+    const prefix = String(request.QueueNamePrefix ?? '');
+    const urls = [...this.queues.values()]
+      .filter((q) => q.name.startsWith(prefix))
+      .map((q) => q.url)
+      .sort();
+    const max = request.MaxResults === undefined ? 1000 : Number(request.MaxResults);
+    const start = request.NextToken ? Number(Buffer.from(String(request.NextToken), 'base64').toString()) : 0;
+    const page = urls.slice(start, start + max);
+    const next =
+      start + max < urls.length && request.MaxResults !== undefined
+        ? Buffer.from(String(start + max)).toString('base64')
+        : undefined;
+    return { ...(page.length > 0 ? { QueueUrls: page } : {}), ...(next ? { NextToken: next } : {}) };
+  }
+
+  /**
+   * Accepts one message (SendMessage, or one entry of SendMessageBatch): validated as SQS does,
+   * delayed as asked, deduplicated on FIFO queues. Throws the SQS error for a refused message.
+   */
+  public send(queue: Queue, entry: Request): Request {
+    const body = checkBody(entry.MessageBody);
+    const attributes = (entry.MessageAttributes ?? {}) as Record<string, AttributeValue>;
+    checkAttributes(attributes);
+    const size = messageSize(body, attributes);
+    if (size > queue.settings.maximumMessageSize) {
+      throw sqsError(
+        'InvalidParameterValue',
+        `One or more parameters are invalid. Reason: Message must be shorter than ${queue.settings.maximumMessageSize} bytes.`,
+      );
+    }
+    const delay = entry.DelaySeconds === undefined ? queue.settings.delaySeconds : Number(entry.DelaySeconds);
+    if (!Number.isInteger(delay) || delay < 0 || delay > 900) {
+      throw sqsError(
+        'InvalidParameterValue',
+        `Value ${String(entry.DelaySeconds)} for parameter DelaySeconds is invalid. Reason: must be between 0 and 900, if provided.`,
+      );
+    }
+    const now = this.clock();
+    const systemAttributes = (entry.MessageSystemAttributes ?? {}) as Record<string, AttributeValue>;
+    const md5s = {
+      MD5OfMessageBody: md5(body),
+      ...(Object.keys(attributes).length > 0 ? { MD5OfMessageAttributes: md5OfAttributes(attributes) } : {}),
+      ...(Object.keys(systemAttributes).length > 0
+        ? { MD5OfMessageSystemAttributes: md5OfAttributes(systemAttributes) }
+        : {}),
+    };
+    let fifo: { groupId: string; deduplicationId: string; sequenceNumber: string } | undefined;
+    if (queue.fifo) {
+      if (entry.DelaySeconds !== undefined) {
+        throw sqsError(
+          'InvalidParameterValue',
+          `Value ${String(entry.DelaySeconds)} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.`,
+        );
+      }
+      const groupId = entry.MessageGroupId as string | undefined;
+      if (!groupId)
+        throw sqsError('MissingParameter', 'The request must contain the parameter MessageGroupId.');
+      const deduplicationId =
+        (entry.MessageDeduplicationId as string | undefined) ??
+        (queue.settings.contentBasedDeduplication ? md5(body) + body.length.toString(16) : undefined);
+      if (!deduplicationId) {
+        throw sqsError(
+          'InvalidParameterValue',
+          'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
+        );
+      }
+      const scope = queue.given.DeduplicationScope === 'messageGroup' ? groupId : '';
+      const key = `${scope}\u0000${deduplicationId}`;
+      const seen = queue.deduplication.get(key);
+      if (seen && now - seen.at < 5 * 60_000) {
+        return { MessageId: seen.messageId, SequenceNumber: seen.sequenceNumber, ...md5s };
+      }
+      this.sequence += 1n;
+      fifo = { groupId, deduplicationId, sequenceNumber: (10n ** 19n + this.sequence).toString() };
+    } else if (entry.MessageGroupId !== undefined && typeof entry.MessageGroupId !== 'string') {
+      throw sqsError('InvalidParameterValue', 'MessageGroupId must be a string.');
+    }
+    const message: StoredMessage = {
+      messageId: uuid(this.random),
+      body,
+      md5OfBody: md5s.MD5OfMessageBody,
+      attributes: structuredClone(attributes),
+      systemAttributes: structuredClone(systemAttributes),
+      sentAt: now,
+      visibleAt: now + delay * 1000,
+      receiveCount: 0,
+      handles: new Set(),
+      received: false,
+      ...(fifo
+        ? {
+            groupId: fifo.groupId,
+            deduplicationId: fifo.deduplicationId,
+            sequenceNumber: fifo.sequenceNumber,
+          }
+        : {}),
+      ...(!queue.fifo && typeof entry.MessageGroupId === 'string' ? { groupId: entry.MessageGroupId } : {}),
+    };
+    queue.messages.push(message);
+    if (fifo) {
+      const scope = queue.given.DeduplicationScope === 'messageGroup' ? fifo.groupId : '';
+      queue.deduplication.set(`${scope}\u0000${fifo.deduplicationId}`, {
+        at: now,
+        messageId: message.messageId,
+        sequenceNumber: fifo.sequenceNumber,
+      });
+    }
+    return {
+      MessageId: message.messageId,
+      ...(fifo ? { SequenceNumber: fifo.sequenceNumber } : {}),
+      ...md5s,
+    };
+  }
+
+  private byHandle(queue: Queue, handle: string): StoredMessage | undefined {
+    return queue.messages.find((m) => m.handles.has(handle));
+  }
+
+  private checkHandle(handle: string): void {
+    if (handle.length === 0)
+      throw sqsError('MissingParameter', 'The request must contain the parameter ReceiptHandle.');
+    let issued = false;
+    try {
+      issued = /^[^:]+:\d+:\d+$/.test(Buffer.from(handle, 'base64').toString());
+    } catch {
+      issued = false;
+    }
+    if (!issued)
+      throw sdkError(
+        ReceiptHandleIsInvalid,
+        `The input receipt handle "${handle}" is not a valid receipt handle.`,
+      );
+  }
+
+  /**
+   * Deletes the message a receipt handle names. A handle older than the message's latest is
+   * accepted, but the message may stay (SQS: "the request will still succeed, but the message
+   * might not be deleted"); a handle of a message already gone is accepted.
+   */
+  public deleteMessage(queue: Queue, handle: string): void {
+    this.checkHandle(handle);
+    const message = this.byHandle(queue, handle);
+    if (!message) return;
+    if (message.latestHandle !== handle && (queue.fifo || this.random() < this.staleDeleteIgnoredProbability))
+      return;
+    queue.remove(message);
+  }
+
+  /** Changes the visibility of the message a receipt handle names (its latest handle only). */
+  public changeVisibility(queue: Queue, handle: string, timeout: unknown): void {
+    this.checkHandle(handle);
+    const seconds = Number(timeout);
+    if (!Number.isInteger(seconds) || seconds < 0 || seconds > 43_200) {
+      throw sqsError(
+        'InvalidParameterValue',
+        `Value ${String(timeout)} for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200, if provided.`,
+      );
+    }
+    const message = this.byHandle(queue, handle);
+    const now = this.clock();
+    if (!message?.received) {
+      throw sqsError(
+        'MessageNotInflight',
+        `Value ${handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`,
+      );
+    }
+    if (message.latestHandle !== handle) {
+      throw sqsError(
+        'InvalidParameterValue',
+        `Value ${handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.`,
+      );
+    }
+    message.visibleAt = now + seconds * 1000;
+  }
+}
+
+export type { MessageView as SqsMessageView, Queue };
