@@ -6,20 +6,24 @@
 /** An output message as it travels (the body of an output queue's message). */
 export type OutputBody = Readonly<Record<string, unknown>> & { readonly id?: string; readonly type?: string };
 
-/** Milliseconds as a short human duration: `850 ms`, `1.2 s`, `2 min 5 s`. */
+/**
+ * Milliseconds as a short human duration: `850 ms`, `1.2 s`, `2 min 5 s`, `1 h`, `3 d 4 h`. The
+ * value is rounded to the smallest unit shown before it is split, so a part never reaches its
+ * unit's size (`1 min`, never `60 s`; `1 h`, never `60 min`; `30 d`, never `29 d 24 h`).
+ */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 3_600_000) {
-    const minutes = Math.floor(ms / 60_000);
-    return `${minutes} min ${Math.round((ms - minutes * 60_000) / 1000)} s`;
-  }
-  if (ms < 86_400_000) {
-    const hours = Math.floor(ms / 3_600_000);
-    return `${hours} h ${Math.round((ms - hours * 3_600_000) / 60_000)} min`;
-  }
-  const days = Math.floor(ms / 86_400_000);
-  return `${days} d ${Math.round((ms - days * 86_400_000) / 3_600_000)} h`;
+  if (Math.round(ms) < 1000) return `${Math.round(ms)} ms`;
+  if (Math.round(ms / 100) < 600) return `${(ms / 1000).toFixed(1)} s`;
+  const parts = (total: number, size: number, big: string, small: string): string => {
+    const whole = Math.floor(total / size);
+    const rest = total - whole * size;
+    return rest === 0 ? `${whole} ${big}` : `${whole} ${big} ${rest} ${small}`;
+  };
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return parts(seconds, 60, 'min', 's');
+  const minutes = Math.round(ms / 60_000);
+  if (minutes < 1440) return parts(minutes, 60, 'h', 'min');
+  return parts(Math.round(ms / 3_600_000), 24, 'd', 'h');
 }
 
 /** How long an aggregate was open, when the output says (`closedAt - openedAt`). */
