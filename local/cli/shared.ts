@@ -33,11 +33,15 @@ export async function sendControl(target: Target, body: unknown): Promise<string
 export interface WaitResult {
   readonly closed: AggregateHeader[];
   readonly open: string[];
+  /** Of `open`, those whose header never appeared while waiting. */
+  readonly neverOpened: string[];
 }
 
 /**
- * Waits until every aggregate in `ids` has closed (or vanished), polling their headers, with a
- * progress display. Returns what closed and what is still open when `timeoutMs` ran out.
+ * Waits until every aggregate in `ids` has closed (or vanished after it was seen: its tombstone
+ * expired), polling their headers, with a progress display. An aggregate not opened yet (a request
+ * still on its way to the fan-out) is waited for, not taken as closed. Returns what closed, what
+ * is still open when `timeoutMs` ran out, and which of those were never seen at all.
  */
 export async function waitClosed(
   io: CommandIO,
@@ -48,6 +52,7 @@ export async function waitClosed(
 ): Promise<WaitResult> {
   const store = storeOf(target);
   const pending = new Set(ids);
+  const seen = new Set<string>();
   const closed: AggregateHeader[] = [];
   const progress = new Progress(io, label, ids.length);
   const deadline = Date.now() + timeoutMs;
@@ -55,7 +60,8 @@ export async function waitClosed(
   while (pending.size > 0 && Date.now() < deadline && !io.signal.aborted) {
     for (const id of [...pending]) {
       const header = await store.getHeader(id);
-      if (!header || header.status === 'closed') {
+      if (header) seen.add(id);
+      if (header?.status === 'closed' || (!header && seen.has(id))) {
         pending.delete(id);
         if (header) closed.push(header);
       }
@@ -68,7 +74,8 @@ export async function waitClosed(
       ? `${label}: ${ids.length} closed`
       : `${label}: ${pending.size} of ${ids.length} still open after ${formatDuration(timeoutMs)}`,
   );
-  return { closed, open: [...pending] };
+  const open = [...pending];
+  return { closed, open, neverOpened: open.filter((id) => !seen.has(id)) };
 }
 
 /**

@@ -122,6 +122,63 @@ describe('fanin CLI against the local runtime', () => {
     expect(shown.stdout).toMatch(/status\s+closed \(completed\)/);
   });
 
+  it('send --wait waits while its request has not opened the aggregate yet, then reports the outcome', async () => {
+    // Act: the wait starts before the fan-out has written the aggregate; bank-2's quote (reply id
+    // 1, the second bank) comes later and completes it (3.4 % is within the 3.5 % threshold).
+    const [waited] = await Promise.all([
+      fanin(
+        'send',
+        'loan-broker',
+        '--payload',
+        '{"amount":1000,"termYears":20}',
+        '--aggregate-id',
+        'cli-wait-1',
+        '--wait',
+        '--timeout',
+        '30',
+      ),
+      (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        return fanin(
+          'reply',
+          '--aggregate-id',
+          'cli-wait-1',
+          '--reply-id',
+          '1',
+          '--body',
+          '{"bank":"bank-2","rate":3.4,"term":20}',
+        );
+      })(),
+    ]);
+
+    // Assess
+    expect({ code: waited.code, stderr: waited.stderr }).toEqual({
+      code: 0,
+      stderr: expect.not.stringMatching(/not opened yet/),
+    });
+    expect(waited.stdout).toContain('cli-wait-1 completed: 1/5 replies');
+  });
+
+  it('send refuses an aggregate id that is taken and names the error output; complete refuses one never opened', async () => {
+    // Act: cli-loan-1 closed in an earlier test; never-sent was never opened.
+    const again = await fanin(
+      'send',
+      'loan-broker',
+      '--payload',
+      '{"amount":1000,"termYears":20}',
+      '--aggregate-id',
+      'cli-loan-1',
+    );
+    const never = await fanin('complete', '--aggregate-id', 'never-sent', '--wait', '--timeout', '5');
+
+    // Assess
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('aggregate id "cli-loan-1" is taken (closed, completed');
+    expect(again.stderr).toContain(`${prefix}-out-error.fifo`);
+    expect(never.code).toBe(1);
+    expect(never.stderr).toContain('no aggregate "never-sent": it was never opened');
+  });
+
   it('complete with an external event: every open aggregate of the definition whose pattern matches', async () => {
     // Prepare
     await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-2');

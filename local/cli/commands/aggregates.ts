@@ -60,6 +60,14 @@ export const send: Command = {
     }
     const aggregateId = stringOption(args, 'aggregate-id') ?? `${definition}-${randomUUID().slice(0, 8)}`;
     const requestId = stringOption(args, 'request-id') ?? randomUUID();
+    // An aggregate id is taken for good (its tombstone recognises late replies): fanin refuses a
+    // new request under it to the error output. Say so here rather than report the send.
+    const taken = await storeOf(target).getHeader(aggregateId);
+    if (taken && openingRequest(taken) !== requestId) {
+      throw new CommandError(
+        `aggregate id "${aggregateId}" is taken (${taken.status}${taken.outcome ? `, ${taken.outcome}` : ''}, opened ${when(taken.openedAt)}): fanin would refuse this request to ${target.queues.error.name}. Leave out --aggregate-id for a new one, or pick another`,
+      );
+    }
     await faninClientOf(target).sendRequest(definition, body, { aggregateId, requestId });
     const sent = { definition, aggregateId, requestId, queueUrl: target.queues.ingress.url };
     if (!args.values.wait) {
@@ -70,6 +78,11 @@ export const send: Command = {
     if (!io.wantsJson) io.out(`sent request ${requestId}: aggregate ${aggregateId}`);
     const { closed } = await waitClosed(io, target, [aggregateId], timeoutMs, `waiting for ${aggregateId}`);
     const header = closed[0] ?? (await storeOf(target).getHeader(aggregateId));
+    if (header && openingRequest(header) !== requestId) {
+      throw new CommandError(
+        `aggregate ${aggregateId} was opened by another request (${openingRequest(header) ?? 'a self-starting message'}): this one was refused to ${target.queues.error.name} (fanin tail error)`,
+      );
+    }
     if (io.wantsJson) io.json({ ...sent, aggregate: header ? headerSummary(header) : null });
     if (header?.status !== 'closed') {
       throw new CommandError(
@@ -88,6 +101,14 @@ export const send: Command = {
     return 0;
   },
 };
+
+/**
+ * The request id that opened an aggregate: the header keeps it followed by a NUL and the digest
+ * of the request's plan (a retry with another plan is told apart by it).
+ */
+function openingRequest(header: AggregateHeader): string | undefined {
+  return header.requestId?.split('\u0000')[0];
+}
 
 /** `fanin reply`: answer a sub-request, or publish a reply / a self-starting message. */
 export const reply: Command = {

@@ -33,7 +33,15 @@ async function targetIds(
   const all = args.values.all === true;
   const given = [aggregateId !== undefined, definition !== undefined, all].filter(Boolean).length;
   if (given !== 1) throw new UsageError('give exactly one of --aggregate-id, --definition or --all');
-  if (aggregateId) return { command: { aggregateId }, ids: [aggregateId] };
+  if (aggregateId) {
+    // fanin ignores a command for an aggregate it has no record of: say so instead of "sent".
+    if (!(await storeOf(target).getHeader(aggregateId))) {
+      throw new CommandError(
+        `no aggregate "${aggregateId}": it was never opened, or it closed long enough ago that its tombstone has expired (fanin list shows the active ones)`,
+      );
+    }
+    return { command: { aggregateId }, ids: [aggregateId] };
+  }
   if (definition) checkDefinition(target, definition);
   const ids = (await listActive(target.clients.dynamo, target.tableName, definition)).map(
     (a) => a.aggregateId,
