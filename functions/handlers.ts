@@ -121,8 +121,11 @@ export interface DrainReport extends DrainResult {
  * Replies of a partition drained on a schedule (`replyDrainIntervalSeconds`): the partition is
  * named by its index in the configuration, never by a queue URL, so an event can only make the
  * function drain one of its own partitions. Batches go to the same use case as an event source's,
- * and the drain starts no new batch once half the invocation's time is spent: what is left waits
- * for the next schedule.
+ * and the drain starts no new batch once half the invocation's time is spent, nor one that would
+ * not finish in the time left if it took as long as the slowest so far (plus a margin): what is
+ * left waits for the next schedule. The messages a drain holds stay invisible for the queue's
+ * visibility timeout, at least six times the invocation's (topology), so no other drain takes
+ * them while this one may still record and delete them.
  * @throws Error when the event names no partition of this deployment or an invalid batch size
  */
 export function makeReplyDrainHandler(context: ContextSource, source: () => DrainSource) {
@@ -149,7 +152,12 @@ export function makeReplyDrainHandler(context: ContextSource, source: () => Drai
       sqs,
       queueUrl,
       batchSize,
-      timeLeft: () => remaining() > half,
+      // Half the invocation is kept for the last batch, and no batch starts that the slowest
+      // so far says could not finish in what is left.
+      timeLeft: (needMs) => {
+        const left = remaining();
+        return left > half && left > needMs;
+      },
       handle: (messages) => handleReplies(ctx, messages),
     });
     ctx.log.info('reply drain', { partition, ...result });

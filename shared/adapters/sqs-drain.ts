@@ -22,6 +22,13 @@ import { rawMessageOf } from './sqs-event.ts';
 /** SQS's most messages per receive and entries per batch call. */
 const SQS_BATCH = 10;
 
+/**
+ * What a drain adds to its slowest batch so far when it asks whether another fits in the time
+ * left: room for one call slower than any it has seen (a throttled write, a slow delete), so a
+ * batch is not cut off by the invocation's end between its records and its deletes.
+ */
+export const DRAIN_MARGIN_MS = 1_000;
+
 /** What one drain does with a batch: the ids of the messages it could not handle (kept on the queue). */
 export type DrainBatchHandler = (messages: readonly RawMessage[]) => Promise<ReadonlySet<string>>;
 
@@ -33,9 +40,11 @@ export interface DrainOptions {
   readonly handle: DrainBatchHandler;
   /**
    * Checked before each batch and before each receive that would grow one: false stops the drain
-   * (what it received is handled and deleted first).
+   * (what it received is handled and deleted first). `needMs` is what the next batch may take:
+   * the slowest batch so far (receives, handling and deletes) plus {@link DRAIN_MARGIN_MS}, 0
+   * before the first.
    */
-  readonly timeLeft: () => boolean;
+  readonly timeLeft: (needMs: number) => boolean;
   /**
    * Each receive long-polls this long (1–20 s): a short poll asks only some of SQS's servers and
    * may come back short while messages wait. A receive that comes back short ends the drain. @default 1
@@ -78,12 +87,16 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
   let failed = 0;
   let undeleted = 0;
   let emptied = false;
-  while (!emptied && options.timeLeft()) {
+  // The slowest batch so far, from its first receive to its last delete: the next may take as long.
+  let slowest = 0;
+  const need = () => (batches === 0 ? 0 : slowest + DRAIN_MARGIN_MS);
+  while (!emptied && options.timeLeft(need())) {
+    const started = Date.now();
     const batch: Message[] = [];
     // A batch stops growing once the time is spent too, so a large batch size cannot use up the
     // invocation in receives and leave the batch to come back, again and again, until it is
     // dead-lettered: what was received is handled with the half of the time that is left.
-    while (batch.length < batchSize && (batch.length === 0 || options.timeLeft())) {
+    while (batch.length < batchSize && (batch.length === 0 || options.timeLeft(need()))) {
       const asked = Math.min(SQS_BATCH, batchSize - batch.length);
       const { Messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
@@ -114,6 +127,7 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
     const done = batch.filter((m) => !failedIds.has(m.MessageId ?? ''));
     failed += batch.length - done.length;
     undeleted += await deleteAll(sqs, queueUrl, done);
+    slowest = Math.max(slowest, Date.now() - started);
   }
   return { batches, received, receives, failed, undeleted, emptied };
 }
