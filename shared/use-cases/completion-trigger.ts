@@ -70,7 +70,7 @@ export async function blocksComplete(
     const last = Math.min(expected, first + REPLY_BLOCK_SIZE) - 1;
     if ((await ctx.store.countRange(header.aggregateId, first, last, header.shards)) < last - first + 1)
       continue;
-    await ctx.store.markBlockComplete(header.aggregateId, block, replyExpiry(ctx, definition));
+    await ctx.store.markBlockComplete(header.aggregateId, block, replyExpiry(ctx, definition, header));
     marked = true;
   }
   if (!marked) return false;

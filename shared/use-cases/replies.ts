@@ -162,10 +162,11 @@ export function selfStartingId(definition: Definition, key: string): string {
 async function recordable(
   ctx: FaninContext,
   definition: Definition,
-  aggregateId: string,
+  header: AggregateHeader,
   reply: Reply,
   receivedAt: number,
 ): Promise<ReplyToRecord> {
+  const aggregateId = header.aggregateId;
   const failure = failureOf(reply.raw.attributes);
   // A failed reply keeps its whole body (the failure's detail) and has no score.
   const body = failure === undefined ? retainedBody(definition, reply.inbound.body) : reply.inbound.body;
@@ -175,7 +176,7 @@ async function recordable(
   return {
     replyId: reply.replyId,
     receivedAt,
-    expiresAt: replyExpiry(ctx, definition),
+    expiresAt: replyExpiry(ctx, definition, header),
     messageId: reply.messageId,
     ...(reply.claimed ? { definition: reply.claimed.name } : {}),
     ...(score !== undefined ? { score } : {}),
@@ -289,17 +290,17 @@ async function recordAndEvaluate(
     return;
   }
   const now = ctx.clock();
-  const records = await Promise.all(
-    replies.map((r) => recordable(ctx, definition, header.aggregateId, r, now)),
-  );
+  const records = await Promise.all(replies.map((r) => recordable(ctx, definition, header, r, now)));
   // Several replies of this aggregate in the batch share one item (a pack): the read below counts
   // each reply id once, whichever items hold it.
   const fates = await ctx.store.putReplies(header.aggregateId, records, header.shards);
   for (const fate of fates) ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
-  // A failed reply can end any aggregate at once (beyond the tolerance): the set is read.
-  const trigger = records.some((r) => r.failure !== undefined)
-    ? 'read-all'
-    : completionTrigger(definition, header);
+  // A failed reply can end any aggregate at once (beyond the tolerance), so its batch reads the
+  // set whatever its trigger says; but it still leaves the trigger's mark (a block found complete,
+  // its count added): a later batch learns "all arrived" from those marks alone, and a block
+  // completed by a failed reply that left none would never be seen complete.
+  const failures = records.some((r) => r.failure !== undefined);
+  const trigger = completionTrigger(definition, header);
   if (trigger !== 'read-all') {
     // The header read after the puts keeps the argument of the seal (docs/data-plane.md); the
     // reply set is read only when these replies could complete the aggregate.
@@ -309,19 +310,7 @@ async function recordAndEvaluate(
       await settle(ctx, definition, current, replies);
       return;
     }
-    if (trigger === 'never') return;
-    if (trigger === 'blocks' && !(await blocksComplete(ctx, definition, current, records))) return;
-    if (trigger === 'counter') {
-      // One write per batch, not per reply: a trigger only (a redelivery may count twice, so the
-      // read below decides); never under the truth, since every put is followed by its add.
-      const total = await ctx.store.addToCounter(
-        header.aggregateId,
-        records.length,
-        replyExpiry(ctx, definition),
-        { shard: replyShard(records[0]?.replyId ?? '', header.shards ?? 1), shards: header.shards ?? 1 },
-      );
-      if (total < completionThreshold(definition, current)) return;
-    }
+    if (!(await triggered(ctx, definition, current, records, trigger)) && !failures) return;
   }
   // Read back after the puts: if the header is still open now, every reply above is in the set
   // any later seal fixes (the seal reads after it); if not, the member set says which are in.
@@ -338,6 +327,30 @@ async function recordAndEvaluate(
     const sealed = await ctx.store.getHeader(header.aggregateId);
     if (sealed) await settle(ctx, definition, sealed, replies);
   }
+}
+
+/**
+ * Whether a batch's recorded replies can have completed a large aggregate, by its trigger: each
+ * batch marks the blocks it completed, or adds its size to the counter, before this is answered.
+ */
+async function triggered(
+  ctx: FaninContext,
+  definition: Definition,
+  current: AggregateHeader,
+  records: readonly ReplyToRecord[],
+  trigger: 'never' | 'blocks' | 'counter',
+): Promise<boolean> {
+  if (trigger === 'never') return false;
+  if (trigger === 'blocks') return blocksComplete(ctx, definition, current, records);
+  // One write per batch, not per reply: a trigger only (a redelivery may count twice, so the read
+  // after it decides); never under the truth, since every put is followed by its add.
+  const total = await ctx.store.addToCounter(
+    current.aggregateId,
+    records.length,
+    replyExpiry(ctx, definition, current),
+    { shard: replyShard(records[0]?.replyId ?? '', current.shards ?? 1), shards: current.shards ?? 1 },
+  );
+  return total >= completionThreshold(definition, current);
 }
 
 /**
