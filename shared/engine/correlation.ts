@@ -1,6 +1,7 @@
 import { CorrelationError } from '../errors.ts';
 import type { Definition, ValueSource } from './definition.ts';
 import { compileExpression } from './expression.ts';
+import { MAX_KEY_LENGTH } from './limits.ts';
 import { readPath } from './path.ts';
 
 /** A message as the engine sees it: a parsed body and its string attributes. No SQS types. */
@@ -44,15 +45,21 @@ export async function readValue(source: ValueSource, message: InboundMessage): P
   }
 }
 
-/** Turns a correlation value into a key: strings and finite numbers only, at most 256 characters. */
+/**
+ * Turns a correlation value into a key: strings and finite numbers only, at most
+ * {@link MAX_KEY_LENGTH} characters (a reply's sort key and a self-starting aggregate's id are
+ * built from it).
+ */
 export function asKey(value: unknown, what: string): string {
   const key = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
   if (typeof key !== 'string' || key.length === 0) {
+    const received = value === undefined ? 'nothing' : (JSON.stringify(value) ?? String(value));
     throw new CorrelationError(
-      `${what} is missing (received ${value === undefined ? 'nothing' : JSON.stringify(value)})`,
+      `${what} is missing (received ${received.length > 80 ? `${received.slice(0, 80)}…` : received})`,
     );
   }
-  if (key.length > 256) throw new CorrelationError(`${what} is longer than 256 characters`);
+  if (key.length > MAX_KEY_LENGTH)
+    throw new CorrelationError(`${what} is longer than ${MAX_KEY_LENGTH} characters`);
   return key;
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Definition } from '../engine/definition.ts';
+import { MAX_CLAIM_CHECK_BYTES, MAX_REASON_LENGTH, quoted } from '../engine/limits.ts';
 import { readsRequest } from '../engine/predicate.ts';
 import { predicateOf } from '../engine/rules.ts';
 import { BadMessageError, isUnfixable } from '../errors.ts';
@@ -68,29 +69,60 @@ export async function routeError(
   ctx: FaninContext,
   source: ErrorSource,
   message: RawMessage,
-  reason: string,
+  given: string,
 ): Promise<void> {
+  // A reason quotes message values; a huge one must not make the error output unsendable.
+  const reason = given.length > MAX_REASON_LENGTH ? `${given.slice(0, MAX_REASON_LENGTH)}…` : given;
   ctx.log.warn('message routed to the error output', {
     source,
     messageId: message.messageId,
     reason: redact(reason),
   });
-  // Without a payload bucket an output must fit in SQS: keep the head of a huge body and say so.
-  const bytes = Buffer.byteLength(message.body);
-  const truncate = !ctx.payloads && bytes > MAX_INLINE_ERROR_BODY;
   await ctx.outputs.publish(QueueRole.ERROR, {
     id: `error/${source}/${message.messageId}`,
     type: 'fanin.error',
     source,
     reason,
     at: ctx.clock(),
-    message: {
-      messageId: message.messageId,
-      body: truncate ? Buffer.from(message.body).subarray(0, MAX_INLINE_ERROR_BODY).toString() : message.body,
-      attributes: message.attributes,
-      ...(truncate ? { truncated: true, bytes } : {}),
-    },
+    message: { messageId: message.messageId, ...(ctx.payloads ? whole(message) : fitted(message)) },
   });
+}
+
+function whole(message: RawMessage): Pick<RawMessage, 'body' | 'attributes'> {
+  return { body: message.body, attributes: message.attributes };
+}
+
+/**
+ * The body and attributes of a bad message cut to fit an SQS output without a payload bucket,
+ * measured as the output carries them (JSON-escaped: a body of quotes doubles in size), so the
+ * error output itself can always be sent.
+ */
+function fitted(
+  message: RawMessage,
+): Pick<RawMessage, 'body' | 'attributes'> & { truncated?: true; bytes?: number } {
+  const bytes = Buffer.byteLength(message.body);
+  const attributesSize = Buffer.byteLength(JSON.stringify(message.attributes));
+  if (
+    bytes <= MAX_INLINE_ERROR_BODY &&
+    Buffer.byteLength(JSON.stringify(message.body)) + attributesSize <= MAX_INLINE_ERROR_BODY
+  )
+    return whole(message);
+  const attributes =
+    attributesSize <= MAX_INLINE_ERROR_ATTRIBUTES
+      ? message.attributes
+      : Object.fromEntries(
+          Object.entries(message.attributes).map(([name, value]) => [
+            name.slice(0, MAX_INLINE_ERROR_ATTRIBUTE),
+            value.slice(0, MAX_INLINE_ERROR_ATTRIBUTE),
+          ]),
+        );
+  const budget = MAX_INLINE_ERROR_BODY - Math.min(attributesSize, MAX_INLINE_ERROR_ATTRIBUTES);
+  let body = message.body.slice(0, budget);
+  for (let size = Buffer.byteLength(JSON.stringify(body)); size > budget; ) {
+    body = body.slice(0, Math.floor((body.length * budget) / size) - 1);
+    size = Buffer.byteLength(JSON.stringify(body));
+  }
+  return { body, attributes, truncated: true, bytes };
 }
 
 /**
@@ -130,27 +162,42 @@ export function describeError(error: unknown): string {
   return redact(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 }
 
-/** The most of a bad message's body an error output carries inline. */
+/** The most of a bad message's body an error output carries inline (as JSON, escaped). */
 const MAX_INLINE_ERROR_BODY = 128 * 1024;
+/** The most of its attributes, as JSON; beyond it each name and value is cut to {@link MAX_INLINE_ERROR_ATTRIBUTE}. */
+const MAX_INLINE_ERROR_ATTRIBUTES = 32 * 1024;
+/** The most of one attribute name or value an error output carries when the attributes are cut. */
+const MAX_INLINE_ERROR_ATTRIBUTE = 1024;
 
 /**
  * Resolves a claim-check pointer to the real body, so every handler sees the payload whichever
  * path it travelled. A pointer without a claim-check store configured is a bad message.
  */
 export async function resolvePayload(ctx: FaninContext, message: RawMessage): Promise<RawMessage> {
-  const pointer = ['ExtendedPayloadSize', 'SQSLargePayloadSize', 'AWSOffloadedPayloadSize'].some(
+  const sizes = ['ExtendedPayloadSize', 'SQSLargePayloadSize', 'AWSOffloadedPayloadSize'].filter(
     (a) => a in message.attributes,
   );
-  if (!pointer) return message;
+  if (sizes.length === 0) return message;
   if (!ctx.payloads)
     throw new BadMessageError('the message is a claim-check pointer but no payload bucket is configured');
+  for (const name of sizes) {
+    const declared = Number(message.attributes[name]);
+    if (!Number.isFinite(declared) || declared < 0 || declared > MAX_CLAIM_CHECK_BYTES) {
+      throw new BadMessageError(
+        `claim-check pointer declares ${name} ${quoted(String(message.attributes[name]))}: at most ${MAX_CLAIM_CHECK_BYTES} bytes are read`,
+      );
+    }
+  }
   return { ...message, body: await ctx.payloads.decode(message.body, message.attributes) };
 }
 
 /**
  * JSON text as the state store keeps it: inline when it fits an item, otherwise in S3 under a
- * key derived from `key` (a retry writes the same object) and referenced. Without a payload
- * bucket a payload that does not fit is bad input.
+ * key derived from `key` and the text itself, and referenced. A retry of the same payload writes
+ * the same object; a different payload under the same ids (a duplicate reply with another body,
+ * a request refused because its aggregate id is taken) writes another object, so nothing that is
+ * then refused or ignored can overwrite a body an aggregate already references. Without a
+ * payload bucket a payload that does not fit is bad input.
  */
 export async function storable(
   ctx: FaninContext,
@@ -165,7 +212,7 @@ export async function storable(
       `${what} is ${size} bytes; at most ${ctx.maxReplyBytes} are kept without a payload bucket`,
     );
   }
-  const objectKey = `state/${createHash('sha256').update(key).digest('hex')}`;
+  const objectKey = `state/${createHash('sha256').update(key).update('\u0000').update(json).digest('hex')}`;
   return { payload: '', payloadRef: await ctx.payloads.put(objectKey, json) };
 }
 

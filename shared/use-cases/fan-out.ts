@@ -3,6 +3,15 @@ import { deadlineOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
+import {
+  identifierProblem,
+  MAX_DEFINITION_NAME_LENGTH,
+  MAX_FAN_OUT,
+  MAX_LABEL_LENGTH,
+  MAX_REQUEST_AGGREGATE_ID_LENGTH,
+  MAX_REQUEST_ID_LENGTH,
+  quoted,
+} from '../engine/limits.ts';
 import { readPath } from '../engine/path.ts';
 import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
 import { BadMessageError } from '../errors.ts';
@@ -24,10 +33,17 @@ import { openingDeadline } from './inactivity.ts';
 import { checkRecipient } from './recipients.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 
-/** Most sub-requests one request may fan out to. */
-export const MAX_FAN_OUT = 10_000;
+/** Most sub-requests one request may fan out to (stated in engine/limits.ts). */
+export { MAX_FAN_OUT };
+
 /** A request-chosen aggregate id. No ':': `<definition>:<key>` is the self-starting namespace. */
-const AGGREGATE_ID = /^[A-Za-z0-9][A-Za-z0-9_\-./]{0,199}$/;
+const AGGREGATE_ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_\\-./]{0,${MAX_REQUEST_AGGREGATE_ID_LENGTH - 1}}$`);
+/**
+ * Separates a request id from its plan's digest in the header's `requestId`. Refused in a
+ * request id (no control characters), so a header written before digests were kept (a bare
+ * request id) is told apart from one written with a digest.
+ */
+const DIGEST_SEPARATOR = '\u0000';
 
 /** A request, validated against its definition. */
 interface Plan {
@@ -40,6 +56,11 @@ interface Plan {
   readonly expected?: number;
   /** Parameters the request set for its own aggregate, checked against the definition's bounds. */
   readonly parameters: RuntimeParameters;
+  /**
+   * The request's identity as its aggregate's header keeps it: the request id and a digest of
+   * everything the aggregate is built from (see {@link identityOf}). A retry must match it.
+   */
+  readonly identity: string;
 }
 
 /**
@@ -89,7 +110,7 @@ export async function handleRequest(
     lateCount: 0,
     openedAt: now,
     params,
-    requestId: plan.requestId,
+    requestId: plan.identity,
     shards: definition.writeShards,
     closeBy: closeByOf(definition, now, deadlineOf(params, now)),
     ...(deadline !== undefined ? { deadline } : {}),
@@ -100,7 +121,7 @@ export async function handleRequest(
     request = keepsRequest(definition)
       ? await storable(
           ctx,
-          `request\u0000${aggregateId}`,
+          `request\u0000${aggregateId}\u0000${plan.identity}`,
           JSON.stringify({ body: plan.body, labels }),
           'request',
         )
@@ -111,17 +132,13 @@ export async function handleRequest(
   }
   const opened = await ctx.store.openAggregate(
     header,
-    request && { ...request, expiresAt: replyExpiry(ctx, definition) },
+    request && { ...request, expiresAt: replyExpiry(ctx, definition, header) },
   );
   const current = opened.header;
   if (opened.created) ctx.metrics?.count(MetricName.AGGREGATES_OPENED, definition.name);
-  if (!opened.created && current.requestId !== plan.requestId) {
-    await routeError(
-      ctx,
-      'ingress',
-      raw,
-      `aggregate id "${aggregateId}" is already in use by another request`,
-    );
+  const refusal = opened.created ? undefined : resumeRefusal(plan, current);
+  if (refusal) {
+    await routeError(ctx, 'ingress', raw, refusal);
     return;
   }
   // A tombstone: this request was handled before (a retry, a redelivery, a DLQ redrive).
@@ -192,7 +209,13 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     );
   }
   const definition = ctx.definitions.get(name);
-  if (!definition) throw new BadMessageError(`unknown definition "${name}"`);
+  if (!definition) {
+    throw new BadMessageError(
+      name.length > MAX_DEFINITION_NAME_LENGTH
+        ? `definition name is ${name.length} characters, more than the ${MAX_DEFINITION_NAME_LENGTH} a definition's name has`
+        : `unknown definition "${name}"`,
+    );
+  }
   if (definition.mode !== 'initialized') {
     throw new BadMessageError(
       `definition "${name}" is self-starting: its aggregates are opened by their first reply, not by a request`,
@@ -202,10 +225,14 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
   const requestId =
     stringOf(raw.attributes[WireAttribute.REQUEST_ID] ?? body.requestId) ??
     (raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId);
+  // Kept in the header and on every sub-request: a 400 KB id would make the header unwritable
+  // (a retryable failure, so the request would cycle into the dead-letter queue).
+  const requestIdProblem = identifierProblem(requestId, MAX_REQUEST_ID_LENGTH);
+  if (requestIdProblem) throw new BadMessageError(`requestId ${requestIdProblem}`);
   const explicitId = stringOf(raw.attributes[WireAttribute.AGGREGATE_ID] ?? body.aggregateId);
   if (explicitId !== undefined && !AGGREGATE_ID.test(explicitId)) {
     throw new BadMessageError(
-      `aggregateId must be 1-200 of A-Z a-z 0-9 _ - . / starting alphanumeric (received "${explicitId}")`,
+      `aggregateId must be 1-${MAX_REQUEST_AGGREGATE_ID_LENGTH} of A-Z a-z 0-9 _ - . / starting alphanumeric (received ${quoted(explicitId)}${explicitId.length > 80 ? `, ${explicitId.length} characters` : ''})`,
     );
   }
   const aggregateId =
@@ -218,8 +245,16 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
       const items = readPath(body, fanOut.itemsPath);
       if (!Array.isArray(items))
         throw new BadMessageError(`${fanOut.itemsPath} is not an array in the request`);
-      subRequests = items.map((item) => {
+      if (items.length > MAX_FAN_OUT)
+        throw new BadMessageError(`fan-out of ${items.length} exceeds the limit of ${MAX_FAN_OUT}`);
+      subRequests = items.map((item, index) => {
         const label = fanOut.labelPath ? stringOf(readPath(item, fanOut.labelPath)) : undefined;
+        // Every missing reply of a result carries its label: an unbounded one makes the result unsendable.
+        if (label !== undefined && label.length > MAX_LABEL_LENGTH) {
+          throw new BadMessageError(
+            `${fanOut.itemsPath}[${index}]'s label (${fanOut.labelPath}) is ${label.length} characters, more than the ${MAX_LABEL_LENGTH} allowed`,
+          );
+        }
         return { target: fanOut.target, body: item, ...(label !== undefined ? { label } : {}) };
       });
       expected = items.length;
@@ -227,6 +262,8 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     }
     case 'recipient-list': {
       const recipients = fanOut.recipients ?? body.recipients;
+      if (Array.isArray(recipients) && recipients.length > MAX_FAN_OUT)
+        throw new BadMessageError(`fan-out of ${recipients.length} exceeds the limit of ${MAX_FAN_OUT}`);
       if (
         !Array.isArray(recipients) ||
         recipients.length === 0 ||
@@ -265,7 +302,7 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     const refusal = expectedOutsideBounds(definition, expected);
     if (refusal) throw new BadMessageError(refusal);
   }
-  return {
+  const plan = {
     definition,
     parameters: overrides.parameters,
     requestId,
@@ -274,14 +311,95 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     subRequests,
     ...(expected !== undefined ? { expected } : {}),
   };
+  return { ...plan, identity: identityOf(plan, keepsRequest(definition)) };
+}
+
+/**
+ * Why a request may not resume the aggregate it found, if it may not: the aggregate was opened
+ * by another request, or by this request id with another plan (another definition, expected
+ * count, parameters, sub-requests or kept body). A "retry" that differs is not a retry: acting
+ * on it would decide the aggregate by the other definition, or send its sub-requests under the
+ * aggregate's reply ids. A header written before digests were kept holds the bare request id.
+ */
+function resumeRefusal(plan: Plan, current: AggregateHeader): string | undefined {
+  if (current.requestId === plan.identity || current.requestId === plan.requestId) return undefined;
+  const id = quoted(plan.aggregateId);
+  const [openedBy] = (current.requestId ?? '').split(DIGEST_SEPARATOR);
+  if (openedBy !== plan.requestId) return `aggregate id ${id} is already in use by another request`;
+  const differences = [
+    current.definition !== plan.definition.name
+      ? `definition ${quoted(plan.definition.name)}, not ${quoted(current.definition)}`
+      : undefined,
+    current.expected !== plan.expected
+      ? `expected ${plan.expected ?? 'none'}, not ${current.expected ?? 'none'}`
+      : undefined,
+    ...Object.entries(plan.parameters).map(([name, value]) =>
+      current.params[name as keyof AggregateHeader['params']] !== value
+        ? `parameters.${name} ${String(value)}, not ${String(current.params[name as keyof AggregateHeader['params']] ?? 'unset')}`
+        : undefined,
+    ),
+  ].filter((d) => d !== undefined);
+  return `request ${quoted(plan.requestId)} was retried with another plan than the one that opened aggregate ${id} (${
+    differences.length > 0 ? differences.join('; ') : 'its parameters, sub-requests or body differ'
+  }): a retry must repeat the request; the aggregate is left as it was`;
+}
+
+/**
+ * The identity a request's aggregate keeps: its request id, and a digest of what the aggregate
+ * is built from — the definition, the expected count, the request's own parameters, every
+ * sub-request (target, label, body) and, when the definition keeps the request (a custom
+ * aggregation, labels, a predicate reading it), the body. Object keys are sorted, so a retry
+ * whose JSON orders its keys differently is the same request. Each distinct body is encoded
+ * once (a recipient list sends one payload to every recipient).
+ */
+function identityOf(plan: Omit<Plan, 'identity'>, keepsBody: boolean): string {
+  const hash = createHash('sha256').update(
+    canonicalJson({
+      definition: plan.definition.name,
+      aggregateId: plan.aggregateId,
+      expected: plan.expected ?? null,
+      parameters: plan.parameters,
+      body: keepsBody ? plan.body : null,
+    }),
+  );
+  const encoded = new Map<unknown, string>();
+  for (const sub of plan.subRequests) {
+    let body = encoded.get(sub.body);
+    if (body === undefined) {
+      body = createHash('sha256').update(canonicalJson(sub.body)).digest('hex');
+      if (sub.body !== null && typeof sub.body === 'object') encoded.set(sub.body, body);
+    }
+    hash.update(`\n${JSON.stringify([sub.target, sub.label ?? null, body])}`);
+  }
+  return `${plan.requestId}${DIGEST_SEPARATOR}${hash.digest('hex')}`;
+}
+
+/** JSON with every object's keys in order: equal values give equal text. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value ?? null, (_, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
 }
 
 /** Sub-requests of a plan; all name the reply partition the aggregate has affinity with. */
 async function subRequestsOf(ctx: FaninContext, plan: Plan): Promise<SubRequest[]> {
   const replyTo = await ctx.replies.replyTo(plan.aggregateId);
+  // One text per distinct body: a recipient list's one payload is not encoded once per recipient.
+  const encoded = new Map<unknown, string>();
+  const text = (body: unknown): string => {
+    const known = encoded.get(body);
+    if (known !== undefined) return known;
+    const json = JSON.stringify(body);
+    if (body !== null && typeof body === 'object') encoded.set(body, json);
+    return json;
+  };
   return plan.subRequests.map((sub, index) => ({
     target: sub.target,
-    body: JSON.stringify(sub.body),
+    body: text(sub.body),
     attributes: {
       [WireAttribute.AGGREGATE_ID]: plan.aggregateId,
       [WireAttribute.REPLY_ID]: String(index),
