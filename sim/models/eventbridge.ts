@@ -98,7 +98,7 @@ export class EventBridgeModel {
       throw unmodelled(
         'eventbridge',
         'ValidationException',
-        `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length ${entries.length === 0 ? 'greater than or equal to 1' : 'less than or equal to 10'}`,
+        `1 validation error detected: Value '[PutEventsRequestEntry]' at 'entries' failed to satisfy constraint: Member must have length ${entries.length === 0 ? 'greater than or equal to 1' : 'less than or equal to 10'}`,
       );
     }
     const total = entries.reduce((n, e) => n + entrySize(e), 0);

@@ -1,7 +1,7 @@
 /**
  * An in-memory, synchronous, deterministic model of the S3 calls fanin makes: CreateBucket,
  * PutObject, GetObject, HeadObject, DeleteObject, with the SDK's error classes (`NoSuchKey`,
- * `NoSuchBucket`, `NotFound` for a HEAD) and a GetObject body that reads like the SDK's (a
+ * `NoSuchBucket`, `NotFound` for a HEAD, whose answer has no body: the SDK says `UnknownError`) and a GetObject body that reads like the SDK's (a
  * `transformToString()` that works once), and the bucket's lifecycle expiration: an object may
  * be deleted at any moment after the midnight UTC that follows its age reaching the rule's days.
  */
@@ -89,7 +89,7 @@ export class S3Model {
     }
     const objects = this.buckets.get(String(request.Bucket ?? ''));
     if (!objects) {
-      if (name === 'HeadObject') throw sdkError(NotFound, 'NotFound', {}, 404);
+      if (name === 'HeadObject') throw sdkError(NotFound, 'UnknownError', {}, 404);
       throw sdkError(
         NoSuchBucket,
         'The specified bucket does not exist',
@@ -116,7 +116,7 @@ export class S3Model {
       case 'HeadObject': {
         const object = objects.get(key);
         if (!object) {
-          if (name === 'HeadObject') throw sdkError(NotFound, 'NotFound', {}, 404);
+          if (name === 'HeadObject') throw sdkError(NotFound, 'UnknownError', {}, 404);
           throw sdkError(NoSuchKey, 'The specified key does not exist.', { Key: key }, 404);
         }
         return {

@@ -31,8 +31,9 @@ export interface SqsModelOptions {
   /** @default 'us-east-1' */
   readonly region?: string;
   /**
-   * The largest message (body and attributes). AWS raised its limit to 1 MiB; fanin's claim check
-   * assumes 256 KiB (shared/adapters/s3-claim-check.ts), as fauxqs does. @default 262144
+   * SQS's largest message (body and attributes) and largest batch in all: 1 MiB on AWS since 2025,
+   * as fauxqs has it and docs/guarantees.md assumes. A queue's `MaximumMessageSize` may lower
+   * the message limit. @default 1048576
    */
   readonly maxMessageBytes?: number;
   /** How likely a receive on a standard queue also returns one message another receiver holds. @default 0.02 */
@@ -98,7 +99,7 @@ export class SqsModel {
     this.random = options.random;
     this.accountId = options.accountId ?? '000000000000';
     this.region = options.region ?? 'us-east-1';
-    this.maxMessageBytes = options.maxMessageBytes ?? 262_144;
+    this.maxMessageBytes = options.maxMessageBytes ?? 1_048_576;
     this.duplicateProbability = options.duplicateProbability ?? 0.02;
     this.shortReceiveProbability = options.shortReceiveProbability ?? 0.1;
     this.staleDeleteIgnoredProbability = options.staleDeleteIgnoredProbability ?? 0.5;
@@ -442,7 +443,7 @@ export class SqsModel {
       if (!deduplicationId) {
         throw sqsError(
           'InvalidParameterValue',
-          'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
+          'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly.',
         );
       }
       const scope = queue.given.DeduplicationScope === 'messageGroup' ? groupId : '';

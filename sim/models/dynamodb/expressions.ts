@@ -4,11 +4,10 @@
  * REMOVE; ADD; DELETE), key conditions and projections, with ExpressionAttributeNames and
  * ExpressionAttributeValues resolved as DynamoDB does (a placeholder that is not defined is a
  * ValidationException; which ones were used is recorded, so the caller can refuse unused ones).
- *
- * Not modelled: DynamoDB's reserved words (an expression naming `status` without a placeholder
- * is accepted here; DynamoDB Local refuses it, so the emulator suite catches it).
+ * DynamoDB's reserved words (reserved.ts) are refused as bare attribute names.
  */
 import { validation } from '../errors.ts';
+import { RESERVED_WORDS } from './reserved.ts';
 import { type AV, addNumbers, compareValues, equalValues, type Item, setMembers, typeOf } from './values.ts';
 
 /** One step of a document path: an attribute name or a list index. */
@@ -162,6 +161,9 @@ class Parser {
       return { name };
     }
     if (!/^[A-Za-z_]/.test(token)) this.syntax();
+    if (RESERVED_WORDS.has(token.toLowerCase())) {
+      this.fail(`Attribute name is a reserved keyword; reserved keyword: ${token}`);
+    }
     this.position += 1;
     return { name: token };
   }

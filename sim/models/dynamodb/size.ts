@@ -106,7 +106,8 @@ export function checkKey(key: Item, schema: KeySchema, exact: boolean): void {
     }
     if (i === 0 && size > MAX_PARTITION_KEY_BYTES) {
       throw validation(
-        `One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of ${MAX_PARTITION_KEY_BYTES} bytes`,
+        // DynamoDB's own wording, the missing space included.
+        `One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of${MAX_PARTITION_KEY_BYTES} bytes`,
       );
     }
     if (i === 1 && size > MAX_SORT_KEY_BYTES) {

@@ -7,7 +7,7 @@
  */
 
 import { validation } from '../errors.ts';
-import { type KeySchema, valueSize } from './size.ts';
+import { type KeySchema, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, valueSize } from './size.ts';
 import { type AV, clone, compareValues, type Item, keyText, typeOf } from './values.ts';
 
 /** A global secondary index's definition. */
@@ -133,6 +133,12 @@ export class Table {
         if (type !== part.type) {
           throw validation(
             `One or more parameter values were invalid: Type mismatch for Index Key ${part.name} Expected: ${part.type} Actual: ${type} IndexName: ${index.name}`,
+          );
+        }
+        const limit = part === index.schema.partition ? MAX_PARTITION_KEY_BYTES : MAX_SORT_KEY_BYTES;
+        if (valueSize(value) > limit) {
+          throw validation(
+            `One or more parameter values were invalid: Size limit exceeded for Index Key ${part.name} Actual Size: ${valueSize(value)} bytes Max Size: ${limit} bytes IndexName: ${index.name}`,
           );
         }
         if (type !== 'N' && valueSize(value) === 0) {

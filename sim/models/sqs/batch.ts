@@ -1,7 +1,7 @@
 /**
  * The batch commands of the SQS model: SendMessageBatch, DeleteMessageBatch and
  * ChangeMessageVisibilityBatch. The batch as a whole is refused as SQS refuses it (no entries,
- * more than 10, repeated or malformed ids, more than the largest message in all); each entry then
+ * more than 10, repeated or malformed ids, more than SQS's largest message in all); each entry then
  * succeeds or fails on its own, reported in `Failed` with SQS's code and message.
  */
 import {
@@ -68,10 +68,11 @@ export function batch(model: SqsModel, operation: string, request: Request): Req
         ),
       0,
     );
-    if (total > queue.settings.maximumMessageSize) {
+    // The batch in all against SQS's limit; each entry against its queue's (a Failed entry).
+    if (total > model.maxMessageBytes) {
       throw sdkError(
         BatchRequestTooLong,
-        `Batch requests cannot be longer than ${queue.settings.maximumMessageSize} bytes. You have sent ${total} bytes.`,
+        `Batch requests cannot be longer than ${model.maxMessageBytes} bytes.`,
       );
     }
   }

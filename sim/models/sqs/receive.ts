@@ -36,6 +36,8 @@ function redrive(model: SqsModel, queue: Queue, now: number): void {
     queue.remove(message);
     target.messages.push({
       ...message,
+      // The receive that found it over the count counts (as fauxqs has it).
+      receiveCount: message.receiveCount + 1,
       // A standard DLQ keeps the original enqueue time (retention counts from it); a FIFO one resets it.
       sentAt: target.fifo ? now : message.sentAt,
       visibleAt: now,
