@@ -24,7 +24,7 @@ import {
   QueueRole,
   resolvePartitioning,
 } from '../shared/topology/topology.ts';
-import { type QueueRef, type RuntimeState, readState } from './state.ts';
+import { processAlive, type QueueRef, type RuntimeState, readState } from './state.ts';
 
 /**
  * What the CLI and the demos' processes talk to: the local runtime (found through its state file)
@@ -109,7 +109,14 @@ export async function resolveTarget(options: ResolveOptions): Promise<Target> {
   const state = await readState(options.stateFile);
   if (!state) {
     throw new TargetNotFoundError(
-      `no local runtime: ${options.stateFile} does not exist. Start one with \`npm start\`, or pass --stack <prefix> for a deployed stack`,
+      `no local runtime: ${options.stateFile} does not exist. Start one (\`npm start\` in the fanin repository), point --state or FANIN_STATE at the state file of one that runs, or pass --stack <prefix> for a deployed stack`,
+    );
+  }
+  // A runtime killed without its shutdown leaves its state file behind: say so, rather than let the
+  // first call fail with the SDK's ECONNREFUSED on an emulator's old port.
+  if (!processAlive(state.pid)) {
+    throw new TargetNotFoundError(
+      `the local runtime recorded in ${options.stateFile} (pid ${state.pid}) is not running: it stopped without removing its state file. Start it again (\`npm start\` in the fanin repository), or point --state or FANIN_STATE at the state file of one that runs`,
     );
   }
   return targetFromState(state, createClients(connectionOf(state)));

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
@@ -346,6 +347,10 @@ describe('fanin CLI against the local runtime', () => {
   it('fails with a clear message and a non-zero exit code', async () => {
     // Prepare
     const empty = await mkdtemp(join(tmpdir(), 'fanin-none-'));
+    // The state file of a runtime killed without its shutdown: this one's, with a pid that has exited.
+    const exited = spawnSync(process.execPath, ['-e', '']).pid;
+    const stale = join(empty, 'stale.json');
+    await writeFile(stale, JSON.stringify({ ...runtime.state, pid: exited }));
 
     // Act (a few at a time: each is a Node process loading the AWS SDK)
     const calls: (() => Promise<Finished>)[] = [
@@ -364,6 +369,7 @@ describe('fanin CLI against the local runtime', () => {
       () => fanin('reply', '--from', 'bank-4', '--body', '{not json'),
       () => fanin('reply', '--from', 'no-such-queue', '--body', '{}'),
       () => runCli(['list'], { env: { ...process.env, FANIN_STATE: join(empty, 'runtime.json') } }),
+      () => runCli(['list'], { env: { ...process.env, FANIN_STATE: stale } }),
     ];
     const results: Finished[] = [];
     for (let i = 0; i < calls.length; i += 3) {
@@ -388,6 +394,7 @@ describe('fanin CLI against the local runtime', () => {
       badJson,
       badQueue,
       noRuntime,
+      deadRuntime,
     ] = results.map((r) => ({ code: r?.code, stderr: r?.stderr ?? '' }));
     expect(unknown).toMatchObject({
       code: 2,
@@ -430,6 +437,14 @@ describe('fanin CLI against the local runtime', () => {
     expect(badJson).toMatchObject({ code: 2, stderr: expect.stringContaining('--body is not valid JSON') });
     expect(badQueue).toMatchObject({ code: 1, stderr: expect.stringContaining('no queue "no-such-queue"') });
     expect(noRuntime).toMatchObject({ code: 1, stderr: expect.stringContaining('no local runtime') });
+    expect(noRuntime?.stderr).toContain('--state or FANIN_STATE');
+    expect(deadRuntime).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(
+        `the local runtime recorded in ${stale} (pid ${exited}) is not running`,
+      ),
+    });
+    expect(deadRuntime?.stderr).not.toContain('ECONNREFUSED');
   }, 180_000);
 
   it('every command has --help and `fanin help <command>`, listing its own and the global options', async () => {
