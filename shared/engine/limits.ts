@@ -32,11 +32,6 @@ export const MAX_FAILURE_TEXT_LENGTH = 1024;
 /** A body kept inline in a state item; a larger one goes to the payload bucket (or is refused without one). */
 export const MAX_INLINE_BODY_BYTES = 350_000;
 /**
- * A claim-checked payload's size as its pointer declares it (`ExtendedPayloadSize`): a handler
- * reads the payload whole into memory (512 MB by default), so a larger one is refused unread.
- */
-export const MAX_CLAIM_CHECK_BYTES = 16 * 1024 * 1024;
-/**
  * The most of a message value an error reason quotes: a reason naming a 200 KB attribute would
  * otherwise make the error output itself too large to send.
  */
