@@ -121,7 +121,7 @@ export async function handleRequest(
     request = keepsRequest(definition)
       ? await storable(
           ctx,
-          `request\u0000${aggregateId}\u0000${plan.identity}`,
+          `request\u0000${aggregateId}`,
           JSON.stringify({ body: plan.body, labels }),
           'request',
         )

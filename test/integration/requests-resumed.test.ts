@@ -206,6 +206,36 @@ describe('a request resuming an aggregate', () => {
     },
   );
 
+  it('a duplicate reply with another large body leaves the body its aggregate recorded untouched', async () => {
+    // Prepare: reply 0 recorded, its body kept in the payload bucket
+    const id = nextId('dup-body');
+    await fanin.sendRequest({ definition: 'every', aggregateId: id, expected: 2 });
+    await fanin.drain();
+    await fanin.sendReply(
+      { who: 'first', pad: 'f'.repeat(500) },
+      { 'fanin-aggregate-id': id, 'fanin-reply-id': '0' },
+    );
+    await fanin.drain();
+
+    // Act: the same reply id again, another body (a duplicate: dropped), then the last reply
+    await fanin.sendReply(
+      { who: 'second', pad: 's'.repeat(500) },
+      { 'fanin-aggregate-id': id, 'fanin-reply-id': '0' },
+    );
+    await fanin.drain();
+    await fanin.sendReply({ who: 'last' }, { 'fanin-aggregate-id': id, 'fanin-reply-id': '1' });
+    await fanin.drain();
+
+    // Assess (mutant killed: a stored body's object keyed by its ids alone)
+    const { output } = fanin.expectExactlyOneTerminalOutput(id);
+    expect(output).toMatchObject({
+      result: [
+        { replyId: '0', body: { who: 'first' } },
+        { replyId: '1', body: { who: 'last' } },
+      ],
+    });
+  });
+
   it('a claim-checked request whose requestId is 450,000 characters goes to the error output, not the DLQ', async () => {
     // Prepare: the request in the payload bucket, as an Extended Client producer sends it
     const id = nextId('long-rid');
