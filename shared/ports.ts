@@ -119,6 +119,12 @@ export interface Seal {
   readonly at: number;
   readonly lease: string;
   readonly leaseUntil: number;
+  /**
+   * Epoch seconds: what the seal writes beside the header (a member set too large for it, in
+   * chunks) expires no sooner — the aggregate's state life from the seal, as its replies'.
+   * @default the longest state life a definition can have, from the seal
+   */
+  readonly expiresAt?: number;
 }
 
 /** A reply held because its aggregate did not exist yet (IBM's unknown message timeout). */

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { AggregateStatus } from '../engine/constants.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -8,7 +9,18 @@ import type {
   StoredPayload,
   StoredReply,
 } from '../ports.ts';
-import { headerAttributes, replyItem, toHeader, toReply, unmarshallLoose } from './state-items.ts';
+import {
+  headerAttributes,
+  MEMBER_CHUNK_PREFIX,
+  type MemberSetRef,
+  memberChunkKey,
+  memberSetOf,
+  memberSetRefOf,
+  replyItem,
+  toHeader,
+  toReply,
+  unmarshallLoose,
+} from './state-items.ts';
 import { aggregateKey, replyKey, replyPartitionKey, SortKey, shardKey } from './state-keys.ts';
 import { expandPack, packIdsOf, packItem, planWrites, resolveCopies } from './state-packs.ts';
 import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
@@ -66,7 +78,7 @@ export async function openAggregate(
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const existing = error.Item
-      ? toHeader(unmarshallLoose(error.Item))
+      ? await headerOf(table, unmarshallLoose(error.Item))
       : await getHeader(table, header.aggregateId);
     if (!existing) throw error;
     return { created: false, header: existing };
@@ -101,7 +113,43 @@ export async function getHeader(
       ConsistentRead: options.consistent ?? true,
     }),
   );
-  return Item ? toHeader(Item) : undefined;
+  return Item ? headerOf(table, Item) : undefined;
+}
+
+/**
+ * A header item as the port's header, its member set read from its chunks when the seal put it
+ * there (state-items.ts): from `chunks` when the caller's query read them already, else by one
+ * consistent query of them (they were written before the seal, and never change). A member set
+ * whose chunks cannot all be read is an error — except on a tombstone, whose chunks expire no
+ * sooner than it does: it is past its life, and carries no member set.
+ */
+export async function headerOf(
+  table: StateTable,
+  item: Record<string, unknown>,
+  chunks?: readonly Record<string, unknown>[],
+): Promise<AggregateHeader> {
+  const ref = memberSetRefOf(item);
+  if (!ref) return toHeader(item);
+  const set =
+    (chunks && memberSetOf(ref, chunks)) ??
+    memberSetOf(ref, await readMemberChunks(table, String(item.pk), ref));
+  if (set) return toHeader(item, set);
+  if (item.status === AggregateStatus.CLOSED) return toHeader(item, 'gone');
+  throw new Error(`aggregate ${String(item.aggregateId)}: its sealed member set is missing chunks`);
+}
+
+/** The chunks of one sealed member set, in one consistent query. */
+async function readMemberChunks(
+  table: StateTable,
+  pk: string,
+  ref: MemberSetRef,
+): Promise<Record<string, unknown>[]> {
+  return queryAll(table, {
+    TableName: table.tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': memberChunkKey(ref.key, 0).slice(0, -5) },
+    ConsistentRead: true,
+  });
 }
 
 export async function getRequest(table: StateTable, aggregateId: string): Promise<StoredPayload | undefined> {
@@ -217,13 +265,16 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
     },
     ConsistentRead: true,
   });
-  let header: AggregateHeader | undefined;
+  let headerItem: Record<string, unknown> | undefined;
+  // A member set the seal put in chunks sorts between the header and the packs: read here too.
+  const chunks: Record<string, unknown>[] = [];
   const copies: StoredReply[] = [];
   const lateIds = new Set<string>();
   const collect = (rows: Record<string, unknown>[]) => {
     for (const item of rows) {
       const sk = String(item.sk);
-      if (sk === SortKey.HEADER) header = toHeader(item);
+      if (sk === SortKey.HEADER) headerItem = item;
+      else if (sk.startsWith(MEMBER_CHUNK_PREFIX)) chunks.push(item);
       else if (sk.startsWith(SortKey.PACK)) copies.push(...expandPack(item));
       else if (sk.startsWith(SortKey.REPLY)) {
         // A late mark alone (a reply recorded only in a pack, then found late) has no body.
@@ -233,6 +284,7 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
     }
   };
   collect(items);
+  const header = headerItem ? await headerOf(table, headerItem, chunks) : undefined;
   const shards = header?.shards ?? 1;
   if (shards > 1) {
     // Shard 0 shares the header's key; the others are read alongside, each consistently.

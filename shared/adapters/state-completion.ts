@@ -1,9 +1,19 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AggregateStatus } from '../engine/constants.ts';
 import { encodeMembers } from '../engine/members.ts';
 import type { AggregateHeader, OutputChannel, Seal } from '../ports.ts';
-import { toHeader, unmarshallLoose } from './state-items.ts';
+import { headerOf } from './state-aggregates.ts';
+import {
+  MEMBERS_INLINE_MAX_BYTES,
+  type MemberSetRef,
+  memberChunkKey,
+  memberSetChunks,
+  memberSetOf,
+  memberSetRefOf,
+  toHeader,
+  unmarshallLoose,
+} from './state-items.ts';
 import { aggregateKey, dueShard, SortKey } from './state-keys.ts';
 import { type StateTable, unlessConditionFails } from './state-table.ts';
 
@@ -14,8 +24,12 @@ import { type StateTable, unlessConditionFails } from './state-table.ts';
  * the channels emitted and the close (completing → closed: the header becomes the tombstone).
  */
 
-/** The most bytes of pack sources a seal writes on the header. */
-export const SOURCES_MAX_BYTES = 128 * 1024;
+/**
+ * How long a member set's chunks live when the seal does not say (`Seal.expiresAt`): the longest
+ * state life a definition can have (a year each of unknown timeout, allowed life and retention,
+ * shared/engine/definition.ts), plus a day for the lease.
+ */
+export const MEMBER_SET_DEFAULT_LIFE_SECONDS = (3 * 365 + 1) * 24 * 3600;
 
 /*
  * The seal. Its condition is the whole of "exactly one completion": only an open header can be
@@ -24,6 +38,19 @@ export const SOURCES_MAX_BYTES = 128 * 1024;
  *   reply handler:  put R#x ──► read H … R$ ──► open? its reply is in any later seal's set
  *   completer:      read H … R$ ──► build ──► seal(members) ──► read R# again: any reply not a
  *                   member was recorded after the read, and is routed late
+ *
+ * A member set larger than MEMBERS_INLINE_MAX_BYTES (2,000 reply ids of 256 characters are over
+ * 500 KB; a header holds at most 400 KB) is written first, in chunks under the sealing attempt's
+ * own key, and the seal names them; it is still fixed by the one conditional write:
+ *
+ *   put H#<lease>#0 … #n ──► seal(memberSet = {key: lease, chunks, digest}) ──► lost? delete them
+ *
+ * - a crash before the seal leaves chunks no header names: never read as a member set, and they
+ *   expire (TTL);
+ * - two sealers racing write under two keys; the one whose seal succeeds is the one named, and
+ *   the digest makes a reader take exactly the bytes sealed;
+ * - every chunk is written, and acknowledged, before the seal: a reader that finds the seal
+ *   finds its chunks (consistent reads), and they expire no sooner than the tombstone (close).
  */
 export async function seal(
   table: StateTable,
@@ -33,22 +60,41 @@ export async function seal(
   const pk = aggregateKey(aggregateId);
   // Which pack each member's body is read from, so a copy recorded after the seal never changes
   // a rebuilt result (state-packs.ts): pack key → its members, in the member set's compact form.
-  // Beyond SOURCES_MAX_BYTES (a fan-out of tens of thousands in small packs) they are left out
-  // rather than risk a header over DynamoDB's 400 KB: the read then takes a member's own item, or
-  // its earliest copy, which only a second message with the same reply id and another body changes.
   const packed = Object.entries(seal.sources ?? {}).filter(([, ids]) => ids.length > 0);
-  const encoded = Object.fromEntries(packed.map(([pack, ids]) => [pack, encodeMembers(ids)]));
   const sources =
-    packed.length > 0 && Buffer.byteLength(JSON.stringify(encoded)) <= SOURCES_MAX_BYTES
-      ? encoded
+    packed.length > 0
+      ? Object.fromEntries(packed.map(([pack, ids]) => [pack, encodeMembers(ids)]))
       : undefined;
+  const membersText = encodeMembers(seal.members);
+  const inlineBytes =
+    Buffer.byteLength(membersText) + (sources ? Buffer.byteLength(JSON.stringify(sources)) : 0);
+  const chunked = inlineBytes > MEMBERS_INLINE_MAX_BYTES ? memberSetChunks(membersText, sources) : undefined;
+  const ref: MemberSetRef | undefined = chunked && {
+    key: seal.lease,
+    chunks: chunked.chunks.length,
+    digest: chunked.digest,
+    until: seal.expiresAt ?? Math.floor(seal.at / 1000) + MEMBER_SET_DEFAULT_LIFE_SECONDS,
+  };
+  if (chunked && ref) {
+    // Before the seal, every one: a seal is never written naming a chunk that is not there.
+    await Promise.all(
+      chunked.chunks.map((part, n) =>
+        table.client.send(
+          new PutCommand({
+            TableName: table.tableName,
+            Item: { pk, sk: memberChunkKey(ref.key, n), part, expiresAt: ref.until },
+          }),
+        ),
+      ),
+    );
+  }
   const written = await unlessConditionFails(
     table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
         UpdateExpression:
-          'SET #status = :completing, outcome = :outcome, members = :members, received = :received, ' +
+          'SET #status = :completing, outcome = :outcome, received = :received, ' +
           // The due entry stays where the open put it (the deadline, or the end of the allowed
           // life): moving it would rewrite the index entry, 2 of the aggregate's write units.
           // A crashed completer is finished by the redelivery of the message that made it
@@ -57,16 +103,17 @@ export async function seal(
           // gives an entry to a header that has none.
           'completingAt = :at, lease = :lease, leaseUntil = :until, ' +
           'dueAt = if_not_exists(dueAt, :until), dueShard = if_not_exists(dueShard, :shard)' +
+          (ref ? ', memberSet = :ref' : ', members = :members') +
           (seal.reason !== undefined ? ', reason = :reason' : '') +
           (seal.completedBy !== undefined ? ', completedBy = :completedBy' : '') +
-          (sources !== undefined ? ', sources = :sources' : ''),
+          (sources !== undefined && !ref ? ', sources = :sources' : ''),
         ConditionExpression: '#status = :open',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':completing': AggregateStatus.COMPLETING,
           ':open': AggregateStatus.OPEN,
           ':outcome': seal.outcome,
-          ':members': encodeMembers(seal.members),
+          ...(ref ? { ':ref': ref } : { ':members': membersText }),
           ':received': seal.members.length,
           ':at': seal.at,
           ':lease': seal.lease,
@@ -74,13 +121,37 @@ export async function seal(
           ':shard': dueShard(pk),
           ...(seal.reason !== undefined ? { ':reason': seal.reason } : {}),
           ...(seal.completedBy !== undefined ? { ':completedBy': seal.completedBy } : {}),
-          ...(sources !== undefined ? { ':sources': sources } : {}),
+          ...(sources !== undefined && !ref ? { ':sources': sources } : {}),
         },
         ReturnValues: 'ALL_NEW',
       }),
     ),
   );
-  return written?.Attributes ? toHeader(written.Attributes) : undefined;
+  if (!written?.Attributes) {
+    // Lost the race (or the aggregate closed): nothing names this attempt's chunks. Deleting them
+    // is only tidiness — their TTL removes them if this fails or the process dies here.
+    if (chunked && ref) await deleteChunks(table, pk, ref).catch(() => undefined);
+    return undefined;
+  }
+  if (!chunked || !ref) return toHeader(written.Attributes);
+  // The set as every later reader decodes it from the chunks (ids deduplicated and in order).
+  const set = memberSetOf(
+    ref,
+    chunked.chunks.map((part, n) => ({ sk: memberChunkKey(ref.key, n), part })),
+  );
+  if (!set) throw new Error(`aggregate ${aggregateId}: the member set written cannot be read back`);
+  return toHeader(written.Attributes, set);
+}
+
+/** Deletes the chunks of a member set (a losing seal's). */
+async function deleteChunks(table: StateTable, pk: string, ref: MemberSetRef): Promise<void> {
+  await Promise.all(
+    Array.from({ length: ref.chunks }, (_, n) =>
+      table.client.send(
+        new DeleteCommand({ TableName: table.tableName, Key: { pk, sk: memberChunkKey(ref.key, n) } }),
+      ),
+    ),
+  );
 }
 
 export async function takeOver(
@@ -109,7 +180,7 @@ export async function takeOver(
       }),
     ),
   );
-  return written?.Attributes ? toHeader(written.Attributes) : undefined;
+  return written?.Attributes ? headerOf(table, written.Attributes) : undefined;
 }
 
 export async function recoverAt(
@@ -206,18 +277,79 @@ export async function markEmitted(
   });
 }
 
+/**
+ * completing → closed under the lease: the header becomes the tombstone, with its TTL. A member
+ * set in chunks must outlive the tombstone that names it, so the close also requires that the
+ * chunks' TTL is not earlier than the tombstone's; when it is (a completion finished long after
+ * its seal), the chunks are extended first, then the close is made again — in that order, so a
+ * crash between them leaves longer-lived chunks, never a tombstone naming expired ones.
+ */
 export async function close(
   table: StateTable,
   aggregateId: string,
   lease: string,
   expiresAt: number,
 ): Promise<boolean> {
-  return underLease(table, aggregateId, lease, {
-    UpdateExpression:
-      'SET #status = :closed, expiresAt = :exp REMOVE dueAt, dueShard, params, lease, leaseUntil, emitted, sources',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':closed': AggregateStatus.CLOSED, ':exp': expiresAt },
-  });
+  const pk = aggregateKey(aggregateId);
+  const closing = (extended: boolean) =>
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk, sk: SortKey.HEADER },
+        UpdateExpression:
+          'SET #status = :closed, expiresAt = :exp' +
+          (extended ? ', memberSet.#until = :exp' : '') +
+          ' REMOVE dueAt, dueShard, params, lease, leaseUntil, emitted, sources',
+        ConditionExpression:
+          '#status = :completing AND lease = :held AND ' +
+          (extended
+            ? 'attribute_exists(memberSet)'
+            : '(attribute_not_exists(memberSet) OR memberSet.#until >= :exp)'),
+        ExpressionAttributeNames: { '#status': 'status', '#until': 'until' },
+        ExpressionAttributeValues: {
+          ':closed': AggregateStatus.CLOSED,
+          ':exp': expiresAt,
+          ':completing': AggregateStatus.COMPLETING,
+          ':held': lease,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  try {
+    await closing(false);
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const old = error.Item ? unmarshallLoose(error.Item) : undefined;
+    const ref = old ? memberSetRefOf(old) : undefined;
+    // Not (or no longer) this lease's to close: the answer the caller expects.
+    if (old?.status !== AggregateStatus.COMPLETING || old.lease !== lease || !ref || ref.until >= expiresAt)
+      return false;
+    await extendChunks(table, pk, ref, expiresAt);
+    return (await unlessConditionFails(closing(true))) !== undefined;
+  }
+}
+
+/** Moves the TTL of a member set's chunks to `until`, never earlier; a chunk already gone stays gone. */
+async function extendChunks(table: StateTable, pk: string, ref: MemberSetRef, until: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: ref.chunks }, (_, n) =>
+      table.client
+        .send(
+          new UpdateCommand({
+            TableName: table.tableName,
+            Key: { pk, sk: memberChunkKey(ref.key, n) },
+            UpdateExpression: 'SET expiresAt = :until',
+            // Never creates a chunk: one gone is an error, not an empty chunk.
+            ConditionExpression: 'attribute_exists(part) AND expiresAt < :until',
+            ExpressionAttributeValues: { ':until': until },
+          }),
+        )
+        .catch((error: unknown) => {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        }),
+    ),
+  );
 }
 
 /** An update that only the holder of the current lease may make. */

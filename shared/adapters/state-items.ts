@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CompletedBy, openDueAt } from '../engine/completion.ts';
 import type { AggregateStatus, Outcome } from '../engine/constants.ts';
@@ -115,8 +117,123 @@ function optionalNumber(value: unknown): number | undefined {
   return value === undefined || value === null ? undefined : Number(value);
 }
 
-/** A header item as the port's header. */
-export function toHeader(item: Record<string, unknown>): AggregateHeader {
+/**
+ * A sealed member set too large for its header is kept in chunks beside it: items keyed
+ * `H#<seal key>#<n>` (between the header and the packs, so the one query over `H … R$` that reads
+ * an aggregate reads them too), written before the seal under a key of the sealing attempt's own
+ * (its lease), and named by the seal ({@link MemberSetRef}). A losing or crashed attempt's chunks
+ * are never named, so never read as a member set, and expire.
+ */
+export const MEMBER_CHUNK_PREFIX = 'H#';
+
+/**
+ * The most bytes of member set (the encoded member ids and pack sources) a seal writes on the
+ * header itself; a larger set goes to chunks. A splitter's fan-out of 10,000 (`[[0,9999]]`) and
+ * its packs' sources (about 30 KB in packs of ten) stay inline, in today's single write; 2,000
+ * reply ids of 256 characters (over 500 KB) do not.
+ */
+export const MEMBERS_INLINE_MAX_BYTES = 64 * 1024;
+
+/** The compressed bytes of a member set one chunk holds: a chunk item stays far below 400 KB. */
+export const MEMBER_CHUNK_BYTES = 300 * 1024;
+
+/** What a seal names when its member set is in chunks: the seal's key, how many, their digest, their TTL. */
+export interface MemberSetRef {
+  /** The sealing attempt's own key (its lease when it sealed): its chunks are `H#<key>#<n>`. */
+  readonly key: string;
+  readonly chunks: number;
+  /** SHA-256 (hex) of the chunks' bytes joined in order: a reader checks it got exactly these. */
+  readonly digest: string;
+  /** Epoch seconds of the chunks' TTL: at least the tombstone's (the close extends them first). */
+  readonly until: number;
+}
+
+/** A member set as the seal fixed it: the member ids, and the packs members are read from. */
+export interface MemberSet {
+  readonly members: readonly string[];
+  readonly sources?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The sort key of chunk `n` of the member set sealed under `key`. */
+export function memberChunkKey(key: string, n: number): string {
+  return `${MEMBER_CHUNK_PREFIX}${key}#${String(n).padStart(5, '0')}`;
+}
+
+/** The member set's chunk reference of a header item, if its set is in chunks. */
+export function memberSetRefOf(item: Record<string, unknown>): MemberSetRef | undefined {
+  const ref = item.memberSet as Record<string, unknown> | undefined;
+  if (!ref || typeof ref !== 'object') return undefined;
+  return {
+    key: String(ref.key),
+    chunks: Number(ref.chunks),
+    digest: String(ref.digest),
+    until: Number(ref.until),
+  };
+}
+
+/**
+ * The bytes of a member set in chunks: its encoded members and sources (the header's own text
+ * forms), Brotli-compressed, then cut into pieces of {@link MEMBER_CHUNK_BYTES}.
+ */
+export function memberSetChunks(
+  membersText: string,
+  sources: Readonly<Record<string, string>> | undefined,
+): { chunks: Uint8Array[]; digest: string } {
+  const text = JSON.stringify({ members: membersText, ...(sources ? { sources } : {}) });
+  const bytes = brotliCompressSync(text, {
+    params: {
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_QUALITY]: 5,
+      [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text),
+    },
+  });
+  const chunks: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += MEMBER_CHUNK_BYTES)
+    chunks.push(new Uint8Array(bytes.subarray(at, at + MEMBER_CHUNK_BYTES)));
+  return { chunks, digest: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/**
+ * The member set a reference names, from chunk items read under the aggregate's key (any
+ * attempt's: only the named ones are taken); undefined when one is missing or the bytes are not
+ * exactly the sealed ones.
+ */
+export function memberSetOf(
+  ref: MemberSetRef,
+  items: readonly Record<string, unknown>[],
+): MemberSet | undefined {
+  const byKey = new Map(items.map((item) => [String(item.sk), item.part]));
+  const parts: Uint8Array[] = [];
+  for (let n = 0; n < ref.chunks; n += 1) {
+    const part = byKey.get(memberChunkKey(ref.key, n));
+    if (!(part instanceof Uint8Array)) return undefined;
+    parts.push(part);
+  }
+  const bytes = Buffer.concat(parts);
+  if (createHash('sha256').update(bytes).digest('hex') !== ref.digest) return undefined;
+  const set = JSON.parse(brotliDecompressSync(bytes).toString('utf8')) as {
+    members: string;
+    sources?: Record<string, string>;
+  };
+  return {
+    members: decodeMembers(set.members),
+    ...(set.sources ? { sources: decodeSources(set.sources) } : {}),
+  };
+}
+
+/**
+ * A header item as the port's header. A header whose member set is in chunks needs that set,
+ * read by the caller ({@link memberSetOf}), or `'gone'` for a tombstone past its life whose chunks
+ * have expired (it then carries no member set); without it the header is refused, so no reader
+ * can take a sealed aggregate for one with no members.
+ */
+export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'gone'): AggregateHeader {
+  const ref = memberSetRefOf(item);
+  if (ref && chunked === undefined)
+    throw new Error(
+      `the member set of aggregate ${String(item.aggregateId)} is in chunks that were not read`,
+    );
+  const set = ref && chunked !== 'gone' ? chunked : undefined;
   const numbers = {
     expected: optionalNumber(item.expected),
     deadline: optionalNumber(item.deadline),
@@ -143,6 +260,7 @@ export function toHeader(item: Record<string, unknown>): AggregateHeader {
     ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
     ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
     ...(item.sources && typeof item.sources === 'object' ? { sources: decodeSources(item.sources) } : {}),
+    ...(set ? { members: set.members, ...(set.sources ? { sources: set.sources } : {}) } : {}),
     ...(item.lease ? { lease: String(item.lease) } : {}),
     ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
     ...defined,

@@ -176,8 +176,11 @@ export class MemoryStateStore implements StateStore {
       ...record.header,
       status: AggregateStatus.COMPLETING,
       outcome: seal.outcome,
-      members: [...seal.members],
+      // The member set as the DynamoDB store reads it back: each id once (however it is kept,
+      // on the header or in chunks beside it), with the packs members are read from.
+      members: [...new Set(seal.members)],
       received: seal.members.length,
+      ...(sourcesOf(seal) ? { sources: sourcesOf(seal) } : {}),
       completingAt: seal.at,
       lease: seal.lease,
       leaseUntil: seal.leaseUntil,
@@ -242,7 +245,13 @@ export class MemoryStateStore implements StateStore {
   public async close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean> {
     const record = this.leased(aggregateId, lease);
     if (!record) return false;
-    const { lease: _lease, leaseUntil: _until, emitted: _emitted, ...rest } = record.header;
+    const {
+      lease: _lease,
+      leaseUntil: _until,
+      emitted: _emitted,
+      sources: _sources,
+      ...rest
+    } = record.header;
     record.header = { ...rest, status: AggregateStatus.CLOSED, expiresAt, params: {} };
     record.dueAt = undefined;
     return true;
@@ -342,6 +351,12 @@ export class MemoryStateStore implements StateStore {
       ? record
       : undefined;
   }
+}
+
+/** A seal's non-empty pack sources, as the DynamoDB store keeps them until the close. */
+function sourcesOf(seal: Seal): Record<string, string[]> | undefined {
+  const packed = Object.entries(seal.sources ?? {}).filter(([, ids]) => ids.length > 0);
+  return packed.length > 0 ? Object.fromEntries(packed.map(([pack, ids]) => [pack, [...ids]])) : undefined;
 }
 
 /** An {@link OutputPublisher} that keeps what it was given. */
