@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -402,4 +402,114 @@ export function grantKeyUse(key: kms.IKey, functions: readonly FaninFunction[]):
     }),
     /* allowNoOp */ true,
   );
+}
+
+/**
+ * The accounts whose events the external-event rules accept (`account` in their patterns): the
+ * accounts `controlSenders` lists, and those of the IAM principals and roles it lists; without
+ * `controlSenders`, fanin's own account only (as the control queue then takes any principal of
+ * the account). An EventBridge rule sees the account that put the event, never its principal:
+ * fencing one principal of an account from another takes the bus policy of
+ * {@link fenceExternalEventBus}. An entry that is a source ARN (an SNS topic) sends no events.
+ *
+ * @throws Error when `controlSenders` names no account, principal or role: no event could pass.
+ */
+export function externalEventAccounts(stack: Stack, senders: readonly FaninSender[] | undefined): string[] {
+  if (!senders) return [stack.account];
+  const accounts = new Set<string>();
+  for (const sender of senders) {
+    if (typeof sender !== 'string') {
+      accounts.add(sender.env.account);
+      continue;
+    }
+    if (ACCOUNT_ID.test(sender)) accounts.add(sender);
+    const principal = IAM_PRINCIPAL_ARN.exec(sender);
+    if (principal?.[1] && ACCOUNT_ID.test(principal[1])) accounts.add(principal[1]);
+  }
+  if (accounts.size === 0) {
+    throw new Error(
+      `controlSenders names no account, IAM principal or role (given ${JSON.stringify(senders)}): the external-event rules would accept no event; list the accounts or roles that send them`,
+    );
+  }
+  return [...accounts];
+}
+
+/**
+ * The definition's pattern, matching only events put by the accounts allowed to send control
+ * input ({@link externalEventAccounts}). A pattern that names `account` itself must name only
+ * allowed accounts (it is kept as it is).
+ *
+ * @throws Error when the definition's own `account` names an account not allowed.
+ */
+export function fencedEventPattern(
+  definition: Definition,
+  accounts: readonly string[],
+): Record<string, unknown> {
+  const pattern = definition.externalEventPattern ?? {};
+  const own = pattern.account;
+  if (own === undefined) return { ...pattern, account: [...accounts] };
+  const listed = Array.isArray(own) ? own : [own];
+  const foreign = listed.filter((a) => typeof a !== 'string' || !accounts.includes(a));
+  if (foreign.length > 0) {
+    throw new Error(
+      `definition "${definition.name}": externalEventPattern.account names ${JSON.stringify(foreign)}, which controlSenders does not allow (allowed: ${JSON.stringify(accounts)})`,
+    );
+  }
+  return pattern;
+}
+
+/**
+ * On a bus of this app, a `Deny` of `events:PutEvents` of an event whose `source` is one the
+ * external-event rules match, to every principal `controlSenders` does not list: the fence by
+ * principal that a rule's pattern cannot express. The sources come from the patterns' plain
+ * `source` lists; a pattern whose `source` is not a list of strings (a prefix match) cannot be
+ * fenced this way, and the construct says so (a warning). An imported bus, or the default bus,
+ * is its owner's to fence (docs/security.md).
+ *
+ * @returns false when the bus is not of this app (nothing was added).
+ */
+export function fenceExternalEventBus(
+  bus: events.IEventBus,
+  senders: readonly FaninSender[],
+  definitions: readonly Definition[],
+): boolean {
+  const owned = bus as Partial<events.EventBus>;
+  if (typeof owned.addToResourcePolicy !== 'function') return false;
+  const sources = new Set<string>();
+  for (const definition of definitions) {
+    const source = definition.externalEventPattern?.source;
+    if (!Array.isArray(source) || !source.every((s) => typeof s === 'string')) {
+      if (definition.externalEventPattern) {
+        Annotations.of(bus).addWarningV2(
+          'fanin:externalEventSourceUnfenced',
+          `definition "${definition.name}": its externalEventPattern.source is not a list of plain strings, so the bus policy cannot fence who puts its events; only the rule's account filter applies`,
+        );
+      }
+      continue;
+    }
+    for (const s of source) sources.add(s);
+  }
+  if (sources.size === 0) return false;
+  const principalArns: string[] = [];
+  const accounts: string[] = [];
+  for (const sender of senders) {
+    if (typeof sender !== 'string') principalArns.push(sender.roleArn);
+    else if (ACCOUNT_ID.test(sender)) accounts.push(sender);
+    else if (IAM_PRINCIPAL_ARN.test(sender)) principalArns.push(sender);
+  }
+  const result = owned.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'OnlyControlSendersPutExternalEvents',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['events:PutEvents'],
+      resources: [bus.eventBusArn],
+      conditions: {
+        StringEquals: { 'events:source': [...sources].sort() },
+        ...(principalArns.length > 0 ? { StringNotLike: { 'aws:PrincipalArn': principalArns } } : {}),
+        ...(accounts.length > 0 ? { StringNotEquals: { 'aws:PrincipalAccount': accounts } } : {}),
+      },
+    }),
+  );
+  return result.statementAdded;
 }

@@ -15,6 +15,9 @@ import {
   type TopologyOptions,
 } from '../shared/topology/topology.ts';
 import {
+  externalEventAccounts,
+  fencedEventPattern,
+  fenceExternalEventBus,
   grantHandlerAccess,
   grantKeyUse,
   PayloadPrefix,
@@ -280,8 +283,10 @@ export class Fanin extends Construct {
   }
 
   /**
-   * One rule per definition's `externalEventPattern`, delivering to the control queue; then the
-   * control queue's `controlSenders` restriction, which always lets these rules through.
+   * One rule per definition's `externalEventPattern`, delivering to the control queue, matching
+   * only events of the accounts `controlSenders` allows (fanin's own without it), with a bus
+   * policy fencing other principals on a bus of this app; then the control queue's
+   * `controlSenders` restriction, which always lets these rules through.
    */
   private createExternalEventRules(
     props: FaninProps,
@@ -289,16 +294,23 @@ export class Fanin extends Construct {
   ): Map<string, events.Rule> {
     const { topology, queues } = this;
     const rules = new Map<string, events.Rule>();
-    for (const definition of definitions) {
-      if (!definition.externalEventPattern) continue;
+    const external = definitions.filter((d) => d.externalEventPattern);
+    if (external.length === 0) return rules;
+    // An event is control input: the rules take only events put by the accounts allowed to send
+    // control commands, and a bus of this app refuses the listed sources to other principals.
+    const accounts = externalEventAccounts(Stack.of(this), props.controlSenders);
+    if (props.controlSenders && props.externalEventBus) {
+      fenceExternalEventBus(props.externalEventBus, props.controlSenders, external);
+    }
+    for (const definition of external) {
       const rule = new events.Rule(this, `ExternalEvent-${definition.name}`, {
         description: `${topology.prefix}: external events of definition ${definition.name} (fanin)`,
         ...(props.externalEventBus ? { eventBus: props.externalEventBus } : {}),
         // The definition's pattern is EventBridge's own JSON; CDK passes unknown keys through.
-        eventPattern: definition.externalEventPattern as events.EventPattern,
+        eventPattern: fencedEventPattern(definition, accounts) as events.EventPattern,
       });
       // The raw event: the control handler recognises an EventBridge envelope and completes the
-      // aggregate named in `detail.aggregateId` (or every open one of the matching definition).
+      // aggregate named in `detail.aggregateId`, when that aggregate's definition matches it.
       rule.addTarget(
         new targets.SqsQueue(queues[QueueRole.CONTROL].queue, {
           deadLetterQueue: queues[QueueRole.CONTROL].deadLetterQueue,

@@ -44,7 +44,7 @@ export function activeSummary(header: AggregateHeader) {
 /**
  * Handles one control message: a fanin command, or a raw EventBridge event delivered by a
  * definition's external-event rule (it completes the aggregate named in `detail.aggregateId`,
- * or every open aggregate of each definition whose pattern matches).
+ * or, for a definition that opts in, every open aggregate of the definition whose pattern matches).
  *
  * Results go to the status output with a deterministic id per control message.
  */
@@ -127,10 +127,20 @@ async function toCommand(ctx: FaninContext, body: unknown): Promise<ControlComma
 }
 
 /**
+ * True when a definition lets one external event without `detail.aggregateId` complete every open
+ * aggregate of it (`externalEventCompletesAll: true`, a market close): an explicit opt-in, since
+ * any principal that may put a matching event could otherwise end every aggregate at once.
+ */
+export function completesAllOnEvent(definition: object): boolean {
+  return 'externalEventCompletesAll' in definition && definition.externalEventCompletesAll === true;
+}
+
+/**
  * The command an external event stands for. An event naming `detail.aggregateId` completes that
  * aggregate only when the aggregate's own definition has an `externalEventPattern` and the event
  * matches it: the event is untrusted input and must not close aggregates of other definitions.
- * An event without one completes every open aggregate of the one definition whose pattern matches.
+ * An event without one is refused (it names nothing to complete), unless the one definition whose
+ * pattern matches opts in to being completed whole by an event ({@link completesAllOnEvent}).
  */
 async function fromEvent(ctx: FaninContext, event: Record<string, unknown>): Promise<ControlCommand> {
   const detail = event.detail as Record<string, unknown> | undefined;
@@ -165,6 +175,11 @@ async function fromEvent(ctx: FaninContext, event: Record<string, unknown>): Pro
     );
   if (rest.length > 0)
     throw new BadMessageError(`event matches several definitions: ${matching.map((d) => d.name).join(', ')}`);
+  if (!completesAllOnEvent(first)) {
+    throw new BadMessageError(
+      `event ${String(event.id ?? '')} names no aggregate (detail.aggregateId), and definition "${first.name}" is not completed whole by an event (externalEventCompletesAll)`,
+    );
+  }
   return { command: 'complete', definition: first.name };
 }
 

@@ -265,7 +265,8 @@ describe('Fanin with its defaults', () => {
       );
       for (const definition of withPattern) {
         template.hasResourceProperties('AWS::Events::Rule', {
-          EventPattern: definition.externalEventPattern,
+          // Only the events of fanin's own account (no controlSenders): see external-events.test.ts.
+          EventPattern: { ...definition.externalEventPattern, account: [{ Ref: 'AWS::AccountId' }] },
           Targets: [
             Match.objectLike({
               Arn: { 'Fn::GetAtt': [logicalId(stack, fanin.queues[QueueRole.CONTROL].queue), 'Arn'] },

@@ -1,0 +1,274 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CreateEventBusCommand, DeleteEventBusCommand } from '@aws-sdk/client-eventbridge';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  makeControlHandler,
+  makeFanOutHandler,
+  makeReplyHandler,
+  makeSweeperHandler,
+  makeTimerHandler,
+} from '../../functions/handlers.ts';
+import { QueuePoller } from '../../local/poller.ts';
+import { createContext, createDistributor, type FaninClients } from '../../shared/app.ts';
+import {
+  createDocumentClient,
+  createDynamoClient,
+  createEventBridgeClient,
+  createS3Client,
+  createSqsClient,
+} from '../../shared/aws/clients.ts';
+import type { DefinitionInput } from '../../shared/engine/definition.ts';
+import type { FaninContext } from '../../shared/use-cases/context.ts';
+import { CALLS_DIR, CallRecorder, type FunctionName, type RecordedCall } from '../support/call-recorder.ts';
+import { aws } from '../support/clients.ts';
+import { eventBridgeAvailable } from '../support/eventbridge.ts';
+import { FaninUnderTest } from '../support/fanin.ts';
+import {
+  evaluateCalls,
+  type ResourceMap,
+  SynthesizedPolicies,
+  unusedGrants,
+  type Verdict,
+} from '../support/policy-proof.ts';
+
+/**
+ * The synthesized IAM against the calls: every handler runs here on clients of its own (as each
+ * Lambda function has its own role), through the paths that make its distinct calls — a fan-out
+ * continued in another invocation, claim-checked bodies and outputs, replies, a self-starting
+ * aggregate, a timer, a sweep, every control command and an external event, a distributor cycle
+ * — and each call recorded is evaluated by a real IAM evaluator against the identity policy of the
+ * function that made it and the resource policy of what it touched. The emulators authorize
+ * nothing: a call AWS would deny passes every other test.
+ */
+
+const SMALL = 512;
+
+describe('policies proven against the calls', () => {
+  let fanin: FaninUnderTest;
+  const recorder = new CallRecorder();
+  const contexts = new Map<FunctionName, { ctx: FaninContext; clients: FaninClients }>();
+  let definitions: DefinitionInput[];
+  let bus: string | undefined;
+  let bank = '';
+
+  beforeAll(async () => {
+    const warehouse = `pp${Date.now().toString(36)}-warehouse`;
+    bank = `pp${Date.now().toString(36)}-bank`;
+    definitions = [
+      {
+        name: 'orders',
+        completion: { strategy: 'all' },
+        fanOut: { type: 'splitter', itemsPath: '$.items', target: warehouse },
+        timeoutSeconds: 60,
+        ...(eventBridgeAvailable() ? { outputs: { eventBridge: true } } : {}),
+      },
+      {
+        name: 'quotes',
+        completion: { strategy: 'all' },
+        fanOut: { type: 'recipient-list', recipients: [bank] },
+        timeoutSeconds: 600,
+      },
+      { name: 'quick', completion: { strategy: 'first' }, fanOut: { type: 'none' }, timeoutSeconds: 1 },
+      {
+        name: 'auction',
+        mode: 'self-starting',
+        correlation: { source: 'path', path: '$.auctionId' },
+        replyId: { source: 'path', path: '$.bidId' },
+        completion: { strategy: 'count', count: 5 },
+        timeoutSeconds: 600,
+      },
+      {
+        name: 'approval',
+        completion: { strategy: 'external' },
+        fanOut: { type: 'none' },
+        timeoutSeconds: 600,
+        externalEventPattern: { source: ['shop.orders'], 'detail-type': ['OrderApproved'] },
+      },
+    ];
+    fanin = await FaninUnderTest.start(definitions, { claimCheckThresholdBytes: SMALL });
+    await fanin.targetQueue(warehouse, true);
+    await fanin.targetQueue(bank, true);
+    if (eventBridgeAvailable()) {
+      bus = `${fanin.topology.prefix}-outputs`;
+      await aws.eventBridge.send(new CreateEventBusCommand({ Name: bus }));
+      fanin.eventBusName = bus;
+    }
+    for (const fn of ['fanOut', 'reply', 'timer', 'sweeper', 'control', 'distributor'] as const) {
+      const clients = recorder.instrument(fn, {
+        sqs: createSqsClient(),
+        dynamo: createDocumentClient(createDynamoClient()),
+        s3: createS3Client(),
+        eventBridge: createEventBridgeClient(),
+      });
+      contexts.set(fn, {
+        clients,
+        ctx: createContext(fanin.config, clients, { clock: fanin.clock.read, log: fanin.log }),
+      });
+    }
+  });
+  afterAll(async () => {
+    if (bus) await aws.eventBridge.send(new DeleteEventBusCommand({ Name: bus })).catch(() => undefined);
+    await fanin?.stop();
+  });
+
+  const of = (fn: FunctionName) => {
+    const found = contexts.get(fn);
+    if (!found) throw new Error(`no context for ${fn}`);
+    return found;
+  };
+
+  /** Lambda's event source for a function: receive and delete with the function's own role. */
+  async function consume(
+    fn: FunctionName,
+    queueUrl: string,
+    handler: (event: SQSEvent) => Promise<SQSBatchResponse | undefined>,
+  ): Promise<void> {
+    const poller = new QueuePoller({
+      sqs: of(fn).clients.sqs,
+      queueUrl,
+      handler,
+      failedVisibilitySeconds: 0,
+    });
+    for (let idle = 0; idle < 2; ) idle = (await poller.pollOnce(0)) === 0 ? idle + 1 : 0;
+  }
+
+  const fanOut = (remainingMs: number) => (event: SQSEvent) =>
+    makeFanOutHandler(() => of('fanOut').ctx)(event, { getRemainingTimeInMillis: () => remainingMs });
+  const replies = (event: SQSEvent) => makeReplyHandler(() => of('reply').ctx)(event);
+  const control = (event: SQSEvent) => makeControlHandler(() => of('control').ctx)(event);
+  const timers = (event: SQSEvent) => makeTimerHandler(() => of('timer').ctx)(event);
+
+  async function consumeReplies(): Promise<void> {
+    for (const url of fanin.provisioned.replyQueueUrls) await consume('reply', url, replies);
+  }
+
+  it('every call the handlers make is allowed by the synthesized policies, the continuation of a large fan-out included', async () => {
+    // Prepare and act: a fan-out of 501 sub-requests that runs out of time after its first chunk
+    // and goes on in another invocation (its request queued again to ingress).
+    const items = Array.from({ length: 501 }, (_, i) => ({ sku: `s-${i}` }));
+    await fanin.sendRequest({ definition: 'orders', aggregateId: 'o-1', items });
+    await fanin.sendRequest({ definition: 'quotes', aggregateId: 'q-1', note: 'x'.repeat(SMALL * 2) });
+    await fanin.sendRequest({ definition: 'quotes', aggregateId: 'q-2' });
+    await fanin.sendRequest({ definition: 'quick', aggregateId: 'k-1' });
+    await fanin.sendRequest({ definition: 'approval', aggregateId: 'ap-1' });
+    await fanin.sendRequest({ definition: 'approval', aggregateId: 'ap-2' });
+    await consume('fanOut', fanin.provisioned.queueUrls.ingress, fanOut(0));
+
+    // the responders answer: a large reply (stored under state/), a self-starting aggregate
+    const [large, ...others] = await fanin.takeRequests(bank);
+    expect(large).toBeDefined();
+    if (large) await fanin.reply(large, { rate: 2.9, terms: 'y'.repeat(SMALL * 2) });
+    for (const request of others) await fanin.reply(request, { rate: 3.1 });
+    await fanin.sendReply({ auctionId: 'lot-1', bidId: 'b1', price: 10 }, { 'fanin-definition': 'auction' });
+    await consumeReplies();
+
+    // control: every command, and an external event naming its aggregate
+    await fanin.sendControl({
+      command: 'set-parameters',
+      definition: 'quotes',
+      parameters: { timeoutSeconds: 30 },
+    });
+    await fanin.sendControl({ command: 'list' });
+    await fanin.sendControl({ command: 'complete', aggregateId: 'ap-1' });
+    await fanin.sendControl({
+      version: '0',
+      id: 'ev-1',
+      source: 'shop.orders',
+      'detail-type': 'OrderApproved',
+      detail: { aggregateId: 'ap-2' },
+    });
+    await fanin.sendControl({ command: 'purge', definition: 'auction' });
+    await consume('control', fanin.provisioned.queueUrls.control, control);
+
+    // a timer comes due (quick: 1 s), the sweeper ends what is past its deadline, a distributor cycle
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    fanin.clock.advance(2_000);
+    await consume('timer', fanin.provisioned.queueUrls.timer, timers);
+    fanin.clock.advance(120_000);
+    await makeSweeperHandler(() => of('sweeper').ctx)();
+    await createDistributor(fanin.config, of('distributor').clients, fanin.clock.read).cycle();
+
+    // Assess: the paths ran (each function made calls, the continuation was sent to ingress)
+    const calls = recorder.calls;
+    expect(new Set(calls.map((c) => c.fn))).toEqual(
+      new Set(['fanOut', 'reply', 'timer', 'sweeper', 'control', 'distributor']),
+    );
+    const ingress = fanin.provisioned.queueUrls.ingress;
+    expect(
+      calls.some(
+        (c) =>
+          c.fn === 'fanOut' &&
+          c.action === 'sqs:SendMessage' &&
+          c.resource.kind === 'queue' &&
+          c.resource.url === ingress,
+      ),
+    ).toBe(true);
+    expect(calls.some((c) => c.action === 's3:PutObject')).toBe(true);
+
+    // and every one of them is allowed by the synthesized policies
+    const synth = new SynthesizedPolicies({
+      definitions,
+      prefix: fanin.topology.prefix,
+      ...(bus ? { createEventBus: true } : { createEventBus: false }),
+    });
+    const verdicts = await evaluateCalls(synth, resourceMap(synth, fanin, bus), calls);
+    const denied = verdicts.filter((v) => v.result !== 'Allowed').map(describeVerdict);
+    writeReport(synth, verdicts, calls);
+    expect(denied).toEqual([]);
+  });
+});
+
+function describeVerdict(v: Verdict): string {
+  const keys = v.call.leadingKeys ? ` LeadingKeys=${JSON.stringify(v.call.leadingKeys)}` : '';
+  return `${v.call.fn} ${v.call.action} ${v.arn}${keys} (${v.call.command}): ${v.result}`;
+}
+
+/** The emulator's resources by the synthesized ones, by role: same prefix, so the same names. */
+function resourceMap(
+  synth: SynthesizedPolicies,
+  fanin: FaninUnderTest,
+  bus: string | undefined,
+): ResourceMap {
+  const queues = new Map<string, string>();
+  const { fanin: construct } = synth;
+  const all = [...Object.values(construct.queues), ...construct.replyPartitions];
+  for (const queue of all) {
+    for (const q of [queue.queue, queue.deadLetterQueue])
+      queues.set(synth.nameOf(synth.logicalId(q)), synth.logicalId(q));
+  }
+  // Every queue fanin provisioned is one the stack synthesizes, by the name its role gives it.
+  for (const url of Object.values(fanin.provisioned.allQueueUrls)) {
+    expect(queues.has(url.slice(url.lastIndexOf('/') + 1)), url).toBe(true);
+  }
+  const table = { name: fanin.provisioned.tableName, id: synth.logicalId(construct.table as never) };
+  expect(synth.nameOf(table.id)).toBe(table.name);
+  return {
+    queues,
+    table,
+    ...(fanin.provisioned.bucketName
+      ? { bucket: { name: fanin.provisioned.bucketName, id: synth.logicalId(construct.bucket as never) } }
+      : {}),
+    ...(bus && construct.eventBus
+      ? { bus: { name: bus, id: synth.logicalId(construct.eventBus as never) } }
+      : {}),
+  };
+}
+
+/** The verdicts and the grants no recorded call used, beside the records (CALLS_DIR). */
+function writeReport(
+  synth: SynthesizedPolicies,
+  verdicts: readonly Verdict[],
+  calls: readonly RecordedCall[],
+): void {
+  const unused = unusedGrants(synth, verdicts);
+  writeFileSync(
+    join(CALLS_DIR, `policy-report-${process.pid}.json`),
+    JSON.stringify(
+      { calls: calls.length, distinct: verdicts.length, verdicts: verdicts.map(describeVerdict), unused },
+      null,
+      2,
+    ),
+  );
+}
