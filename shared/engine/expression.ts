@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import jsonata from 'jsonata';
 import { ExpressionError } from '../errors.ts';
 import { EXPRESSION_LIMITS } from './constants.ts';
@@ -9,8 +12,21 @@ export interface ExpressionLimits {
 }
 
 /**
- * A compiled JSONata expression whose every evaluation is bounded in time and depth, so a
- * runaway user expression fails one message instead of hanging a handler.
+ * What makes an evaluation a pure function of its input: the time `$now()` and `$millis()` return
+ * (epoch ms) and the seed of `$random()` and `$shuffle()`. A result built twice from the same
+ * members — by its owner, by a resumer after a crash, on every channel — is then the same bytes.
+ */
+export interface FixedInputs {
+  /** Epoch ms: the seal's `completingAt` for a result, the period's time for a snapshot. */
+  readonly at: number;
+  /** Seeds the pseudo-random sequence (the aggregate id): the same sequence every evaluation. */
+  readonly seed: string;
+}
+
+/**
+ * A compiled JSONata expression whose every evaluation is bounded in time and depth — inside a
+ * regular expression too ({@link boundedRegExpEngine}) — so a runaway user expression fails one message instead
+ * of hanging a handler.
  *
  * @example
  * const best = compileExpression('$min(replies.rate)');
@@ -18,7 +34,11 @@ export interface ExpressionLimits {
  */
 export interface BoundedExpression {
   readonly source: string;
-  evaluate(input: unknown, bindings?: Record<string, unknown>): Promise<unknown>;
+  /**
+   * Evaluates over `input`. With `fixed`, `$now()`, `$millis()`, `$random()` and `$shuffle()`
+   * answer from it instead of the clock and `Math.random`.
+   */
+  evaluate(input: unknown, bindings?: Record<string, unknown>, fixed?: FixedInputs): Promise<unknown>;
 }
 
 const cache = new Map<string, BoundedExpression>();
@@ -35,15 +55,23 @@ export function compileExpression(
   if (cached) return cached;
   let compiled: jsonata.Expression;
   try {
-    compiled = jsonata(source, { timeout: limits.timeoutMs, stack: limits.maxDepth });
+    compiled = jsonata(source, {
+      timeout: limits.timeoutMs,
+      stack: limits.maxDepth,
+      // jsonata's typings omit the option it documents: the class its regex literals are built with.
+      RegexEngine: boundedRegExpEngine(limits.timeoutMs),
+    } as jsonata.JsonataOptions);
   } catch (error) {
     throw new ExpressionError(source, describe(error), { cause: error });
   }
+  // A pattern only the worker can run starts the worker now, at definition load, not in a budget.
+  if (regexLiterals(compiled.ast()).some((re) => linearOf(re) === undefined)) regexWorker();
   const bounded: BoundedExpression = {
     source,
-    async evaluate(input, bindings) {
+    async evaluate(input, bindings, fixed) {
       try {
-        return normalise(await compiled.evaluate(input, bindings));
+        const all = fixed ? { ...bindings, ...(await fixedBindings(fixed)) } : bindings;
+        return normalise(await compiled.evaluate(input, all));
       } catch (error) {
         throw new ExpressionError(source, describe(error), { cause: error });
       }
@@ -51,6 +79,56 @@ export function compileExpression(
   };
   cache.set(key, bounded);
   return bounded;
+}
+
+/**
+ * `$now` and `$millis` as JSONata functions over a fixed time: defined in JSONata itself, so
+ * `$now(picture, timezone)` formats exactly as the built-in does.
+ */
+const CLOCK = jsonata(
+  '{ "now": function($picture, $timezone) { $fromMillis($at, $picture, $timezone) }, "millis": function() { $at } }',
+);
+
+/** The bindings that replace the clock and `Math.random` for one evaluation. */
+async function fixedBindings(fixed: FixedInputs): Promise<Record<string, unknown>> {
+  const clock = (await CLOCK.evaluate({}, { at: fixed.at })) as Record<string, unknown>;
+  const random = seededRandom(fixed.seed);
+  return {
+    ...clock,
+    random: () => random(),
+    // The built-in shuffles with Math.random: the same Fisher–Yates over the seeded sequence.
+    shuffle: (value: unknown) => {
+      if (value === undefined) return undefined;
+      if (!Array.isArray(value)) return value;
+      const out = [...value];
+      for (let i = out.length - 1; i > 0; i -= 1) {
+        const j = Math.floor(random() * (i + 1));
+        [out[i], out[j]] = [out[j], out[i]];
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * A pseudo-random sequence in [0, 1) determined by `seed` (sfc32 over SHA-256 of the seed): each
+ * evaluation starts it anew, so two evaluations with the same seed draw the same numbers.
+ */
+export function seededRandom(seed: string): () => number {
+  const digest = createHash('sha256').update(seed).digest();
+  let a = digest.readUInt32LE(0);
+  let b = digest.readUInt32LE(4);
+  let c = digest.readUInt32LE(8);
+  let d = digest.readUInt32LE(12);
+  return () => {
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
 }
 
 /** JSONata errors are plain objects with a code; turn them into one readable line. */
@@ -69,4 +147,195 @@ function describe(error: unknown): string {
 function normalise(value: unknown): unknown {
   if (value === undefined) return undefined;
   return JSON.parse(JSON.stringify(value));
+}
+
+// ---- regular expressions under the budget ----
+//
+// JSONata checks its time budget between evaluation steps; a regular expression runs as one native
+// call, and a backtracking one (`/^(a|a)*$/` over 30 characters) can run for minutes inside it.
+// So every regex literal of a user expression is built by this engine instead of `RegExp`:
+// - a pattern V8's linear-time engine can run (no backreference, lookaround, word boundary,
+//   `i` or `m` flag on this V8) runs in this thread, and V8 moves a match that backtracks too
+//   much to that engine, whose time grows with the input only;
+// - any other pattern runs in one long-lived worker thread, and this thread waits for its answer
+//   at most the budget; past it the worker is terminated (a new one starts when next needed) and
+//   the evaluation fails with "exceeded its time budget", the outcome any over-budget expression has.
+
+// Lets `new RegExp(source, 'l')` tell whether V8's linear-time engine can run a pattern, and makes
+// V8 rerun a match there once it backtracks too much (same answer: the same ECMAScript semantics).
+// Neither changes what any regex answers.
+setFlagsFromString('--enable-experimental-regexp-engine');
+setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+
+/** How long a worker that is starting may take before the budget of its first match begins. */
+const WORKER_START_MS = 5_000;
+
+/** What jsonata reads of a regex: `exec` and `lastIndex` (it builds each with the `g` flag). */
+interface RegexLike {
+  lastIndex: number;
+  exec(input: string): RegExpExecArray | null;
+}
+
+/**
+ * The class jsonata builds regex literals with (its `RegexEngine` option), for one time budget:
+ * each match ends within `timeoutMs`, or the evaluation fails as over budget.
+ */
+export function boundedRegExpEngine(timeoutMs: number): new (pattern: RegExp) => RegexLike {
+  return class BoundedRegExp implements RegexLike {
+    public lastIndex = 0;
+    private readonly linear: RegExp | undefined;
+    private readonly source: string;
+    private readonly flags: string;
+
+    public constructor(pattern: RegExp) {
+      this.source = pattern.source;
+      this.flags = pattern.flags;
+      this.linear = linearOf(pattern);
+    }
+
+    public exec(input: string): RegExpExecArray | null {
+      if (this.linear) {
+        this.linear.lastIndex = this.lastIndex;
+        const match = this.linear.exec(input);
+        this.lastIndex = this.linear.lastIndex;
+        return match;
+      }
+      const answer = regexWorker().exec(this.source, this.flags, input, this.lastIndex, timeoutMs);
+      this.lastIndex = answer.lastIndex;
+      if (answer.match === null) return null;
+      const match = Object.assign([...answer.match], { index: answer.index, input }) as RegExpExecArray;
+      return match;
+    }
+  };
+}
+
+const linearCache = new Map<string, RegExp | null>();
+
+/** The pattern on V8's linear-time engine, or `undefined` when that engine cannot run it. */
+function linearOf(pattern: RegExp): RegExp | undefined {
+  const key = `${pattern.flags}/${pattern.source}`;
+  let cached = linearCache.get(key);
+  if (cached === undefined) {
+    try {
+      new RegExp(pattern.source, `${pattern.flags}l`);
+      // Runnable in linear time: the ordinary engine is faster, and V8 falls back to the linear
+      // one by itself when a match backtracks excessively.
+      cached = new RegExp(pattern.source, pattern.flags);
+    } catch {
+      cached = null;
+    }
+    linearCache.set(key, cached);
+  }
+  // A fresh object per literal evaluation: lastIndex is per use, as jsonata expects.
+  return cached === null ? undefined : new RegExp(cached);
+}
+
+interface WorkerAnswer {
+  readonly match: (string | undefined)[] | null;
+  readonly index: number;
+  readonly lastIndex: number;
+  readonly error?: string;
+}
+
+/** The worker's code: self-contained (a bundle has no file to start a worker from). */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const signal = new Int32Array(workerData.signal);
+const port = workerData.port;
+const cache = new Map();
+Atomics.store(signal, 1, 1);
+Atomics.notify(signal, 1);
+parentPort.on('message', ({ seq, source, flags, input, lastIndex }) => {
+  let answer;
+  try {
+    const key = flags + '/' + source;
+    let re = cache.get(key);
+    if (!re) { re = new RegExp(source, flags); if (cache.size > 256) cache.clear(); cache.set(key, re); }
+    re.lastIndex = lastIndex;
+    const m = re.exec(input);
+    answer = { match: m === null ? null : Array.from(m), index: m === null ? -1 : m.index, lastIndex: re.lastIndex };
+  } catch (error) {
+    answer = { match: null, index: -1, lastIndex: 0, error: String(error && error.message || error) };
+  }
+  port.postMessage(answer);
+  Atomics.store(signal, 0, seq);
+  Atomics.notify(signal, 0);
+});
+`;
+
+/** One long-lived worker per process that runs the regexes the linear engine cannot, synchronously. */
+class RegexWorker {
+  private readonly signal = new Int32Array(new SharedArrayBuffer(8));
+  private readonly port: MessagePort;
+  private readonly worker: Worker;
+  private seq = 0;
+
+  public constructor() {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { signal: this.signal.buffer, port: port2 },
+      transferList: [port2],
+    });
+    // Never keeps a process (a test run, a Lambda's event loop) alive.
+    this.worker.unref();
+    this.port.unref();
+  }
+
+  /** One `exec`, answered within `timeoutMs`; past it the worker is ended and a budget error thrown. */
+  public exec(
+    source: string,
+    flags: string,
+    input: string,
+    lastIndex: number,
+    timeoutMs: number,
+  ): WorkerAnswer {
+    if (Atomics.load(this.signal, 1) === 0) Atomics.wait(this.signal, 1, 0, WORKER_START_MS);
+    // The worker writes the number of the request it answered: a late wake-up from an earlier
+    // answer's notify is told apart from this one's.
+    this.seq = (this.seq % 0x7fffffff) + 1;
+    const seq = this.seq;
+    this.worker.postMessage({ seq, source, flags, input, lastIndex });
+    const until = performance.now() + timeoutMs;
+    for (let seen = Atomics.load(this.signal, 0); seen !== seq; seen = Atomics.load(this.signal, 0)) {
+      const left = until - performance.now();
+      if (left <= 0 || Atomics.wait(this.signal, 0, seen, left) === 'timed-out') {
+        if (Atomics.load(this.signal, 0) === seq) break;
+        this.end();
+        throw { code: 'D1012', value: timeoutMs };
+      }
+    }
+    const received = receiveMessageOnPort(this.port);
+    if (!received) {
+      this.end();
+      throw new Error('the regular expression worker answered nothing');
+    }
+    const answer = received.message as WorkerAnswer;
+    if (answer.error !== undefined) throw new Error(answer.error);
+    return answer;
+  }
+
+  /** Ends this worker (its match may never return) and starts the next one at once. */
+  private end(): void {
+    void this.worker.terminate();
+    this.port.close();
+    if (current === this) current = new RegexWorker();
+  }
+}
+
+let current: RegexWorker | undefined;
+
+function regexWorker(): RegexWorker {
+  current ??= new RegexWorker();
+  return current;
+}
+
+/** Every regex literal of a parsed expression. */
+function regexLiterals(node: unknown, found: RegExp[] = [], seen = new Set<unknown>()): RegExp[] {
+  if (node === null || typeof node !== 'object' || seen.has(node)) return found;
+  seen.add(node);
+  if (node instanceof RegExp) found.push(node);
+  else for (const value of Object.values(node)) regexLiterals(value, found, seen);
+  return found;
 }
