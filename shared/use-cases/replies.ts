@@ -29,6 +29,12 @@ import { armFirstSnapshot } from './snapshots.ts';
 /** The longest aggregate id fanin accepts, in bytes (DynamoDB keys are at most 2,048). */
 export const MAX_AGGREGATE_ID_BYTES = 1024;
 
+/**
+ * A character outside what SQS accepts in a message (#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to
+ * #xFFFD, #x10000 to #x10FFFF); with the `u` flag a lone surrogate is one such code point.
+ */
+const NOT_CARRIED = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+
 /** A reply, interpreted. */
 export interface Reply {
   /** The message as it came, for routing it elsewhere unchanged (a claim-check pointer stays one). */
@@ -145,6 +151,19 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
     );
   }
   const replyId = await replyIdOf(claimed, inbound);
+  // An id is carried in SQS messages (timers, outputs) and in keys: a character SQS refuses (only
+  // a body's JSON escapes can hold one) would fail every delivery of this reply into the DLQ, and
+  // a lone surrogate has no UTF-8 form (two of them would be one id in DynamoDB).
+  for (const [what, id] of [
+    ['aggregate id', aggregateId],
+    ['reply id', replyId],
+  ] as const) {
+    const bad = NOT_CARRIED.exec(id)?.[0];
+    if (bad !== undefined)
+      throw new BadMessageError(
+        `${what} holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, which SQS cannot carry (a control character, a lone surrogate, U+FFFE or U+FFFF)`,
+      );
+  }
   const messageId = raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId;
   return { raw: original, inbound, aggregateId, replyId, messageId, ...(claimed ? { claimed } : {}) };
 }
