@@ -11,6 +11,14 @@ export const PAYLOAD_SIZE_ATTRIBUTE = 'ExtendedPayloadSize';
 const LEGACY_SIZE_ATTRIBUTES = ['SQSLargePayloadSize', 'AWSOffloadedPayloadSize'] as const;
 /** The Extended Client's default threshold: 256 KiB of body and attributes. */
 export const DEFAULT_THRESHOLD_BYTES = 262_144;
+/**
+ * The largest payload fanin reads through a claim-check pointer in a message: 16 MiB, the bound
+ * the use cases also check the declared size against. The Extended Client allows 2 GB, but a
+ * payload is held in memory whole (parsed, evaluated, kept in state; a handler has 512 MB by
+ * default), so a pointer beyond this is bad input: refused with the reason before its object is
+ * read, whatever size it declares, and never more than this many bytes of it are buffered.
+ */
+export const MAX_POINTER_PAYLOAD_BYTES = 16 * 1024 * 1024;
 
 /**
  * Where producers put large payloads: the only keys a pointer in a message fanin consumes
@@ -70,6 +78,7 @@ export class S3ClaimCheck {
   private readonly threshold: number;
   private readonly keyPrefix: string;
   private readonly readablePrefixes: readonly string[];
+  private readonly maxPayloadBytes: number;
 
   public constructor(options: {
     readonly s3: S3Client;
@@ -84,12 +93,15 @@ export class S3ClaimCheck {
      * @default [PRODUCER_PREFIX]
      */
     readonly readablePrefixes?: readonly string[];
+    /** The largest payload {@link decode} reads through a pointer. @default MAX_POINTER_PAYLOAD_BYTES (16 MiB) */
+    readonly maxPayloadBytes?: number;
   }) {
     this.s3 = options.s3;
     this.bucket = options.bucket;
     this.threshold = options.thresholdBytes ?? DEFAULT_THRESHOLD_BYTES;
     this.keyPrefix = options.keyPrefix ?? PRODUCER_PREFIX;
     this.readablePrefixes = options.readablePrefixes ?? [PRODUCER_PREFIX];
+    this.maxPayloadBytes = options.maxPayloadBytes ?? MAX_POINTER_PAYLOAD_BYTES;
   }
 
   /** Size of a message as SQS counts it: body plus attribute names, types and values. */
@@ -136,10 +148,14 @@ export class S3ClaimCheck {
 
   /**
    * The real body of a received message: fetched from S3 when it is a pointer. A message is
-   * untrusted, so its pointer is followed only into this bucket and under `prefixes`.
+   * untrusted, so its pointer is followed only into this bucket and under `prefixes`, and only to
+   * a payload of at most `maxPayloadBytes`: the size the message declares (`ExtendedPayloadSize`)
+   * is checked before S3 is asked, the object's real size (`ContentLength`) before its body is
+   * read, and the body is read no further than the maximum whatever S3 says.
    *
    * @param prefixes the key prefixes a pointer may name (default: the constructor's `readablePrefixes`)
-   * @throws ClaimCheckRefusedError for a pointer elsewhere (bad input), ClaimCheckError when S3 fails
+   * @throws ClaimCheckRefusedError for a pointer elsewhere or to a payload beyond the maximum (bad
+   *   input), ClaimCheckError when S3 fails
    */
   public async decode(
     body: string,
@@ -149,7 +165,52 @@ export class S3ClaimCheck {
     const pointer = S3ClaimCheck.pointerOf(body, attributes);
     if (!pointer) return body;
     this.check(pointer, prefixes);
-    return this.get(pointer);
+    const declared = declaredSize(attributes);
+    if (declared !== undefined && declared > this.maxPayloadBytes)
+      throw this.tooLarge(pointer, 'declares', declared);
+    return this.read(pointer, this.maxPayloadBytes);
+  }
+
+  private tooLarge(pointer: PayloadPointer, how: 'declares' | 'is', bytes: number): ClaimCheckRefusedError {
+    return new ClaimCheckRefusedError(
+      `claim-check pointer to s3://${pointer.s3BucketName}/${pointer.s3Key} refused: its payload ${how} ${bytes} bytes, more than the ${this.maxPayloadBytes} fanin reads`,
+    );
+  }
+
+  /**
+   * Reads an object of at most `maxBytes`: refused by its `ContentLength` before the body is
+   * read, and cut off (the download aborted) once more than `maxBytes` have arrived.
+   */
+  private async read(pointer: PayloadPointer, maxBytes: number): Promise<string> {
+    const abort = new AbortController();
+    try {
+      const { Body, ContentLength } = await this.s3.send(
+        new GetObjectCommand({ Bucket: pointer.s3BucketName, Key: pointer.s3Key }),
+        { abortSignal: abort.signal },
+      );
+      if (!Body) throw new Error('empty object');
+      if (ContentLength !== undefined && ContentLength > maxBytes) {
+        abort.abort();
+        throw this.tooLarge(pointer, 'is', ContentLength);
+      }
+      const chunks: Uint8Array[] = [];
+      let bytes = 0;
+      for await (const chunk of Body as AsyncIterable<Uint8Array>) {
+        bytes += chunk.byteLength;
+        if (bytes > maxBytes) {
+          abort.abort();
+          throw this.tooLarge(pointer, 'is', bytes);
+        }
+        chunks.push(chunk);
+      }
+      return Buffer.concat(chunks).toString('utf8');
+    } catch (error) {
+      if (error instanceof ClaimCheckRefusedError) throw error;
+      throw new ClaimCheckError(
+        `reading the large payload s3://${pointer.s3BucketName}/${pointer.s3Key} failed: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
   }
 
   /** Throws {@link ClaimCheckRefusedError} unless the pointer names this bucket and a key under one of `prefixes`. */
@@ -226,4 +287,15 @@ export class S3ClaimCheck {
       );
     }
   }
+}
+
+/** The payload size a pointer message declares (`ExtendedPayloadSize` or a legacy name), if a number. */
+function declaredSize(attributes: Readonly<Record<string, string>>): number | undefined {
+  for (const name of [PAYLOAD_SIZE_ATTRIBUTE, ...LEGACY_SIZE_ATTRIBUTES]) {
+    const value = attributes[name];
+    if (value === undefined) continue;
+    const size = Number(value);
+    if (Number.isFinite(size)) return size;
+  }
+  return undefined;
 }
