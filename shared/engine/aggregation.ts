@@ -21,6 +21,13 @@ export interface AggregationContext {
   readonly request?: unknown;
   /** The budget of a `custom` expression. @default EXPRESSION_LIMITS */
   readonly limits?: ExpressionLimits;
+  /**
+   * The time a `custom` expression's `$now()` and `$millis()` return (epoch ms): the seal's
+   * `completingAt` for a result, so every build of it — its owner's, a resumer's, on every
+   * channel — is the same bytes. `$random()` and `$shuffle()` draw from a sequence seeded by the
+   * aggregate id.
+   */
+  readonly at: number;
 }
 
 /** Running values of `condense`: constant in size however many replies are folded in. */
@@ -124,7 +131,8 @@ function comparable(value: unknown): number | string | undefined {
  * - `best`: the single best reply by the criteria, or `null` when there is none;
  * - `condense`: the requested running values over one field;
  * - `custom`: a JSONata expression over `{ replies, replyIds, aggregateId, definition, expected, parameters, request }`
- *   (bounded in time and depth; throws an ExpressionError).
+ *   (bounded in time and depth; throws an ExpressionError), a pure function of them and of
+ *   `context.at` and the aggregate id (its clock and random functions answer from those).
  */
 export async function aggregate(
   definition: Definition,
@@ -140,10 +148,11 @@ export async function aggregate(
       return best === undefined ? null : { replyId: best.replyId, body: best.body };
     }
     case Algorithm.CONDENSE: {
-      const state = replies.reduce(
-        (acc, reply) => condenseStep(acc, readPath(reply.body, spec.field)),
-        EMPTY_CONDENSE,
-      );
+      // Folded in reply order: a floating-point sum depends on its order, and the order replies
+      // are read in (packs, own items, shards) is not theirs.
+      const state = [...replies]
+        .sort(byReplyOrder)
+        .reduce((acc, reply) => condenseStep(acc, readPath(reply.body, spec.field)), EMPTY_CONDENSE);
       return condenseResult(state, spec.functions);
     }
     case Algorithm.CUSTOM: {
@@ -157,7 +166,10 @@ export async function aggregate(
         parameters: context.params,
         request: context.request ?? null,
       };
-      const result = await compileExpression(spec.expression, context.limits).evaluate(input);
+      const result = await compileExpression(spec.expression, context.limits).evaluate(input, undefined, {
+        at: context.at,
+        seed: context.aggregateId,
+      });
       return result === undefined ? null : result;
     }
   }

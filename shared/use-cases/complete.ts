@@ -287,6 +287,7 @@ async function buildOutput(
     aggregateId: header.aggregateId,
     definition: header.definition,
     openedAt: header.openedAt,
+    // The seal's time: the owner builds with the time it seals at, a resumer reads it back.
     closedAt: header.completingAt ?? ctx.clock(),
     counts: { expected: header.expected ?? null, received: members.length, failed: 0 },
     completedBy: header.completedBy ?? null,
@@ -347,6 +348,8 @@ async function buildOutput(
       params: header.params,
       request,
       limits,
+      // The seal's time, never the clock: a rebuilt result is the sealed one, byte for byte.
+      at: base.closedAt,
     });
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error;

@@ -57,7 +57,7 @@ export function aMessage(
 
 /** What the aggregation algorithms know about the aggregate. */
 export function aContext(overrides: Partial<AggregationContext> = {}): AggregationContext {
-  return { aggregateId: 'agg-1', definition: 'orders', params: {}, ...overrides };
+  return { aggregateId: 'agg-1', definition: 'orders', params: {}, at: 1_700_000_000_000, ...overrides };
 }
 
 /** The part of an aggregate's state that completion looks at. */
