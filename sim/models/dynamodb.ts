@@ -6,24 +6,24 @@
  */
 import {
   ConditionalCheckFailedException,
-  ResourceInUseException,
   ResourceNotFoundException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import type { TableSpec } from '../../shared/topology/topology.ts';
+import { createTableFromInput, describeTable, updateTimeToLive } from './dynamodb/admin.ts';
+import { batchGet, batchWrite } from './dynamodb/batch.ts';
 import { DOCUMENT_COMMANDS, marshallInput, toNative, unmarshallOutput } from './dynamodb/document.ts';
+import { evaluateCondition, project, resolvePath } from './dynamodb/evaluate.ts';
 import {
   type Condition,
-  evaluateCondition,
   Placeholders,
   parseCondition,
   parseProjection,
   parseUpdate,
-  project,
-  resolvePath,
 } from './dynamodb/expressions.ts';
+import { DYNAMODB_LIMITS } from './dynamodb/limits.ts';
 import { read } from './dynamodb/query.ts';
-import { checkItem, checkKey, itemSize, type KeySchema } from './dynamodb/size.ts';
+import { checkItem, checkKey, itemSize } from './dynamodb/size.ts';
 import { type IndexDef, Table } from './dynamodb/table.ts';
 import { applyUpdate } from './dynamodb/update.ts';
 import type { AV, Item } from './dynamodb/values.ts';
@@ -43,13 +43,7 @@ export interface DynamoDbModelOptions {
   readonly expiryProbability?: number;
 }
 
-/** DynamoDB's limits the model enforces. */
-export const DYNAMODB_LIMITS = {
-  transactionItems: 100,
-  transactionBytes: 4 * 1024 * 1024,
-  batchWrite: 25,
-  batchGet: 100,
-} as const;
+export { DYNAMODB_LIMITS } from './dynamodb/limits.ts';
 
 const WRITES = new Set([
   'PutCommand',
@@ -207,24 +201,31 @@ export class DynamoDbModel {
         return read(table, input as never, this.readTime(consistent), operation === 'Query');
       }
       case 'BatchGetItem':
-        return this.batchGet(input);
+        return batchGet(input, (get) => this.getItem(get));
       case 'BatchWriteItem':
-        return this.batchWrite(input);
+        return batchWrite(
+          input,
+          (name) => this.table(name),
+          (table, key, item) => table.write(key, item, this.clock(), this.staleMs),
+        );
       case 'TransactWriteItems':
         return this.transactWrite(input);
       case 'TransactGetItems':
         return this.transactGet(input);
-      case 'CreateTable':
-        return this.createTableCommand(input);
+      case 'CreateTable': {
+        const table = createTableFromInput(input, (name) => this.tables.has(name), this.clock());
+        this.tables.set(table.name, table);
+        return { TableDescription: describeTable(table) };
+      }
       case 'DescribeTable':
-        return { Table: this.describe(this.table(input.TableName)) };
+        return { Table: describeTable(this.table(input.TableName)) };
       case 'DeleteTable': {
         const table = this.table(input.TableName);
         this.tables.delete(table.name);
-        return { TableDescription: { ...this.describe(table), TableStatus: 'DELETING' } };
+        return { TableDescription: { ...describeTable(table), TableStatus: 'DELETING' } };
       }
       case 'UpdateTimeToLive':
-        return this.updateTimeToLive(input);
+        return updateTimeToLive(this.table(input.TableName), input);
       case 'DescribeTimeToLive': {
         const table = this.table(input.TableName);
         return {
@@ -365,85 +366,6 @@ export class DynamoDbModel {
     return input.ReturnValues === 'ALL_OLD' && old ? { Attributes: old } : {};
   }
 
-  private batchGet(input: Request): Request {
-    const requests = Object.entries(
-      (input.RequestItems ?? {}) as Record<
-        string,
-        {
-          Keys?: Item[];
-          ConsistentRead?: boolean;
-          ProjectionExpression?: string;
-          ExpressionAttributeNames?: Record<string, string>;
-        }
-      >,
-    );
-    const total = requests.reduce((n, [, r]) => n + (r.Keys?.length ?? 0), 0);
-    if (total > DYNAMODB_LIMITS.batchGet)
-      throw validation('Too many items requested for the BatchGetItem call');
-    if (total === 0) throw validation('The requestItems parameter is required for BatchGetItem');
-    const Responses: Record<string, Item[]> = {};
-    for (const [name, request] of requests) {
-      const seen = new Set<string>();
-      for (const key of request.Keys ?? []) {
-        const id = JSON.stringify(key);
-        if (seen.has(id)) throw validation('Provided list of item keys contains duplicates');
-        seen.add(id);
-      }
-      Responses[name] = (request.Keys ?? [])
-        .map(
-          (Key) =>
-            this.getItem({
-              TableName: name,
-              Key,
-              ConsistentRead: request.ConsistentRead,
-              ProjectionExpression: request.ProjectionExpression,
-              ExpressionAttributeNames: request.ExpressionAttributeNames,
-            }).Item as Item | undefined,
-        )
-        .filter((i): i is Item => i !== undefined);
-    }
-    return { Responses, UnprocessedKeys: {} };
-  }
-
-  private batchWrite(input: Request): Request {
-    const requests = Object.entries(
-      (input.RequestItems ?? {}) as Record<
-        string,
-        { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } }[]
-      >,
-    );
-    const total = requests.reduce((n, [, r]) => n + r.length, 0);
-    if (total > DYNAMODB_LIMITS.batchWrite || requests.some(([, r]) => r.length === 0)) {
-      throw validation(
-        "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]",
-      );
-    }
-    const writes: { table: Table; key: Item; item: Item | undefined }[] = [];
-    for (const [name, list] of requests) {
-      const table = this.table(name);
-      const seen = new Set<string>();
-      for (const request of list) {
-        let key: Item;
-        let item: Item | undefined;
-        if (request.PutRequest) {
-          item = request.PutRequest.Item;
-          checkItem(item, table.schema);
-          table.checkIndexKeys(item);
-          key = table.keyOf(item);
-        } else {
-          key = request.DeleteRequest?.Key ?? {};
-          checkKey(key, table.schema, true);
-        }
-        const id = JSON.stringify(table.keyNames().map((n) => key[n]));
-        if (seen.has(id)) throw validation('Provided list of item keys contains duplicates');
-        seen.add(id);
-        writes.push({ table, key, item });
-      }
-    }
-    for (const write of writes) write.table.write(write.key, write.item, this.clock(), this.staleMs);
-    return { UnprocessedItems: {} };
-  }
-
   private transactWrite(input: Request): Request {
     const actions = (input.TransactItems ?? []) as Record<string, Request>[];
     if (actions.length === 0 || actions.length > DYNAMODB_LIMITS.transactionItems) {
@@ -538,84 +460,6 @@ export class DynamoDbModel {
         const { Item } = this.getItem({ ...(Get ?? {}), ConsistentRead: true });
         return Item ? { Item } : {};
       }),
-    };
-  }
-
-  private createTableCommand(input: Request): Request {
-    const name = String(input.TableName);
-    if (this.tables.has(name)) throw sdkError(ResourceInUseException, `Table already exists: ${name}`);
-    const definitions = (input.AttributeDefinitions ?? []) as {
-      AttributeName: string;
-      AttributeType: 'S' | 'N' | 'B';
-    }[];
-    const typeOfAttribute = (attribute: string) => {
-      const definition = definitions.find((d) => d.AttributeName === attribute);
-      if (!definition) {
-        throw validation(
-          'One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions',
-        );
-      }
-      return definition.AttributeType;
-    };
-    const schemaOf = (keys: { AttributeName: string; KeyType: string }[]): KeySchema => {
-      const hash = keys.find((k) => k.KeyType === 'HASH');
-      const range = keys.find((k) => k.KeyType === 'RANGE');
-      if (!hash)
-        throw validation(
-          '1 validation error detected: Invalid KeySchema: The first KeySchemaElement is not a HASH key type',
-        );
-      return {
-        partition: { name: hash.AttributeName, type: typeOfAttribute(hash.AttributeName) },
-        ...(range ? { sort: { name: range.AttributeName, type: typeOfAttribute(range.AttributeName) } } : {}),
-      };
-    };
-    const indexes = ((input.GlobalSecondaryIndexes ?? []) as Request[]).map((index) => {
-      const projection = (index.Projection ?? {}) as { ProjectionType?: string; NonKeyAttributes?: string[] };
-      return {
-        name: String(index.IndexName),
-        schema: schemaOf(index.KeySchema as never),
-        projection: (projection.ProjectionType ?? 'ALL') as IndexDef['projection'],
-        ...(projection.NonKeyAttributes ? { nonKeyAttributes: projection.NonKeyAttributes } : {}),
-      };
-    });
-    const table = new Table(name, schemaOf(input.KeySchema as never), indexes, definitions, this.clock());
-    this.tables.set(name, table);
-    return { TableDescription: this.describe(table) };
-  }
-
-  private updateTimeToLive(input: Request): Request {
-    const table = this.table(input.TableName);
-    const spec = (input.TimeToLiveSpecification ?? {}) as { AttributeName?: string; Enabled?: boolean };
-    if (spec.Enabled && table.ttlAttribute) throw validation('TimeToLive is already enabled');
-    if (!spec.Enabled && !table.ttlAttribute) throw validation('TimeToLive is already disabled');
-    table.ttlAttribute = spec.Enabled ? spec.AttributeName : undefined;
-    return { TimeToLiveSpecification: { ...spec } };
-  }
-
-  private describe(table: Table): Request {
-    const keySchema = (schema: KeySchema) => [
-      { AttributeName: schema.partition.name, KeyType: 'HASH' },
-      ...(schema.sort ? [{ AttributeName: schema.sort.name, KeyType: 'RANGE' }] : []),
-    ];
-    return {
-      TableName: table.name,
-      TableStatus: 'ACTIVE',
-      TableArn: `arn:aws:dynamodb:us-east-1:000000000000:table/${table.name}`,
-      CreationDateTime: new Date(table.createdAt),
-      KeySchema: keySchema(table.schema),
-      AttributeDefinitions: table.attributeDefinitions.map((d) => ({ ...d })),
-      ItemCount: table.count(),
-      BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' },
-      ...(table.indexes.length > 0
-        ? {
-            GlobalSecondaryIndexes: table.indexes.map((index) => ({
-              IndexName: index.name,
-              KeySchema: keySchema(index.schema),
-              Projection: { ProjectionType: index.projection },
-              IndexStatus: 'ACTIVE',
-            })),
-          }
-        : {}),
     };
   }
 }

@@ -1,9 +1,10 @@
 /**
  * An in-memory, synchronous, deterministic model of the S3 calls fanin makes: CreateBucket,
  * PutObject, GetObject, HeadObject, DeleteObject, with the SDK's error classes (`NoSuchKey`,
- * `NoSuchBucket`, `NotFound` for a HEAD, whose answer has no body: the SDK says `UnknownError`) and a GetObject body that reads like the SDK's (a
- * `transformToString()` that works once), and the bucket's lifecycle expiration: an object may
- * be deleted at any moment after the midnight UTC that follows its age reaching the rule's days.
+ * `NoSuchBucket`, and `NotFound` for a HEAD, whose answer has no body, so the SDK's message is
+ * `UnknownError`), a GetObject body that reads like the SDK's (a `transformToString()` that works
+ * once), and the bucket's lifecycle expiration: an object may be deleted at any moment after the
+ * midnight UTC that follows its age reaching the rule's days.
  */
 import { createHash } from 'node:crypto';
 import { BucketAlreadyOwnedByYou, NoSuchBucket, NoSuchKey, NotFound } from '@aws-sdk/client-s3';

@@ -5,15 +5,14 @@
  * ExclusiveStartKey/LastEvaluatedKey and the 1 MB page.
  */
 import { validation } from '../errors.ts';
+import { evaluateCondition, project } from './evaluate.ts';
 import {
   type Condition,
-  evaluateCondition,
   type Operand,
   type Path,
   Placeholders,
   parseCondition,
   parseProjection,
-  project,
 } from './expressions.ts';
 import { itemSize, type KeySchema } from './size.ts';
 import type { IndexDef, Table } from './table.ts';

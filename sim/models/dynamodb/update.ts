@@ -4,7 +4,8 @@
  * attribute cannot be updated; ADD works on numbers and sets, DELETE on sets.
  */
 import { validation } from '../errors.ts';
-import { evaluateOperand, type Path, type UpdateAction } from './expressions.ts';
+import { evaluateOperand } from './evaluate.ts';
+import type { Path, UpdateAction } from './expressions.ts';
 import { type AV, addNumbers, clone, equalValues, type Item, makeSet, setMembers, typeOf } from './values.ts';
 
 const KIND = 'UpdateExpression';
