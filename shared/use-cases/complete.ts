@@ -15,6 +15,7 @@ import {
   type StoredReply,
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
+import { replyExpiry } from './aggregate-life.ts';
 import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
 import { validReplies } from './evaluate.ts';
 import { routeLate } from './late.ts';
@@ -255,7 +256,14 @@ async function finishUnderLease(
     throw error;
   }
   const retention = definition?.tombstoneRetentionSeconds ?? 30 * 24 * 3600;
-  const closed = await ctx.store.close(aggregateId, lease, Math.floor(ctx.clock() / 1000) + retention);
+  // The tombstone outlives every item of its aggregate (they expire after the life the header
+  // fixed at open): once TTL removes it, nothing of the aggregate is left for an aggregate opened
+  // again under the same id to find.
+  const expiresAt = Math.max(
+    Math.floor(ctx.clock() / 1000) + retention,
+    definition ? replyExpiry(ctx, definition, header) : 0,
+  );
+  const closed = await ctx.store.close(aggregateId, lease, expiresAt);
   ctx.log.info(closed ? 'aggregate closed' : 'aggregate closed by another invocation', {
     aggregateId,
     definition: header.definition,

@@ -77,6 +77,41 @@ describe('the state of an open aggregate outlives its real deadline', () => {
     });
   });
 
+  it('an aggregate that asked for 200 days but completed at once keeps its tombstone as long as its last item', async () => {
+    // Kills the mutant "tombstone expiresAt = close + retention" (its items outlive it by the unused 200 days).
+    // Prepare
+    const id = `early-${Date.now().toString(36)}`;
+    await fanin.sendRequest(
+      {
+        definition: 'contract',
+        aggregateId: id,
+        expected: 2,
+        tag: 't',
+        parameters: { timeoutSeconds: 200 * DAY_S },
+      },
+      { 'fanin-request-id': id },
+    );
+    await fanin.drain();
+
+    // Act: both replies come at once
+    for (const r of ['0', '1'])
+      await fanin.sendReply(
+        { r },
+        { 'fanin-aggregate-id': id, 'fanin-reply-id': r, 'fanin-definition': 'contract' },
+      );
+    await fanin.drain();
+
+    // Assess: closed; no item of the aggregate expires after its tombstone
+    fanin.expectExactlyOneTerminalOutput(id, 'strict');
+    const items = (await fanin.scanState()).filter((i) => i.pk === `A#${id}`);
+    const tombstone = items.find((i) => i.sk === 'H');
+    expect(tombstone).toMatchObject({ status: 'closed' });
+    const others = items.filter((i) => i !== tombstone && typeof i.expiresAt === 'number');
+    expect(others.length).toBeGreaterThanOrEqual(2);
+    for (const item of others)
+      expect(Number(item.expiresAt), String(item.sk)).toBeLessThanOrEqual(Number(tombstone?.expiresAt));
+  });
+
   it('bids of a self-starting aggregate opened after set-parameters gave it a 200-day deadline survive TTL expiry at day 100', async () => {
     // Kills the mutant "reply expiry from the definition's own timeoutSeconds" (replyExpiry ignores the header).
     // Prepare: the runtime timeout raised to 200 days, then a tender opened by its first bid
