@@ -324,8 +324,8 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
 function resumeRefusal(plan: Plan, current: AggregateHeader): string | undefined {
   if (current.requestId === plan.identity || current.requestId === plan.requestId) return undefined;
   const id = quoted(plan.aggregateId);
-  const [openedBy] = (current.requestId ?? '').split(DIGEST_SEPARATOR);
-  if (openedBy !== plan.requestId) return `aggregate id ${id} is already in use by another request`;
+  if (openingRequestId(current) !== plan.requestId)
+    return `aggregate id ${id} is already in use by another request`;
   const differences = [
     current.definition !== plan.definition.name
       ? `definition ${quoted(plan.definition.name)}, not ${quoted(current.definition)}`
@@ -342,6 +342,17 @@ function resumeRefusal(plan: Plan, current: AggregateHeader): string | undefined
   return `request ${quoted(plan.requestId)} was retried with another plan than the one that opened aggregate ${id} (${
     differences.length > 0 ? differences.join('; ') : 'its parameters, sub-requests or body differ'
   }): a retry must repeat the request; the aggregate is left as it was`;
+}
+
+/**
+ * The request id of the request that opened an aggregate, without the digest of its plan the
+ * header keeps beside it (undefined for a self-starting aggregate).
+ *
+ * @example
+ * openingRequestId(await ctx.store.getHeader('quote-0001')); // 'quote-2026-11-29-0001'
+ */
+export function openingRequestId(header: Pick<AggregateHeader, 'requestId'> | undefined): string | undefined {
+  return header?.requestId?.split(DIGEST_SEPARATOR)[0];
 }
 
 /**
