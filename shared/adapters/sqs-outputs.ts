@@ -66,7 +66,11 @@ export class SqsOutputPublisher implements OutputPublisher {
       // The key follows the output id, so a retried emission rewrites the same object.
       encoded = await this.claimCheck.encode(body, attributes, `outputs/${hash(message.id)}`);
     } else if (S3ClaimCheck.messageSize(body, attributes) > DEFAULT_THRESHOLD_BYTES) {
-      throw new OutputTooLargeError(message.id, Buffer.byteLength(body));
+      // A message fanin carries (a late, unknown or refused input) is cut to fit, saying so: no
+      // retry could ever send it whole, and failing it would cycle its input into the DLQ.
+      const fit = fitCarried(message, DEFAULT_THRESHOLD_BYTES - S3ClaimCheck.messageSize('', attributes));
+      if (!fit) throw new OutputTooLargeError(message.id, Buffer.byteLength(body));
+      encoded = { body: JSON.stringify(fit), attributes };
     } else {
       encoded = { body, attributes };
     }
@@ -87,12 +91,10 @@ export class SqsOutputPublisher implements OutputPublisher {
       const detail =
         Buffer.byteLength(body) <= SqsOutputPublisher.MAX_EVENT_BYTES
           ? body
-          : JSON.stringify({
-              ...message,
-              result: undefined,
-              missing: undefined,
-              payloadPointer: encoded.pointer ?? null,
-            });
+          : eventDetail(
+              { ...message, result: undefined, missing: undefined, payloadPointer: encoded.pointer ?? null },
+              SqsOutputPublisher.MAX_EVENT_BYTES,
+            );
       const result = await this.eventBridge
         .send(
           new PutEventsCommand({
@@ -119,6 +121,71 @@ export class SqsOutputPublisher implements OutputPublisher {
         });
       }
     }
+  }
+}
+
+/** The input message a late, unknown or error output carries (its body as received). */
+interface CarriedMessage {
+  readonly body: string;
+  readonly attributes?: unknown;
+  readonly truncated?: boolean;
+  readonly bytes?: number;
+  readonly [key: string]: unknown;
+}
+
+function carriedOf(message: OutputMessage): CarriedMessage | undefined {
+  const carried = message.message;
+  if (typeof carried !== 'object' || carried === null) return undefined;
+  return typeof (carried as { body?: unknown }).body === 'string' ? (carried as CarriedMessage) : undefined;
+}
+
+/**
+ * An event's detail for a message too large to go on the bus whole: without its result (the
+ * pointer names the stored copy) and with the carried message's body cut as on the queue.
+ */
+function eventDetail(message: OutputMessage, maxBytes: number): string {
+  const text = JSON.stringify(message);
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const fit = fitCarried(message, maxBytes);
+  return fit ? JSON.stringify(fit) : text;
+}
+
+/**
+ * `message` with the body of the input message it carries cut so its JSON is at most `maxBytes`
+ * (with `truncated: true`, the body's full size in `bytes` and why in `truncatedReason`, the
+ * fields the error output already uses), and the input's attributes left out too
+ * (`attributesOmitted`) when even an empty body would not fit. The cut is a function of the
+ * message alone, so every retry sends the same text. Undefined when the message carries no input
+ * body (a result: the use case decides what a result too large becomes, before its seal).
+ */
+export function fitCarried(message: OutputMessage, maxBytes: number): OutputMessage | undefined {
+  const carried = carriedOf(message);
+  if (!carried) return undefined;
+  const bytes =
+    carried.truncated && carried.bytes !== undefined ? carried.bytes : Buffer.byteLength(carried.body);
+  const truncated = {
+    ...carried,
+    body: '',
+    truncated: true,
+    bytes,
+    truncatedReason: `the body is ${bytes} bytes, more than this output carries without a payload bucket: only its beginning is kept`,
+  };
+  let shell: OutputMessage = { ...message, message: truncated };
+  let room = maxBytes - Buffer.byteLength(JSON.stringify(shell));
+  if (room < 0) {
+    shell = { ...message, message: { ...truncated, attributes: {}, attributesOmitted: true } };
+    room = maxBytes - Buffer.byteLength(JSON.stringify(shell));
+    if (room < 0) return undefined;
+  }
+  const whole = Buffer.from(carried.body);
+  // JSON escaping may grow the text (quotes, backslashes, control characters): shrink until it fits.
+  for (let cut = Math.min(whole.length, room); ; ) {
+    const head = whole.subarray(0, cut).toString('utf8');
+    const size = Buffer.byteLength(JSON.stringify(head)) - 2;
+    if (size <= room || cut === 0) {
+      return { ...shell, message: { ...(shell.message as CarriedMessage), body: head } };
+    }
+    cut = Math.max(0, Math.min(cut - 1, Math.floor((cut * room) / size)));
   }
 }
 
