@@ -67,11 +67,19 @@ export const DOCUMENT_COMMANDS: Readonly<Record<string, string>> = {
   TransactGetCommand: 'TransactGetItems',
 };
 
+const NODES = new Map<string, { input: KeyNodes; output: KeyNodes }>();
+
 function nodesOf(commandName: string): { input: KeyNodes; output: KeyNodes } {
-  const Command = (lib as unknown as Record<string, DocumentCommand>)[commandName];
-  if (!Command) throw new Error(`no document command ${commandName}`);
-  const command = new Command({});
-  return { input: command.inputKeyNodes, output: command.outputKeyNodes };
+  let nodes = NODES.get(commandName);
+  if (!nodes) {
+    const Command = (lib as unknown as Record<string, DocumentCommand>)[commandName];
+    if (!Command) throw new Error(`no document command ${commandName}`);
+    // A command instance is costly (its middleware stack): its key nodes are read once.
+    const command = new Command({});
+    nodes = { input: command.inputKeyNodes, output: command.outputKeyNodes };
+    NODES.set(commandName, nodes);
+  }
+  return nodes;
 }
 
 /** A document command's input in wire form, as the document client sends it. */

@@ -16,7 +16,7 @@ import {
 } from './expressions.ts';
 import { itemSize, type KeySchema } from './size.ts';
 import type { IndexDef, Table } from './table.ts';
-import { type AV, compareValues, equalValues, type Item } from './values.ts';
+import { type AV, clone, compareValues, equalValues, type Item } from './values.ts';
 
 /** DynamoDB's largest page of a query or scan. */
 export const MAX_PAGE_BYTES = 1024 * 1024;
@@ -152,7 +152,11 @@ export function read(
     );
   }
 
-  let candidates = table.snapshot(at);
+  // Only the partition asked for (of the table or of the index), as DynamoDB reads it.
+  let candidates = table.visible(
+    at,
+    key ? (index ? { index, indexPartition: key.partition } : { partition: key.partition }) : {},
+  );
   if (index)
     candidates = candidates
       .map((item) => table.inIndex(index, item))
@@ -189,7 +193,7 @@ export function read(
     bytes += itemSize(item);
     last = item;
     if (!filter || evaluateCondition(filter, item, 'FilterExpression'))
-      items.push(projection ? project(item, projection) : item);
+      items.push(clone(projection ? project(item, projection) : item));
   }
   const more = scanned < candidates.length || (scanned === limit && scanned > 0);
   const lastKey = more && last ? keyOfRead(table, index, last) : undefined;

@@ -26,12 +26,21 @@ interface Version {
 
 /** One key's versions, oldest first; the last is the current one. */
 interface Entry {
+  readonly id: string;
+  readonly partition: string;
   readonly versions: Version[];
 }
 
 /** A table of the model. */
 export class Table {
   private readonly entries = new Map<string, Entry>();
+  /** The ids of the entries of each partition key. */
+  private readonly partitions = new Map<string, Set<string>>();
+  /**
+   * Per index, the ids of the entries that have had each index partition key in a version still
+   * kept (a stale read may see it); checked against the version read, cleaned as queries pass.
+   */
+  private readonly indexPartitions = new Map<string, Map<string, Set<string>>>();
   public ttlAttribute: string | undefined;
   public readonly createdAt: number;
 
@@ -43,6 +52,7 @@ export class Table {
     now: number,
   ) {
     this.createdAt = now;
+    for (const index of indexes) this.indexPartitions.set(index.name, new Map());
   }
 
   /** The names of the key attributes. */
@@ -73,7 +83,8 @@ export class Table {
   /** The item at `key` as it was at time `at` (a copy). */
   public at(key: Item, at: number): Item | undefined {
     const entry = this.entries.get(this.id(key));
-    return entry ? versionAt(entry, at) : undefined;
+    const item = entry ? versionAt(entry, at) : undefined;
+    return item ? clone(item) : undefined;
   }
 
   /** Writes `item` (or deletes `key` when `item` is undefined) at time `now`, keeping `keepMs` of history. */
@@ -82,24 +93,65 @@ export class Table {
     let entry = this.entries.get(id);
     if (!entry) {
       if (item === undefined) return;
-      entry = { versions: [] };
+      const partition = keyText(key[this.schema.partition.name]);
+      entry = { id, partition, versions: [] };
       this.entries.set(id, entry);
+      const ids = this.partitions.get(partition) ?? new Set<string>();
+      this.partitions.set(partition, ids);
+      ids.add(id);
     }
     entry.versions.push({ at: now, item: item ? clone(item) : undefined });
+    if (item) {
+      for (const index of this.indexes) {
+        const value = item[index.schema.partition.name];
+        if (value === undefined) continue;
+        const byKey = this.indexPartitions.get(index.name) as Map<string, Set<string>>;
+        const text = keyText(value);
+        const ids = byKey.get(text) ?? new Set<string>();
+        byKey.set(text, ids);
+        ids.add(id);
+      }
+    }
     // A version is needed while a read within keepMs of now may land in its lifetime.
     while (entry.versions.length > 1 && (entry.versions[1] as Version).at <= now - keepMs)
       entry.versions.shift();
-    if (entry.versions.length === 1 && entry.versions[0]?.item === undefined) this.entries.delete(id);
+    if (entry.versions.length === 1 && entry.versions[0]?.item === undefined) {
+      this.entries.delete(id);
+      this.partitions.get(entry.partition)?.delete(id);
+    }
+  }
+
+  /**
+   * The items as they were at time `at`, not copied (the caller copies what it returns): those of
+   * one partition key, or of one index partition key, or all.
+   */
+  public visible(at: number, where: { partition?: AV; index?: IndexDef; indexPartition?: AV } = {}): Item[] {
+    let ids: Iterable<string>;
+    if (where.partition) ids = this.partitions.get(keyText(where.partition)) ?? [];
+    else if (where.index && where.indexPartition) {
+      ids = this.indexPartitions.get(where.index.name)?.get(keyText(where.indexPartition)) ?? [];
+    } else ids = this.entries.keys();
+    const items: Item[] = [];
+    const gone: string[] = [];
+    for (const id of ids) {
+      const entry = this.entries.get(id);
+      if (!entry) {
+        gone.push(id);
+        continue;
+      }
+      const item = versionAt(entry, at);
+      if (item) items.push(item);
+    }
+    if (where.index && where.indexPartition) {
+      const set = this.indexPartitions.get(where.index.name)?.get(keyText(where.indexPartition));
+      for (const id of gone) set?.delete(id);
+    }
+    return items;
   }
 
   /** Every item as it was at time `at` (copies), in no particular order. */
   public snapshot(at: number): Item[] {
-    const items: Item[] = [];
-    for (const entry of this.entries.values()) {
-      const item = versionAt(entry, at);
-      if (item) items.push(item);
-    }
-    return items;
+    return this.visible(at).map(clone);
   }
 
   /** The current items (copies). */
@@ -189,5 +241,5 @@ function versionAt(entry: Entry, at: number): Item | undefined {
     if (version.at <= at) found = version;
     else break;
   }
-  return found?.item ? clone(found.item) : undefined;
+  return found?.item;
 }

@@ -142,7 +142,16 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
 
 /** Compares strings by their UTF-8 bytes, as DynamoDB orders sort keys. */
 export function compareStrings(a: string, b: string): number {
-  return compareBytes(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Below the surrogates, UTF-16 order is UTF-8 byte order; above, compare the bytes.
+    if (x < 0xd800 && y < 0xd800) return x - y;
+    return compareBytes(Buffer.from(a.slice(i), 'utf8'), Buffer.from(b.slice(i), 'utf8'));
+  }
+  return a.length - b.length;
 }
 
 /**
