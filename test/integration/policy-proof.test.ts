@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateEventBusCommand, DeleteEventBusCommand } from '@aws-sdk/client-eventbridge';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +12,7 @@ import {
   makeTimerHandler,
 } from '../../functions/handlers.ts';
 import { QueuePoller } from '../../local/poller.ts';
+import { POINTER_CLASS } from '../../shared/adapters/s3-claim-check.ts';
 import { createContext, createDistributor, type FaninClients } from '../../shared/app.ts';
 import {
   createDocumentClient,
@@ -62,7 +64,6 @@ describe('policies proven against the calls', () => {
         completion: { strategy: 'all' },
         fanOut: { type: 'splitter', itemsPath: '$.items', target: warehouse },
         timeoutSeconds: 60,
-        ...(eventBridgeAvailable() ? { outputs: { eventBridge: true } } : {}),
       },
       {
         name: 'quotes',
@@ -87,6 +88,9 @@ describe('policies proven against the calls', () => {
         externalEventPattern: { source: ['shop.orders'], 'detail-type': ['OrderApproved'] },
       },
     ];
+    // Every output on the bus too, where EventBridge is served: each function's PutEvents.
+    if (eventBridgeAvailable())
+      definitions = definitions.map((d) => ({ ...d, outputs: { eventBridge: true } }));
     fanin = await FaninUnderTest.start(definitions, { claimCheckThresholdBytes: SMALL });
     await fanin.targetQueue(warehouse, true);
     await fanin.targetQueue(bank, true);
@@ -140,6 +144,17 @@ describe('policies proven against the calls', () => {
   const control = (event: SQSEvent) => makeControlHandler(() => of('control').ctx)(event);
   const timers = (event: SQSEvent) => makeTimerHandler(() => of('timer').ctx)(event);
 
+  /** A body stored under the producer prefix and the pointer message to it (Extended Client form). */
+  async function claimChecked(key: string, body: unknown): Promise<[unknown, Record<string, string>]> {
+    const payload = JSON.stringify(body);
+    const bucket = fanin.provisioned.bucketName ?? '';
+    await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: payload }));
+    return [
+      [POINTER_CLASS, { s3BucketName: bucket, s3Key: key }],
+      { ExtendedPayloadSize: String(payload.length) },
+    ];
+  }
+
   async function consumeReplies(): Promise<void> {
     for (const url of fanin.provisioned.replyQueueUrls) await consume('reply', url, replies);
   }
@@ -154,6 +169,10 @@ describe('policies proven against the calls', () => {
     await fanin.sendRequest({ definition: 'quick', aggregateId: 'k-1' });
     await fanin.sendRequest({ definition: 'approval', aggregateId: 'ap-1' });
     await fanin.sendRequest({ definition: 'approval', aggregateId: 'ap-2' });
+    // a producer's claim-checked request, as the Extended Client writes it (under incoming/)
+    await fanin.sendRequest(
+      ...(await claimChecked('incoming/pp-request', { definition: 'approval', aggregateId: 'ap-3' })),
+    );
     await consume('fanOut', fanin.provisioned.queueUrls.ingress, fanOut(0));
 
     // the responders answer: a large reply (stored under state/), a self-starting aggregate
@@ -162,6 +181,12 @@ describe('policies proven against the calls', () => {
     if (large) await fanin.reply(large, { rate: 2.9, terms: 'y'.repeat(SMALL * 2) });
     for (const request of others) await fanin.reply(request, { rate: 3.1 });
     await fanin.sendReply({ auctionId: 'lot-1', bidId: 'b1', price: 10 }, { 'fanin-definition': 'auction' });
+    const [pointer, attributes] = await claimChecked('incoming/pp-bid', {
+      auctionId: 'lot-1',
+      bidId: 'b2',
+      price: 9,
+    });
+    await fanin.sendReply(pointer, { ...attributes, 'fanin-definition': 'auction' });
     await consumeReplies();
 
     // control: every command, and an external event naming its aggregate
@@ -206,17 +231,43 @@ describe('policies proven against the calls', () => {
       ),
     ).toBe(true);
     expect(calls.some((c) => c.action === 's3:PutObject')).toBe(true);
+    for (const fn of ['fanOut', 'reply'] as const) {
+      expect(
+        calls.some(
+          (c) =>
+            c.fn === fn &&
+            c.action === 's3:GetObject' &&
+            c.resource.kind === 'object' &&
+            c.resource.key.startsWith('incoming/'),
+        ),
+        fn,
+      ).toBe(true);
+    }
 
     // and every one of them is allowed by the synthesized policies
     const synth = new SynthesizedPolicies({
       definitions,
       prefix: fanin.topology.prefix,
-      ...(bus ? { createEventBus: true } : { createEventBus: false }),
+      createEventBus: bus !== undefined,
     });
     const verdicts = await evaluateCalls(synth, resourceMap(synth, fanin, bus), calls);
     const denied = verdicts.filter((v) => v.result !== 'Allowed').map(describeVerdict);
     writeReport(synth, verdicts, calls);
     expect(denied).toEqual([]);
+
+    // and with every sender prop set, the queue policies still let fanin's own calls through
+    // (the fan-out's continuation past ingressSenders, the distributor past replySenders)
+    const strangers = ['arn:aws:iam::111122223333:role/someone-else'];
+    const fenced = new SynthesizedPolicies({
+      definitions,
+      prefix: fanin.topology.prefix,
+      createEventBus: bus !== undefined,
+      ingressSenders: strangers,
+      replySenders: strangers,
+      controlSenders: strangers,
+    });
+    const fencedVerdicts = await evaluateCalls(fenced, resourceMap(fenced, fanin, bus), calls);
+    expect(fencedVerdicts.filter((v) => v.result !== 'Allowed').map(describeVerdict)).toEqual([]);
   });
 });
 
