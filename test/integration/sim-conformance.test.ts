@@ -13,7 +13,9 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import {
+  ChangeMessageVisibilityBatchCommand,
   CreateQueueCommand,
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
@@ -738,6 +740,62 @@ describe('the SQS model answers as fauxqs does', () => {
     });
     expect(answers[0]).toEqual({});
     expect(answers[1]).toMatchObject({ Messages: [{ Body: 'later' }] });
+  });
+
+  it('changes visibility and deletes in batches entry by entry, and counts visible and in-flight messages', async () => {
+    const answers = await same(async (side) => {
+      const url = await queue(side, 'batch-ops', { VisibilityTimeout: '30' });
+      await side.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: ['a', 'b', 'c'].map((b) => ({ Id: b, MessageBody: b })),
+        }),
+      );
+      const held = (await receive(side, url)).Messages ?? [];
+      const handleOf = (body: string) => held.find((m) => m.Body === body)?.ReceiptHandle;
+      const counts = async () =>
+        normalise(
+          await side.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: url,
+              AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+            }),
+          ),
+        );
+      const inFlight = await counts();
+      const changed = await outcome(
+        side.sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: url,
+            Entries: [{ Id: 'a', ReceiptHandle: handleOf('a'), VisibilityTimeout: 0 }],
+          }),
+        ),
+      );
+      const afterChange = await counts();
+      const deleted = await outcome(
+        side.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: url,
+            Entries: [
+              { Id: 'b', ReceiptHandle: handleOf('b') },
+              { Id: 'c', ReceiptHandle: handleOf('c') },
+            ],
+          }),
+        ),
+      );
+      const again = normalise(await receive(side, url));
+      return [held.length, inFlight, changed, afterChange, deleted, again, await counts()];
+    });
+    expect(answers[0]).toBe(3);
+    expect(answers[1]).toEqual({
+      Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '3' },
+    });
+    expect(answers[3]).toEqual({
+      Attributes: { ApproximateNumberOfMessages: '1', ApproximateNumberOfMessagesNotVisible: '2' },
+    });
+    expect(answers[5]).toMatchObject({
+      Messages: [{ Body: 'a', Attributes: { ApproximateReceiveCount: '2' } }],
+    });
   });
 
   it('says a queue that does not exist does not exist', async () => {
