@@ -66,9 +66,14 @@ export async function seal(
       ? Object.fromEntries(packed.map(([pack, ids]) => [pack, encodeMembers(ids)]))
       : undefined;
   const membersText = encodeMembers(seal.members);
+  // The reason of a failed outcome goes with the member set: a custom expression's error can
+  // quote the data it failed on, as long as it likes.
   const inlineBytes =
-    Buffer.byteLength(membersText) + (sources ? Buffer.byteLength(JSON.stringify(sources)) : 0);
-  const chunked = inlineBytes > MEMBERS_INLINE_MAX_BYTES ? memberSetChunks(membersText, sources) : undefined;
+    Buffer.byteLength(membersText) +
+    (sources ? Buffer.byteLength(JSON.stringify(sources)) : 0) +
+    Buffer.byteLength(seal.reason ?? '');
+  const chunked =
+    inlineBytes > MEMBERS_INLINE_MAX_BYTES ? memberSetChunks(membersText, sources, seal.reason) : undefined;
   const ref: MemberSetRef | undefined = chunked && {
     key: seal.lease,
     chunks: chunked.chunks.length,
@@ -104,7 +109,7 @@ export async function seal(
           'completingAt = :at, lease = :lease, leaseUntil = :until, ' +
           'dueAt = if_not_exists(dueAt, :until), dueShard = if_not_exists(dueShard, :shard)' +
           (ref ? ', memberSet = :ref' : ', members = :members') +
-          (seal.reason !== undefined ? ', reason = :reason' : '') +
+          (seal.reason !== undefined && !ref ? ', reason = :reason' : '') +
           (seal.completedBy !== undefined ? ', completedBy = :completedBy' : '') +
           (sources !== undefined && !ref ? ', sources = :sources' : ''),
         ConditionExpression: '#status = :open',
@@ -119,7 +124,7 @@ export async function seal(
           ':lease': seal.lease,
           ':until': seal.leaseUntil,
           ':shard': dueShard(pk),
-          ...(seal.reason !== undefined ? { ':reason': seal.reason } : {}),
+          ...(seal.reason !== undefined && !ref ? { ':reason': seal.reason } : {}),
           ...(seal.completedBy !== undefined ? { ':completedBy': seal.completedBy } : {}),
           ...(sources !== undefined && !ref ? { ':sources': sources } : {}),
         },

@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CompletedBy, openDueAt } from '../engine/completion.ts';
 import type { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { decodeMembers } from '../engine/members.ts';
+import { BadMessageError } from '../errors.ts';
 import type {
   AggregateHeader,
   DueItem,
@@ -95,8 +96,48 @@ export function replyExtrasOf(
   };
 }
 
-/** The item of a held reply, in the `due` index at its unknown timeout. */
+/**
+ * The most bytes a held reply's item may take: DynamoDB's 400 KB less room for what its size
+ * estimate leaves out. A held reply keeps its message whole (body and attributes, to route it
+ * as it came), and SQS carries up to 1 MiB of them.
+ */
+export const HELD_ITEM_MAX_BYTES = 400 * 1024 - 8 * 1024;
+
+/**
+ * The item of a held reply, in the `due` index at its unknown timeout. A message whose body and
+ * attributes together are too large for an item is bad input here (its body alone was within
+ * the inline bound): refused with the reason, never retried into the dead-letter queue.
+ */
 export function heldItem(held: HeldReply): Record<string, unknown> {
+  const item = heldItemOf(held);
+  const bytes = itemBytes(item);
+  if (bytes > HELD_ITEM_MAX_BYTES)
+    throw new BadMessageError(
+      `the held reply's body and attributes are ${bytes} bytes; an item holds at most ${HELD_ITEM_MAX_BYTES}`,
+    );
+  return item;
+}
+
+/** A DynamoDB item's size as DynamoDB counts it, to within a few bytes a number: names and values. */
+export function itemBytes(item: Readonly<Record<string, unknown>>): number {
+  const size = (value: unknown): number => {
+    if (value === null || value === undefined || typeof value === 'boolean') return 1;
+    if (typeof value === 'string') return Buffer.byteLength(value);
+    if (typeof value === 'number') return 21;
+    if (value instanceof Uint8Array) return value.length;
+    if (Array.isArray(value)) return 3 + value.reduce((sum: number, v) => sum + 1 + size(v), 0);
+    return (
+      3 +
+      Object.entries(value as Record<string, unknown>).reduce(
+        (sum, [name, v]) => sum + 1 + Buffer.byteLength(name) + size(v),
+        0,
+      )
+    );
+  };
+  return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + size(value), 0);
+}
+
+function heldItemOf(held: HeldReply): Record<string, unknown> {
   const pk = aggregateKey(held.aggregateId);
   return {
     pk,
@@ -127,8 +168,8 @@ function optionalNumber(value: unknown): number | undefined {
 export const MEMBER_CHUNK_PREFIX = 'H#';
 
 /**
- * The most bytes of member set (the encoded member ids and pack sources) a seal writes on the
- * header itself; a larger set goes to chunks. A splitter's fan-out of 10,000 (`[[0,9999]]`) and
+ * The most bytes of member set (the encoded member ids and pack sources, and a failed outcome's
+ * reason) a seal writes on the header itself; a larger set goes to chunks. A splitter's fan-out of 10,000 (`[[0,9999]]`) and
  * its packs' sources (about 30 KB in packs of ten) stay inline, in today's single write; 2,000
  * reply ids of 256 characters (over 500 KB) do not.
  */
@@ -148,10 +189,14 @@ export interface MemberSetRef {
   readonly until: number;
 }
 
-/** A member set as the seal fixed it: the member ids, and the packs members are read from. */
+/**
+ * A member set as the seal fixed it: the member ids, the packs members are read from, and the
+ * failed outcome's reason when that is long too (a custom expression's error can quote data).
+ */
 export interface MemberSet {
   readonly members: readonly string[];
   readonly sources?: Readonly<Record<string, readonly string[]>>;
+  readonly reason?: string;
 }
 
 /** The sort key of chunk `n` of the member set sealed under `key`. */
@@ -178,8 +223,13 @@ export function memberSetRefOf(item: Record<string, unknown>): MemberSetRef | un
 export function memberSetChunks(
   membersText: string,
   sources: Readonly<Record<string, string>> | undefined,
+  reason?: string,
 ): { chunks: Uint8Array[]; digest: string } {
-  const text = JSON.stringify({ members: membersText, ...(sources ? { sources } : {}) });
+  const text = JSON.stringify({
+    members: membersText,
+    ...(sources ? { sources } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  });
   const bytes = brotliCompressSync(text, {
     params: {
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
@@ -214,10 +264,12 @@ export function memberSetOf(
   const set = JSON.parse(brotliDecompressSync(bytes).toString('utf8')) as {
     members: string;
     sources?: Record<string, string>;
+    reason?: string;
   };
   return {
     members: decodeMembers(set.members),
     ...(set.sources ? { sources: decodeSources(set.sources) } : {}),
+    ...(set.reason !== undefined ? { reason: set.reason } : {}),
   };
 }
 
@@ -260,7 +312,13 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
     ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
     ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
     ...(item.sources && typeof item.sources === 'object' ? { sources: decodeSources(item.sources) } : {}),
-    ...(set ? { members: set.members, ...(set.sources ? { sources: set.sources } : {}) } : {}),
+    ...(set
+      ? {
+          members: set.members,
+          ...(set.sources ? { sources: set.sources } : {}),
+          ...(set.reason !== undefined ? { reason: set.reason } : {}),
+        }
+      : {}),
     ...(item.lease ? { lease: String(item.lease) } : {}),
     ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
     ...defined,

@@ -3,7 +3,7 @@ import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompletedBy } from '../../shared/engine/completion.ts';
 import { AggregateStatus, Outcome } from '../../shared/engine/constants.ts';
-import { MAX_FAN_OUT } from '../../shared/engine/limits.ts';
+import { MAX_FAILURE_TEXT_LENGTH, MAX_FAN_OUT, MAX_KEY_LENGTH } from '../../shared/engine/limits.ts';
 import type { AggregateHeader, RawMessage, Seal } from '../../shared/ports.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { expireAggregate } from '../../shared/use-cases/timers.ts';
@@ -330,6 +330,186 @@ describe('member sets beyond one item', () => {
     // other aggregate's members are read as this one's)
     await expect(fanin.ctx.store.getHeader(id)).rejects.toThrow(/member set/);
     await expect(fanin.ctx.store.readAggregate(id)).rejects.toThrow(/member set/);
+  });
+});
+
+/**
+ * Every other item the store writes stays under DynamoDB's limits at the largest inputs the
+ * contract allows, or the input is refused with a reason (docs/data-plane.md, "Item sizes").
+ */
+describe('items at the largest inputs', () => {
+  let withBucket: FaninUnderTest;
+  let withoutBucket: FaninUnderTest;
+  let n = 0;
+  const nextId = (name: string) => `${name}-${++n}-${Date.now().toString(36)}`;
+  const definitions = [
+    {
+      name: 'big',
+      fanOut: { type: 'none' as const },
+      completion: { strategy: 'timeout' as const, completeWhenAllArrived: false },
+      timeoutSeconds: 60,
+      unknownTimeoutSeconds: 600,
+    },
+  ];
+
+  beforeAll(async () => {
+    withBucket = await FaninUnderTest.start(definitions, { claimCheckThresholdBytes: 200_000 });
+    withoutBucket = await FaninUnderTest.start(definitions);
+  });
+  afterAll(async () => {
+    await withBucket.stop();
+    await withoutBucket.stop();
+  });
+
+  /** Every item under an aggregate's own partition key. */
+  const itemsOf = async (fanin: FaninUnderTest, aggregateId: string) =>
+    (await fanin.scanState()).filter((i) => String(i.pk).startsWith(`A#${aggregateId}`));
+
+  /** JSON text of exactly `bytes` bytes that compresses no better than random data. */
+  const incompressible = (bytes: number, seed: string) => {
+    let text = '';
+    for (let round = 0; text.length < bytes; round += 1)
+      text += createHash('sha512').update(`${seed}/${round}`).digest('base64').replace(/[+/=]/g, 'x');
+    return JSON.stringify(text.slice(0, bytes - 2));
+  };
+
+  it('a failed outcome with a 500 KB reason is sealed, and every reader gets the reason whole', async () => {
+    // Prepare: a custom expression's error can quote the data it failed on
+    const fanin = withBucket;
+    const id = nextId('reason');
+    await fanin.sendRequest({ definition: 'big', aggregateId: id });
+    await fanin.drain();
+    const reason = `E: ${incompressible(500 * 1024, 'reason')}`;
+    const at = fanin.clock.now;
+
+    // Act
+    const sealed = await fanin.ctx.store.seal(id, {
+      outcome: Outcome.FAILED,
+      reason,
+      completedBy: CompletedBy.PREDICATE,
+      members: ['0'],
+      at,
+      lease: 'lease-reason',
+      leaseUntil: at + 60_000,
+    });
+
+    // Assess (mutant killed: "a long reason stays on the header" — the seal is refused as over 400 KB)
+    expect(sealed?.reason).toBe(reason);
+    expect((await fanin.ctx.store.getHeader(id))?.reason).toBe(reason);
+    for (const item of await itemsOf(fanin, id))
+      expect(itemBytes(item)).toBeLessThan(DYNAMODB_ITEM_MAX_BYTES);
+  });
+
+  it('a reply at the largest inline body, reply id and failure text is recorded in one item', async () => {
+    // Prepare: the longest reply id and failure text in 3-byte characters, an incompressible body
+    // of exactly the inline bound
+    const fanin = withBucket;
+    const id = `${'a'.repeat(190)}-${++n}`;
+    await fanin.sendRequest({ definition: 'big', aggregateId: id });
+    await fanin.drain();
+    const replyId = '€'.repeat(MAX_KEY_LENGTH);
+    const body = incompressible(fanin.ctx.maxReplyBytes, 'reply');
+
+    // Act
+    const failed = await handleReplies(fanin.ctx, [
+      {
+        messageId: 'm'.repeat(100),
+        body,
+        attributes: {
+          'fanin-aggregate-id': id,
+          'fanin-reply-id': replyId,
+          'fanin-failure': '€'.repeat(MAX_FAILURE_TEXT_LENGTH),
+        },
+        receiveCount: 1,
+      },
+    ]);
+
+    // Assess: recorded, inline, and read back whole
+    expect(failed.size).toBe(0);
+    const items = await itemsOf(fanin, id);
+    for (const item of items) expect(itemBytes(item)).toBeLessThan(DYNAMODB_ITEM_MAX_BYTES);
+    const { replies } = await fanin.ctx.store.readAggregate(id);
+    expect(replies.map((r) => [r.replyId, r.payload.length, r.payloadRef])).toEqual([
+      [replyId, body.length, undefined],
+    ]);
+  });
+
+  it('ten replies of 60 KB in one batch are recorded in items under the limit, packs included', async () => {
+    // Prepare
+    const fanin = withBucket;
+    const id = nextId('pack');
+    await fanin.sendRequest({ definition: 'big', aggregateId: id });
+    await fanin.drain();
+    const replyIds = Array.from({ length: 10 }, (_, i) => `${i}-`.padEnd(MAX_KEY_LENGTH, 'k'));
+
+    // Act
+    const failed = await handleReplies(
+      fanin.ctx,
+      replyIds.map((replyId, i) =>
+        replyMessage(id, replyId, { pad: JSON.parse(incompressible(60 * 1024, `p${i}`)) }),
+      ),
+    );
+
+    // Assess
+    expect(failed.size).toBe(0);
+    for (const item of await itemsOf(fanin, id))
+      expect(itemBytes(item)).toBeLessThan(DYNAMODB_ITEM_MAX_BYTES);
+    const { replies } = await fanin.ctx.store.readAggregate(id);
+    expect(replies.map((r) => r.replyId).sort()).toEqual([...replyIds].sort());
+  });
+
+  it('a held reply whose body and attributes together exceed an item goes to the error output with the reason', async () => {
+    // Prepare: a 300 KB body (within the inline bound) and 200 KB of attributes: a 500 KB
+    // message, which SQS carries
+    const fanin = withoutBucket;
+    const id = nextId('held-big');
+
+    // Act
+    const failed = await handleReplies(fanin.ctx, [
+      {
+        messageId: 'm-held-big',
+        body: incompressible(300 * 1024, 'held'),
+        attributes: {
+          'fanin-aggregate-id': id,
+          'fanin-reply-id': '0',
+          'fanin-definition': 'big',
+          note: 'n'.repeat(200 * 1024),
+        },
+        receiveCount: 1,
+      },
+    ]);
+
+    // Assess (mutant killed: "a held reply's item size is not checked" — the put is refused by
+    // DynamoDB, the record fails, and SQS cycles it into the dead-letter queue)
+    expect(failed.size).toBe(0);
+    const errors = fanin.published('error').filter((p) => p.body.aggregateId === id || p.text.includes(id));
+    expect(errors.map((e) => e.body.reason)).toEqual([expect.stringContaining('attributes')]);
+    expect(await itemsOf(fanin, id)).toEqual([]);
+  });
+
+  it('a held reply whose message just fits an item is held whole', async () => {
+    // Prepare: the inline bound of body, and attributes filling most of the rest of an item
+    const fanin = withoutBucket;
+    const id = nextId('held-fit');
+    const body = incompressible(fanin.ctx.maxReplyBytes, 'fit');
+    const note = 'n'.repeat(40 * 1024);
+
+    // Act
+    const failed = await handleReplies(fanin.ctx, [
+      {
+        messageId: 'm-held-fit',
+        body,
+        attributes: { 'fanin-aggregate-id': id, 'fanin-reply-id': '0', 'fanin-definition': 'big', note },
+        receiveCount: 1,
+      },
+    ]);
+
+    // Assess (mutant killed: "a held reply's item bound well below DynamoDB's" — a message that
+    // fits is refused)
+    expect(failed.size).toBe(0);
+    const held = await fanin.ctx.store.getHeld(id, '0');
+    expect(held?.body).toBe(body);
+    expect(held?.attributes.note).toBe(note);
   });
 });
 

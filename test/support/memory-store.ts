@@ -1,3 +1,4 @@
+import { heldItem } from '../../shared/adapters/state-items.ts';
 import { replyKey } from '../../shared/adapters/state-keys.ts';
 import { openDueAt } from '../../shared/engine/completion.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
@@ -267,6 +268,8 @@ export class MemoryStateStore implements StateStore {
   }
 
   public async holdReply(held: HeldReply): Promise<boolean> {
+    // Refused as the DynamoDB store refuses it: a message too large for one item.
+    heldItem(held);
     const record = this.record(held.aggregateId);
     if (record.held.has(held.replyId)) return false;
     record.held.set(held.replyId, structuredClone(held));
