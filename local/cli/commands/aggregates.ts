@@ -3,6 +3,7 @@ import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-
 import { WireAttribute } from '../../../shared/engine/correlation.ts';
 import type { AggregateHeader } from '../../../shared/ports.ts';
 import { activeSummary } from '../../../shared/use-cases/control.ts';
+import { openingRequestId } from '../../../shared/use-cases/fan-out.ts';
 import { destinationOf, faninClientOf } from '../../connect.ts';
 import { compact, formatDuration } from '../../describe.ts';
 import { listActive } from '../../views.ts';
@@ -63,7 +64,7 @@ export const send: Command = {
     // An aggregate id is taken for good (its tombstone recognises late replies): fanin refuses a
     // new request under it to the error output. Say so here rather than report the send.
     const taken = await storeOf(target).getHeader(aggregateId);
-    if (taken && openingRequest(taken) !== requestId) {
+    if (taken && openingRequestId(taken) !== requestId) {
       throw new CommandError(
         `aggregate id "${aggregateId}" is taken (${taken.status}${taken.outcome ? `, ${taken.outcome}` : ''}, opened ${when(taken.openedAt)}): fanin would refuse this request to ${target.queues.error.name}. Leave out --aggregate-id for a new one, or pick another`,
       );
@@ -78,9 +79,9 @@ export const send: Command = {
     if (!io.wantsJson) io.out(`sent request ${requestId}: aggregate ${aggregateId}`);
     const { closed } = await waitClosed(io, target, [aggregateId], timeoutMs, `waiting for ${aggregateId}`);
     const header = closed[0] ?? (await storeOf(target).getHeader(aggregateId));
-    if (header && openingRequest(header) !== requestId) {
+    if (header && openingRequestId(header) !== requestId) {
       throw new CommandError(
-        `aggregate ${aggregateId} was opened by another request (${openingRequest(header) ?? 'a self-starting message'}): this one was refused to ${target.queues.error.name} (fanin tail error)`,
+        `aggregate ${aggregateId} was opened by another request (${openingRequestId(header) ?? 'a self-starting message'}): this one was refused to ${target.queues.error.name} (fanin tail error)`,
       );
     }
     if (io.wantsJson) io.json({ ...sent, aggregate: header ? headerSummary(header) : null });
@@ -101,14 +102,6 @@ export const send: Command = {
     return 0;
   },
 };
-
-/**
- * The request id that opened an aggregate: the header keeps it followed by a NUL and the digest
- * of the request's plan (a retry with another plan is told apart by it).
- */
-function openingRequest(header: AggregateHeader): string | undefined {
-  return header.requestId?.split('\u0000')[0];
-}
 
 /** `fanin reply`: answer a sub-request, or publish a reply / a self-starting message. */
 export const reply: Command = {
