@@ -33,6 +33,9 @@ export const MAX_AGGREGATE_ID_BYTES = 1024;
  * A character outside what SQS accepts in a message (#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to
  * #xFFFD, #x10000 to #x10FFFF); with the `u` flag a lone surrogate is one such code point.
  */
+/** The two characters JSON.stringify leaves as they are and SQS refuses in a message. */
+const NONCHARACTER = /[\ufffe\uffff]/;
+
 const NOT_CARRIED = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
 
 /** A reply, interpreted. */
@@ -127,6 +130,14 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
     attributes: raw.attributes,
     messageId: raw.messageId,
   };
+  // JSON can escape U+FFFE and U+FFFF (SQS carries the escape), but JSON.stringify writes them
+  // back as they are, and SQS refuses them: a result, snapshot or output holding this body could
+  // never be sent, and the aggregate would stay completing. Refused here, while it is one reply.
+  const noncharacter = NONCHARACTER.exec(JSON.stringify(inbound.body) ?? '')?.[0];
+  if (noncharacter !== undefined)
+    throw new BadMessageError(
+      `reply body holds U+${(noncharacter.codePointAt(0) ?? 0).toString(16).toUpperCase()}, which no output can carry (SQS refuses U+FFFE and U+FFFF)`,
+    );
   const name = raw.attributes[WireAttribute.DEFINITION];
   const claimed = name === undefined ? undefined : ctx.definitions.get(name);
   if (name !== undefined && !claimed) throw new BadMessageError(`unknown definition "${name}"`);

@@ -91,4 +91,23 @@ describe('duplicates and long ids on the reply path', () => {
       [ids[1], 1],
     ]);
   });
+
+  it('a reply whose JSON escapes a character SQS refuses goes to the error output, and its aggregate still completes', async () => {
+    // Prepare: "\uffff" is plain ASCII on the wire, but parsed and written back it is U+FFFF
+    await open('nonchar', 1);
+    const odd = { ...reply('nonchar', 'r', {}), body: '{"x":"\\uffff"}' };
+
+    // Act: the odd reply, then a proper one
+    expect((await handleReplies(fanin.ctx, [odd])).size).toBe(0);
+    expect((await handleReplies(fanin.ctx, [reply('nonchar', 'r', { x: 'ok' })])).size).toBe(0);
+
+    // Assess (mutant killed: "any JSON body is kept" — the result holding U+FFFF is refused by
+    // SQS on every attempt and the aggregate stays completing)
+    const [error, ...more] = await fanin.outputs('error');
+    expect(more).toEqual([]);
+    expect(error).toMatchObject({ type: 'fanin.error', source: 'reply' });
+    expect(String(error?.reason)).toContain('reply body holds U+FFFF');
+    const { output } = fanin.expectExactlyOneTerminalOutput('nonchar');
+    expect(output.result).toEqual([expect.objectContaining({ replyId: 'r', body: { x: 'ok' } })]);
+  });
 });
