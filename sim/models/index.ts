@@ -20,13 +20,15 @@
  * the limits (400 KB items sized as DynamoDB sizes them, 2048-byte partition and 1024-byte sort
  * keys, no empty key strings, 38-digit numbers, 100 items and 4 MB per transaction, 25 per
  * BatchWrite, 100 per BatchGet); TTL deleting expired items at any moment after expiry
- * (`expireSome`, `expireAll`), expired items read until then. Not modelled: reserved words,
- * capacity and throttling (the simulation injects those around a call), local secondary indexes,
- * PartiQL, streams, ClientRequestToken idempotence, the legacy `Expected`/`AttributesToGet`
- * parameters, UnprocessedItems/UnprocessedKeys (always empty), parallel scan segments.
+ * (`expireSome`, `expireAll`), expired items read until then; reserved words refused as bare
+ * names; errors in DynamoDB's own words (DynamoDB Local words some differently: see the
+ * conformance test). Not modelled: capacity and throttling (the simulation injects those around
+ * a call), local secondary indexes, PartiQL, streams, ClientRequestToken idempotence, the legacy
+ * `Expected`/`AttributesToGet` parameters, UnprocessedItems/UnprocessedKeys (always empty),
+ * parallel scan segments.
  *
- * SQS ({@link SqsModel}), faithful to: queue URLs `https://sqs.<region>.amazonaws.com/<account>/<name>`
- * and ARNs; at-least-once delivery (a receive on a standard queue may also return a message
+ * SQS ({@link SqsModel}), faithful to: queue URLs
+ * `https://sqs.<region>.amazonaws.com/<account>/<name>` and ARNs; at-least-once delivery (a receive on a standard queue may also return a message
  * another receiver holds, with a new receipt handle and its receive count raised); no order on
  * standard queues; receives that return fewer messages than they could; visibility timeouts
  * (per queue, per receive, ChangeMessageVisibility with the latest handle); a delete with an older
@@ -35,10 +37,12 @@
  * maxReceiveCount receives; system attributes (SentTimestamp, ApproximateReceiveCount,
  * ApproximateFirstReceiveTimestamp, MessageGroupId, SequenceNumber, AWSTraceHeader,
  * DeadLetterQueueSourceArn); message attribute rules (10 at most, names, types, non-empty values);
- * the message size (body plus attribute names, types and values; 256 KiB by default, the limit
- * fanin's claim check assumes); batches (10 entries, distinct ids, the size in all, per-entry
- * `Failed`); FIFO queues (group required, deduplication id or content-based, a five-minute window
- * per queue or per group, one group in flight at a time, order within a group). Not modelled:
+ * the message size (body plus attribute names, types and values; SQS's 1 MiB by default, as on
+ * AWS and fauxqs, or the queue's MaximumMessageSize); batches (10 entries, distinct ids, 1 MiB in
+ * all, per-entry `Failed`, an entry over its queue's limit among them); FIFO queues (group
+ * required, deduplication id or content-based, a five-minute window per queue or per group, one
+ * group in flight at a time, order within a group). fauxqs does not check message attributes;
+ * the model follows SQS's documented rules there. Not modelled:
  * long polling waits (a receive answers at once; the scheduler advances time), a message
  * returned again after its delete, visibility beyond 12 hours in all, policies, KMS, tags.
  *
