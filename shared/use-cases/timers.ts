@@ -197,6 +197,7 @@ export async function sweep(ctx: FaninContext, limit = 500, options: SweepOption
   const now = ctx.clock();
   const due = await ctx.store.dueItems(now, limit);
   const errors: unknown[] = [];
+  const running: Promise<unknown>[] = [];
   let examined = 0;
   for (const item of due) {
     const left = remaining() - SWEEP_MARGIN_MS;
@@ -210,7 +211,9 @@ export async function sweep(ctx: FaninContext, limit = 500, options: SweepOption
     examined += 1;
     try {
       // At most half of what is left, so an item that hangs leaves time for the ones behind it.
-      await withinBudget(dueItemTask(ctx, item), Math.min(DUE_ITEM_BUDGET_MS, left / 2));
+      const task = dueItemTask(ctx, item);
+      running.push(task.catch(() => undefined));
+      await withinBudget(task, Math.min(DUE_ITEM_BUDGET_MS, left / 2));
     } catch (error) {
       errors.push(error);
       ctx.metrics?.count(MetricName.DUE_ITEMS_FAILED);
@@ -223,6 +226,9 @@ export async function sweep(ctx: FaninContext, limit = 500, options: SweepOption
       await ctx.store.deferDue(item, now + DEFER_FAILED_MS).catch(() => undefined);
     }
   }
+  // An item given up on is only slow, perhaps: it goes on while time is left (an invocation that
+  // returns is frozen, so work left running would wait for the next one, or never run).
+  await settledWithin(running, remaining() - SWEEP_MARGIN_MS);
   if (errors.length > 0) throw new AggregateError(errors, `${errors.length} of ${examined} due items failed`);
   return examined;
 }
@@ -242,10 +248,24 @@ export class DueItemTimeoutError extends Error {
   }
 }
 
+/** Waits for `tasks` to settle, at most `ms`. */
+async function settledWithin(tasks: readonly Promise<unknown>[], ms: number): Promise<void> {
+  if (tasks.length === 0 || ms <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(tasks),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /**
  * `task`, or a {@link DueItemTimeoutError} once `budgetMs` have passed. A task given up on goes
- * on in the background; every step of it is safe beside a later sweep's (conditional writes),
- * and its late failure is dropped (it was already counted as timed out).
+ * on beside the items after it (the sweep waits for it at its end while time is left); every
+ * step of it is safe beside a later sweep's (conditional writes), and its late failure is
+ * dropped (it was already counted as timed out).
  */
 async function withinBudget(task: Promise<void>, budgetMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -24,7 +24,7 @@ describe('the sweeper within its invocation’s time', () => {
   const twoDueInOneShard = async (first: string): Promise<string> => {
     let second = '';
     for (let i = 0; second === ''; i += 1) {
-      const candidate = `behind-${i}-of-${first.length}`;
+      const candidate = `${first.split('-')[0]}-behind-${i}`;
       if (dueShard(aggregateKey(candidate)) === dueShard(aggregateKey(first))) second = candidate;
     }
     await fanin.sendRequest({ definition: 'swept', aggregateId: first, expected: 1 });
@@ -74,6 +74,25 @@ describe('the sweeper within its invocation’s time', () => {
     } finally {
       pause.release();
     }
+  });
+
+  it('lets a slow due item it gave up on finish before the invocation ends, after the items behind it', async () => {
+    // Prepare: the earliest item's first call takes 6 s, more than its budget (5 s of 12 s less the margin, halved)
+    const slow = 'slow-item';
+    const behind = await twoDueInOneShard(slow);
+    const pause = fanin.probe.pauseAt({ touches: slow });
+    void pause.reached.then(() => setTimeout(() => pause.release(), 6_000));
+    const sweeper = makeSweeperHandler(() => fanin.ctx);
+
+    // Act
+    await sweeper(undefined, invocationWith(12_000)).catch(() => undefined);
+
+    // Assess (mutant killed: a sweep that returns as soon as its loop ends, leaving the item it gave
+    // up on to a frozen invocation): when the sweep returns both have their result, the slow one
+    // too, and the slow one was deferred meanwhile (its alarm)
+    fanin.expectExactlyOneTerminalOutput(behind);
+    fanin.expectExactlyOneTerminalOutput(slow);
+    expect(fanin.alarms('due-item-failed').some((l) => l.fields.aggregateId === slow)).toBe(true);
   });
 
   it('starts no due item once its invocation’s time is nearly spent, and leaves them all to the next sweep', async () => {
