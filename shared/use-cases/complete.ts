@@ -202,23 +202,28 @@ async function finishUnderLease(
   }
   let message = prebuilt;
   if (!message) {
+    const found = after.replies.filter((r) => members.has(r.replyId));
     const built = await buildOutput(
       ctx,
       header,
       definition,
-      after.replies.filter((r) => members.has(r.replyId)),
+      found,
       header.outcome ?? Outcome.COMPLETED,
       RESUME_LIMITS,
     );
-    if (built.outcome !== header.outcome) {
-      // The sealed outcome cannot be reproduced (a stored body is gone, a budget ran out): never
-      // publish a different result under the same id. The aggregate stays completing and alarms.
+    // One copy per member id (the read resolves copies), so a count short of the sealed set means
+    // a member's item is gone: the result would be another one under the same id.
+    if (built.outcome !== header.outcome || found.length !== members.size) {
+      // The sealed result cannot be reproduced (a stored body or a member is gone, a budget ran
+      // out): never publish a different result under the same id. It stays completing and alarms.
       ctx.log.error('a sealed result cannot be rebuilt', {
         aggregateId,
         alarm: Alarm.COMPLETION_STUCK,
         sealed: header.outcome,
         rebuilt: built.outcome,
         reason: built.reason,
+        members: members.size,
+        found: found.length,
       });
       ctx.metrics?.count(MetricName.COMPLETIONS_STUCK, header.definition);
       throw new Error(`aggregate ${aggregateId}: sealed outcome ${header.outcome} could not be rebuilt`);

@@ -1,4 +1,6 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
 /**
@@ -100,5 +102,33 @@ describe('a rebuilt result is byte-identical to the sealed one on every channel'
     expect(sent.filter((p) => p.channel === 'eventbridge')).toHaveLength(1);
     expect(new Set(sent.map((p) => p.text)).size).toBe(1);
     expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'closed' });
+  });
+
+  it('a resumer that finds a sealed member’s item gone publishes nothing and alarms, never a result with fewer members', async () => {
+    // Kills the mutant "a resumer builds from whatever members it finds" (no check of the count against the seal).
+    // Prepare: sealed with three members, the owner dead before any send; then one member's item vanishes
+    const id = nextId();
+    await openWithReplies(id, 3);
+    fanin.probe.crashAt({ name: 'SQS.SendMessage', queueRole: 'completed' }, 'before');
+    await lastReply(id, 3);
+    await fanin.consumePartition(0);
+    expect(fanin.probe.disarm(), 'the owner crashed before its SQS send').toBeDefined();
+    // The last reply came alone: its own item (the first two share a pack)
+    const member = (await fanin.scanState()).find((i) => i.pk === `A#${id}` && i.sk === 'R#0000000002');
+    expect(member, 'reply 2 has its own item').toBeDefined();
+    await aws.dynamo.send(
+      new DeleteCommand({ TableName: fanin.provisioned.tableName, Key: { pk: member?.pk, sk: member?.sk } }),
+    );
+    const before = fanin.alarms('completion-stuck').length;
+
+    // Act: after the lease, the sweeper resumes
+    fanin.clock.advance(fanin.ctx.completionLeaseMs + 1);
+    await fanin.sweep().catch(() => 0);
+    await fanin.drain();
+
+    // Assess: no copy of any result, still completing, alarmed
+    expect(copies(id)).toEqual([]);
+    expect(await fanin.ctx.store.getHeader(id)).toMatchObject({ status: 'completing' });
+    expect(fanin.alarms('completion-stuck').length).toBeGreaterThan(before);
   });
 });
