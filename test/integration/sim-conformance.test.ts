@@ -26,6 +26,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import {
   BatchWriteCommand,
+  DeleteCommand,
   GetCommand,
   NumberValue,
   PutCommand,
@@ -265,10 +266,27 @@ describe('the DynamoDB model answers as DynamoDB Local does', () => {
         ReturnValues: 'ALL_OLD',
       }),
       await outcome(side.dynamo.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))),
+      // An update of an item that does not exist creates it, even with REMOVE alone.
+      await outcome(
+        side.dynamo.send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { pk: 'upd', sk: 'new' },
+            UpdateExpression: 'REMOVE x',
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      ),
+      await outcome(
+        side.dynamo.send(
+          new DeleteCommand({ TableName: table, Key: { pk: 'upd', sk: 'new' }, ReturnValues: 'ALL_OLD' }),
+        ),
+      ),
     ]);
     expect(answers[4]).toMatchObject({
       ok: { Item: { a: 0, c: 1.5, l: ['f', 1], s: ['y'], map: { deep: { er: 'y' } } } },
     });
+    expect(answers[5]).toEqual({ ok: { Attributes: { pk: 'upd', sk: 'new' } } });
   });
 
   it('refuses what an update may not do: a key attribute, overlapping paths, a wrong type, unused or undefined placeholders, a reserved word', async () => {
@@ -439,6 +457,13 @@ describe('the DynamoDB model answers as DynamoDB Local does', () => {
           ExpressionAttributeValues: { ':pk': 'q' },
           Select: 'COUNT',
         }),
+        // A page that ends exactly at the last item still names a LastEvaluatedKey: one more, empty page.
+        await pages(side, {
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+          ExpressionAttributeValues: values,
+          Limit: 5,
+          ConsistentRead: true,
+        }),
         await outcome(
           side.dynamo.send(
             new QueryCommand({
@@ -462,6 +487,7 @@ describe('the DynamoDB model answers as DynamoDB Local does', () => {
     });
     expect((answers[0] as unknown[]).length).toBe(3);
     expect(answers[3]).toEqual([{ Count: 6, ScannedCount: 6 }]);
+    expect(answers[4]).toMatchObject([{ Count: 5 }, { Count: 0, Items: [] }]);
   });
 
   it('holds in a sparse index only the items with its key attributes, keys only', async () => {
