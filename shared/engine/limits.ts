@@ -37,6 +37,37 @@ export const MAX_INLINE_BODY_BYTES = 350_000;
  */
 export const MAX_REASON_LENGTH = 2048;
 
+/**
+ * How deep a message body's JSON may nest (arrays and objects). `JSON.stringify`, path reads
+ * and JSONata recurse: a 256 KiB body of `[` nests 100,000 deep and overflows the stack, a
+ * failure no retry fixes.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * How deep JSON text nests, read from the text (before parsing: the parsed value is what would
+ * overflow), stopping as soon as it passes `limit`.
+ */
+export function jsonDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i += 1; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth += 1;
+      if (depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (c === 0x5d || c === 0x7d) depth -= 1;
+  }
+  return deepest;
+}
+
 /** Why `value` is not a bounded identifier: empty, too long, or holding control characters. */
 export function identifierProblem(value: string, max: number): string | undefined {
   if (value.length === 0) return 'is empty';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Definition } from '../engine/definition.ts';
-import { MAX_REASON_LENGTH } from '../engine/limits.ts';
+import { jsonDepth, MAX_JSON_DEPTH, MAX_REASON_LENGTH } from '../engine/limits.ts';
 import { readsRequest } from '../engine/predicate.ts';
 import { predicateOf } from '../engine/rules.ts';
 import { BadMessageError, isUnfixable } from '../errors.ts';
@@ -234,8 +234,10 @@ export function keepsRequest(definition: Definition): boolean {
   );
 }
 
-/** Parses a message body as JSON, or throws {@link BadMessageError}. */
+/** Parses a message body as JSON, or throws {@link BadMessageError} (also when it nests too deep). */
 export function parseJsonBody(message: RawMessage): unknown {
+  if (jsonDepth(message.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+    throw new BadMessageError(`body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
   try {
     return JSON.parse(message.body);
   } catch (error) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   identifierProblem,
+  jsonDepth,
   MAX_REASON_LENGTH,
   MAX_REQUEST_ID_LENGTH,
 } from '../../../shared/engine/limits.ts';
@@ -148,3 +149,24 @@ describe('identifierProblem', () => {
     expect(identifierProblem(value, 10)).toBe(problem);
   });
 });
+
+describe('jsonDepth', () => {
+  it.each([
+    ['1', 0],
+    ['[]', 1],
+    ['{"a":[{"b":[]}]}', 4],
+    ['["[[[{{"]', 1],
+    ['["\\"[[["]', 1],
+    ['["\\\\",[[]]]', 3],
+  ])('reads the depth of %s from its text, brackets inside strings and escapes included', (text, depth) => {
+    // Assess (mutant killed: an escaped quote read as the end of its string)
+    expect(jsonDepth(text)).toBe(depth);
+    expect(jsonDepth(text)).toBe(depthOf(JSON.parse(text)));
+  });
+});
+
+/** The depth of a parsed value, to check {@link jsonDepth} against. */
+function depthOf(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  return 1 + Math.max(0, ...Object.values(value).map(depthOf));
+}
