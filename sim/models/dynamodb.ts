@@ -157,8 +157,11 @@ export class DynamoDbModel {
     const seconds = now / 1000;
     for (const table of this.tables.values()) {
       const attribute = table.ttlAttribute;
+      // A sweep is also when the history of deleted keys is forgotten.
+      table.prune(this.clock(), this.staleMs);
       if (!attribute) continue;
-      for (const item of table.items()) {
+      // Only the current items: table.visible gives them without copying.
+      for (const item of table.visible(Number.POSITIVE_INFINITY)) {
         const ttl = item[attribute]?.N;
         if (ttl === undefined) continue;
         const at = Number(ttl);

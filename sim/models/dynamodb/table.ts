@@ -149,6 +149,18 @@ export class Table {
     return items;
   }
 
+  /** Forgets versions no read within `keepMs` of `now` can see, and keys deleted before that. */
+  public prune(now: number, keepMs: number): void {
+    for (const entry of [...this.entries.values()]) {
+      const { versions } = entry;
+      while (versions.length > 1 && (versions[1] as Version).at <= now - keepMs) versions.shift();
+      if (versions.length === 1 && versions[0]?.item === undefined) {
+        this.entries.delete(entry.id);
+        this.partitions.get(entry.partition)?.delete(entry.id);
+      }
+    }
+  }
+
   /** Every item as it was at time `at` (copies), in no particular order. */
   public snapshot(at: number): Item[] {
     return this.visible(at).map(clone);
