@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { decide, openDueAt } from '../engine/completion.ts';
 import { Outcome } from '../engine/constants.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
-import { BadMessageError } from '../errors.ts';
+import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
@@ -240,14 +240,6 @@ function dueItemTask(ctx: FaninContext, item: DueItem): Promise<void> {
     : expireHeld(ctx, item.aggregateId, item.replyId, false);
 }
 
-/** A due item that ran out of its budget: deferred like one that failed. */
-export class DueItemTimeoutError extends Error {
-  public constructor(budgetMs: number) {
-    super(`the due item took more than its ${budgetMs} ms budget`);
-    this.name = 'DueItemTimeoutError';
-  }
-}
-
 /** Waits for `tasks` to settle, at most `ms`. */
 async function settledWithin(tasks: readonly Promise<unknown>[], ms: number): Promise<void> {
   if (tasks.length === 0 || ms <= 0) return;
@@ -262,7 +254,7 @@ async function settledWithin(tasks: readonly Promise<unknown>[], ms: number): Pr
 }
 
 /**
- * `task`, or a {@link DueItemTimeoutError} once `budgetMs` have passed. A task given up on goes
+ * `task`, or a {@link FaninError} saying so once `budgetMs` have passed. A task given up on goes
  * on beside the items after it (the sweep waits for it at its end while time is left); every
  * step of it is safe beside a later sweep's (conditional writes), and its late failure is
  * dropped (it was already counted as timed out).
@@ -270,7 +262,10 @@ async function settledWithin(tasks: readonly Promise<unknown>[], ms: number): Pr
 async function withinBudget(task: Promise<void>, budgetMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DueItemTimeoutError(budgetMs)), budgetMs);
+    timer = setTimeout(
+      () => reject(new FaninError(`the due item took more than its ${Math.round(budgetMs)} ms budget`)),
+      budgetMs,
+    );
   });
   task.catch(() => undefined);
   try {
