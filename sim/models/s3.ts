@@ -2,8 +2,8 @@
  * An in-memory, synchronous, deterministic model of the S3 calls fanin makes: CreateBucket,
  * PutObject, GetObject, HeadObject, DeleteObject, with the SDK's error classes (`NoSuchKey`,
  * `NoSuchBucket`, and `NotFound` for a HEAD, whose answer has no body, so the SDK's message is
- * `UnknownError`), a GetObject body that reads like the SDK's (a `transformToString()` that works
- * once), and the bucket's lifecycle expiration: an object may be deleted at any moment after the
+ * `UnknownError`), a GetObject body that reads like the SDK's (once: by `transformToString()` or
+ * as an async iterable of chunks), and the bucket's lifecycle expiration: an object may be deleted at any moment after the
  * midnight UTC that follows its age reaching the rule's days.
  */
 import { createHash } from 'node:crypto';
@@ -38,8 +38,8 @@ export function isS3Write(commandName: string): boolean {
   return ['PutObjectCommand', 'DeleteObjectCommand', 'CreateBucketCommand'].includes(commandName);
 }
 
-/** The body of a GetObject answer: read once, as the SDK's stream is. */
-export function bodyOf(bytes: Uint8Array): {
+/** The body of a GetObject answer: read once, as the SDK's stream is, whole or chunk by chunk. */
+export function bodyOf(bytes: Uint8Array): AsyncIterable<Uint8Array> & {
   transformToString(encoding?: BufferEncoding): Promise<string>;
   transformToByteArray(): Promise<Uint8Array>;
 } {
@@ -52,8 +52,17 @@ export function bodyOf(bytes: Uint8Array): {
   return {
     transformToString: async (encoding: BufferEncoding = 'utf8') => Buffer.from(take()).toString(encoding),
     transformToByteArray: async () => new Uint8Array(take()),
+    // As a Node stream of the SDK yields: chunks of at most 64 KiB.
+    async *[Symbol.asyncIterator]() {
+      const all = take();
+      for (let i = 0; i < all.length; i += BODY_CHUNK_BYTES)
+        yield new Uint8Array(all.subarray(i, i + BODY_CHUNK_BYTES));
+    },
   };
 }
+
+/** The chunk size of a body read as a stream. */
+const BODY_CHUNK_BYTES = 64 * 1024;
 
 /** The S3 model. */
 export class S3Model {
