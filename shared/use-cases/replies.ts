@@ -130,14 +130,6 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
     attributes: raw.attributes,
     messageId: raw.messageId,
   };
-  // JSON can escape U+FFFE and U+FFFF (SQS carries the escape), but JSON.stringify writes them
-  // back as they are, and SQS refuses them: a result, snapshot or output holding this body could
-  // never be sent, and the aggregate would stay completing. Refused here, while it is one reply.
-  const noncharacter = NONCHARACTER.exec(JSON.stringify(inbound.body) ?? '')?.[0];
-  if (noncharacter !== undefined)
-    throw new BadMessageError(
-      `reply body holds U+${(noncharacter.codePointAt(0) ?? 0).toString(16).toUpperCase()}, which no output can carry (SQS refuses U+FFFE and U+FFFF)`,
-    );
   const name = raw.attributes[WireAttribute.DEFINITION];
   const claimed = name === undefined ? undefined : ctx.definitions.get(name);
   if (name !== undefined && !claimed) throw new BadMessageError(`unknown definition "${name}"`);
@@ -175,6 +167,14 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
         `${what} holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, which SQS cannot carry (a control character, a lone surrogate, U+FFFE or U+FFFF)`,
       );
   }
+  // JSON can escape U+FFFE and U+FFFF (SQS carries the escape), but JSON.stringify writes them
+  // back as they are, and SQS refuses them: a result, snapshot or output holding this body could
+  // never be sent, and the aggregate would stay completing. Refused here, while it is one reply.
+  const noncharacter = NONCHARACTER.exec(JSON.stringify(inbound.body) ?? '')?.[0];
+  if (noncharacter !== undefined)
+    throw new BadMessageError(
+      `reply body holds U+${(noncharacter.codePointAt(0) ?? 0).toString(16).toUpperCase()}, which no output can carry (SQS refuses U+FFFE and U+FFFF)`,
+    );
   const messageId = raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId;
   return { raw: original, inbound, aggregateId, replyId, messageId, ...(claimed ? { claimed } : {}) };
 }
