@@ -73,7 +73,9 @@ export async function seal(
     (sources ? Buffer.byteLength(JSON.stringify(sources)) : 0) +
     Buffer.byteLength(seal.reason ?? '');
   const chunked =
-    inlineBytes > MEMBERS_INLINE_MAX_BYTES ? memberSetChunks(membersText, sources, seal.reason) : undefined;
+    inlineBytes > MEMBERS_INLINE_MAX_BYTES
+      ? memberSetChunks(membersText, packed.length > 0 ? Object.fromEntries(packed) : undefined, seal.reason)
+      : undefined;
   const ref: MemberSetRef | undefined = chunked && {
     key: seal.lease,
     chunks: chunked.chunks.length,
