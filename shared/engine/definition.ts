@@ -192,8 +192,22 @@ export const DefinitionSchema = z
     outputs: z.strictObject({ eventBridge: z.boolean().default(false) }).default({ eventBridge: false }),
     /** EventBridge pattern whose events complete aggregates of this definition (delivered to the control queue). */
     externalEventPattern: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Whether a matching event that names no aggregate (`detail.aggregateId`) completes every open
+     * aggregate of this definition (a market close). Off: such an event is refused to the error
+     * output, since any principal that may put a matching event would otherwise end them all.
+     */
+    externalEventCompletesAll: z.boolean().default(false),
   })
   .superRefine((def, ctx) => {
+    if (def.externalEventCompletesAll && def.externalEventPattern === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['externalEventCompletesAll'],
+        message: 'needs an externalEventPattern (the events that complete the aggregates)',
+        input: def.externalEventCompletesAll,
+      });
+    }
     for (const issue of completionRuleIssues(def)) ctx.addIssue({ code: 'custom', ...issue });
     const strategy = def.completion.strategy;
     if (

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { Outcome } from '../engine/constants.ts';
-import { RuntimeParametersSchema } from '../engine/definition.ts';
+import { type Definition, RuntimeParametersSchema } from '../engine/definition.ts';
 import { matchesPattern } from '../engine/event-pattern.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
+import { MAX_AGGREGATE_ID_BYTES } from '../engine/limits.ts';
 import { BadMessageError } from '../errors.ts';
 import type { AggregateHeader, RawMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
@@ -10,7 +11,13 @@ import { completeAggregate } from './complete.ts';
 import { type FaninContext, parseJsonBody, resolvePayload, routeIfUnfixable } from './context.ts';
 
 const Target = {
-  aggregateId: z.string().min(1).optional(),
+  aggregateId: z
+    .string()
+    .min(1)
+    .refine((id) => Buffer.byteLength(id) <= MAX_AGGREGATE_ID_BYTES, {
+      message: `must be at most ${MAX_AGGREGATE_ID_BYTES} bytes`,
+    })
+    .optional(),
   definition: z.string().min(1).optional(),
   all: z.literal(true).optional(),
 };
@@ -131,8 +138,8 @@ async function toCommand(ctx: FaninContext, body: unknown): Promise<ControlComma
  * aggregate of it (`externalEventCompletesAll: true`, a market close): an explicit opt-in, since
  * any principal that may put a matching event could otherwise end every aggregate at once.
  */
-export function completesAllOnEvent(definition: object): boolean {
-  return 'externalEventCompletesAll' in definition && definition.externalEventCompletesAll === true;
+export function completesAllOnEvent(definition: Pick<Definition, 'externalEventCompletesAll'>): boolean {
+  return definition.externalEventCompletesAll;
 }
 
 /**
@@ -148,6 +155,10 @@ async function fromEvent(ctx: FaninContext, event: Record<string, unknown>): Pro
     const aggregateId = detail.aggregateId;
     if (typeof aggregateId !== 'string' || aggregateId === '') {
       throw new BadMessageError('event detail.aggregateId must be a non-empty string');
+    }
+    // Beyond it the key of the header read would pass DynamoDB's limit: refused, not retried.
+    if (Buffer.byteLength(aggregateId) > MAX_AGGREGATE_ID_BYTES) {
+      throw new BadMessageError(`event detail.aggregateId is over ${MAX_AGGREGATE_ID_BYTES} bytes`);
     }
     const header = await ctx.store.getHeader(aggregateId);
     // Nothing to complete (never opened, or closed and gone): the result says so, affecting nothing.

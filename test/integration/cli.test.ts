@@ -180,32 +180,25 @@ describe('fanin CLI against the local runtime', () => {
     expect(never.stderr).toContain('no aggregate "never-sent": it was never opened');
   });
 
-  it('complete with an external event: every open aggregate of the definition whose pattern matches', async () => {
+  it('complete with an external event completes the aggregate it names; one naming none is refused unless the definition opts in', async () => {
     // Prepare
     await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-2');
     await fanin('send', 'order-approval', '--aggregate-id', 'cli-order-3');
+    const event = ['complete', '--source', 'example.orders', '--detail-type', 'OrderApproved'];
 
     // Act
-    const result = await fanin(
-      'complete',
-      '--source',
-      'example.orders',
-      '--detail-type',
-      'OrderApproved',
-      '--wait',
-      '--json',
-    );
+    const named = await fanin(...event, '--detail', '{"aggregateId":"cli-order-2"}', '--wait', '--json');
+    const unnamed = await fanin(...event, '--wait');
+    const other = await fanin('show', 'cli-order-3', '--json');
 
     // Assess
-    expect(result.code).toBe(0);
-    const body = json<{ closed: { aggregateId: string; outcome: string }[]; open: string[] }>(result);
-    expect(body.closed).toEqual(
-      expect.arrayContaining([
-        { aggregateId: 'cli-order-2', outcome: 'completed' },
-        { aggregateId: 'cli-order-3', outcome: 'completed' },
-      ]),
-    );
+    expect(named.code).toBe(0);
+    const body = json<{ closed: { aggregateId: string; outcome: string }[]; open: string[] }>(named);
+    expect(body.closed).toEqual([{ aggregateId: 'cli-order-2', outcome: 'completed' }]);
     expect(body.open).toEqual([]);
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr).toContain('definition "order-approval" is not completed whole by an event');
+    expect(json(other)).toMatchObject({ aggregateId: 'cli-order-3', status: 'open' });
   });
 
   it('purge --wait ends an aggregate without a result; the status output tells', async () => {

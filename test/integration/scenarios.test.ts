@@ -47,6 +47,7 @@ describe('data plane scenarios', () => {
         completion: { strategy: 'external' },
         aggregation: { algorithm: 'condense', field: '$.qty', functions: ['count', 'sum'] },
         externalEventPattern: { source: ['exchange'], 'detail-type': ['MarketClosed'] },
+        externalEventCompletesAll: true,
       },
       {
         name: 'strict',

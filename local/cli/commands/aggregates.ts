@@ -31,7 +31,7 @@ function headerSummary(header: AggregateHeader): Record<string, unknown> {
     ...activeSummary(header),
     outcome: header.outcome ?? null,
     lateCount: header.lateCount,
-    requestId: header.requestId ?? null,
+    requestId: openingRequestId(header) ?? null,
   };
 }
 
@@ -259,7 +259,7 @@ export const show: Command = {
       ['deadline', when(header.deadline)],
     ];
     if (Object.keys(header.params).length > 0) rows.push(['parameters', JSON.stringify(header.params)]);
-    if (header.requestId) rows.push(['request id', header.requestId]);
+    if (header.requestId) rows.push(['request id', openingRequestId(header) ?? '']);
     if (header.expiresAt) rows.push(['tombstone until', when(header.expiresAt * 1000)]);
     for (const line of table(rows)) io.out(line);
     if (replies.length > 0) {

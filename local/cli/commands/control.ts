@@ -130,6 +130,12 @@ export const complete: Command = {
     else if (target.definitions) {
       for (const definition of target.definitions.values()) {
         if (definition.externalEventPattern && matchesPattern(definition.externalEventPattern, event)) {
+          // The control handler refuses it to the error output; say so before it is sent.
+          if (!definition.externalEventCompletesAll) {
+            throw new CommandError(
+              `the event names no aggregate (detail.aggregateId), and definition "${definition.name}" is not completed whole by an event (externalEventCompletesAll): add --detail '{"aggregateId":"<id>"}'`,
+            );
+          }
           ids.push(
             ...(await listActive(target.clients.dynamo, target.tableName, definition.name)).map(
               (a) => a.aggregateId,
