@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { KEY_SEPARATOR } from '../shared/adapters/state-keys.ts';
 import { type Counters, diff, total } from './counters.ts';
 import type { Rig } from './rig.ts';
 import { sleep } from './sleep.ts';
@@ -154,12 +155,13 @@ export async function runHotAggregate(
   const unitsByKey: Record<string, number> = {};
   for (const [key, n] of meter.keyUnits) {
     if (key === own) unitsByKey['shard 0'] = n;
-    else if (key.startsWith(`${own}#`)) unitsByKey[keyLabel(key.slice(own.length + 1))] = n;
+    else if (key.startsWith(`${own}${KEY_SEPARATOR}`)) unitsByKey[keyLabel(key.slice(own.length + 1))] = n;
   }
   const readUnitsByKey: Record<string, number> = {};
   for (const [key, n] of meter.keyReadUnits) {
     if (key === own) readUnitsByKey['shard 0'] = n;
-    else if (key.startsWith(`${own}#`)) readUnitsByKey[keyLabel(key.slice(own.length + 1))] = n;
+    else if (key.startsWith(`${own}${KEY_SEPARATOR}`))
+      readUnitsByKey[keyLabel(key.slice(own.length + 1))] = n;
   }
   const keyTotal = Object.values(unitsByKey).reduce((sum, n) => sum + n, 0);
   const [busiestKey, busiest] = Object.entries(unitsByKey).reduce<[string, number]>(
@@ -208,7 +210,7 @@ export async function runHotAggregate(
   };
 }
 
-/** `A#<id>#3` → `shard 3`; `A#<id>#c3` (a completion-trigger counter) → `counter 3`. */
+/** The suffix after the key separator: `s3` → `shard 3`; `c3` (a completion-trigger counter) → `counter 3`. */
 function keyLabel(suffix: string): string {
-  return suffix.startsWith('c') ? `counter ${suffix.slice(1)}` : `shard ${suffix}`;
+  return suffix.startsWith('c') ? `counter ${suffix.slice(1)}` : `shard ${suffix.slice(1)}`;
 }

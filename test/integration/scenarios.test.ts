@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { counterKey } from '../../shared/adapters/dynamo-state-store.ts';
+import { counterKey, shardKey } from '../../shared/adapters/state-keys.ts';
 import { aws } from '../support/clients.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
 
@@ -369,7 +369,7 @@ describe('data plane scenarios', () => {
 
     // Assess: the items live under several partition keys (mutant killed: every reply under A#hot-1)
     const keys = new Set<string>();
-    for (const pk of ['A#hot-1', 'A#hot-1#1', 'A#hot-1#2', 'A#hot-1#3']) {
+    for (const pk of [0, 1, 2, 3].map((shard) => shardKey('hot-1', shard))) {
       const { Items = [] } = await aws.dynamo.send(
         new QueryCommand({
           TableName: fanin.topology.tableName,
