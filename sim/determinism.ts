@@ -12,7 +12,8 @@ import type { Scheduler } from './scheduler.ts';
  * - `Math.random()` (the throttling back-off in the state store; JSONata's `$random()`): the seed;
  * - `crypto.randomUUID()` (the completion lease's token, claim-check object keys): the seed
  *   (`node:module`'s `syncBuiltinESMExports` carries the swap to modules that imported it by name);
- * - `setTimeout` (the back-off's sleep): a virtual timer on the scheduler.
+ * - `setTimeout` / `clearTimeout` (the back-off's sleep, the sweeper's per-item time budget): a
+ *   virtual timer on the scheduler.
  *
  * Everything is restored by the returned function; a run never leaves one of these behind.
  */
@@ -21,6 +22,7 @@ export function neutralise(scheduler: Scheduler): () => void {
   const realRandom = Math.random;
   const realUuid = crypto.randomUUID;
   const realSetTimeout = globalThis.setTimeout;
+  const realClearTimeout = globalThis.clearTimeout;
   const inTask = () => scheduler.current() !== undefined;
 
   class VirtualDate extends RealDate {
@@ -40,15 +42,28 @@ export function neutralise(scheduler: Scheduler): () => void {
   syncBuiltinESMExports();
   const virtualSetTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
     if (!inTask()) return realSetTimeout(fn, ms, ...args);
-    scheduler.at(scheduler.now + Math.max(0, ms ?? 0), () => fn(...args));
-    return { ref() {}, unref() {}, hasRef: () => false, [Symbol.toPrimitive]: () => 0 };
+    const handle = { cleared: false, ref() {}, unref() {}, hasRef: () => false };
+    scheduler.at(scheduler.now + Math.max(0, ms ?? 0), () => {
+      if (!handle.cleared) fn(...args);
+    });
+    virtualTimers.add(handle);
+    return handle;
   };
+  const virtualTimers = new WeakSet<object>();
   globalThis.setTimeout = virtualSetTimeout as unknown as typeof setTimeout;
+  globalThis.clearTimeout = ((handle: unknown) => {
+    if (typeof handle === 'object' && handle !== null && virtualTimers.has(handle)) {
+      (handle as { cleared: boolean }).cleared = true;
+      return;
+    }
+    realClearTimeout(handle as NodeJS.Timeout);
+  }) as typeof clearTimeout;
   return () => {
     globalThis.Date = RealDate;
     Math.random = realRandom;
     (crypto as { randomUUID: typeof realUuid }).randomUUID = realUuid;
     syncBuiltinESMExports();
     globalThis.setTimeout = realSetTimeout;
+    globalThis.clearTimeout = realClearTimeout;
   };
 }

@@ -221,6 +221,10 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
     if (!results.has(aggregateId))
       fail('result-after-quiescence', 'overdue sweep after sweep, never ended', aggregateId);
   }
+  if (ledger.hung.length > 0) fail('quiescence', `invocations that never ended: ${ledger.hung.join(', ')}`);
+  for (const queue of ledger.leftover) {
+    fail('quiescence', `${queue.count} message(s) still on ${queue.queue} when nothing was left to run`);
+  }
   for (const letter of ledger.deadLetters) {
     fail(
       'no-dead-letters',

@@ -52,6 +52,10 @@ export class Ledger {
   public deadLetters: DeadLetter[] = [];
   /** Aggregates whose due item stayed overdue sweep after sweep (the sweeper could not end them). */
   public readonly stuck = new Set<string>();
+  /** Messages still on a queue fanin consumes when the run ended (quiescence means none). */
+  public leftover: { readonly queue: string; readonly count: number }[] = [];
+  /** Invocations that never ended: they wait on nothing the world can give them. */
+  public hung: string[] = [];
   /** The virtual time the run ended at. */
   public endedAt = 0;
 

@@ -9,6 +9,7 @@ import { add, emptySummary, type SeedResult, type Summary, simulateSeed } from '
  *   npm run simulate -- --budget-seconds 180        seeds until three minutes are spent
  *   npm run simulate -- --seed 1234                 replays one seed and prints its schedule
  *   npm run simulate -- --seeds 5000 --find         stops at the first failing seed
+ *   npm run simulate -- --seed 1234 --show order-7                       ... and every output that names order-7
  *   --big                                           lets runs draw the rare huge aggregates more often
  *
  * Exits 1 when any seed broke an invariant.
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     big: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    show: { type: 'string' },
   },
 });
 
@@ -54,6 +56,11 @@ async function main(): Promise<number> {
     const seed = Number(values.seed) >>> 0;
     const result = await simulateSeed(seed, { keepTrace: true, big });
     for (const line of result.trace ?? []) console.log(line);
+    const show = values.show;
+    if (show !== undefined) {
+      console.log(`\noutputs naming ${show}:`);
+      for (const p of result.publications ?? []) if (p.text.includes(show)) console.log(`t=${p.at} ${p.channel}: ${p.text.slice(0, 2000)}`);
+    }
     console.log(
       `\ntrace ${result.traceHash} (${result.steps} steps, ${result.calls} calls, ${result.tasks} invocations)`,
     );

@@ -19,10 +19,20 @@ export interface Task {
   readonly skew: number;
   /** Abandoned at an AWS call: no call of it is ever applied or answered again. */
   crashed: boolean;
+  /**
+   * No fault touches it: a message's last delivery before its DLQ runs calm, so a run's faults
+   * never exhaust a retry budget that AWS's own failure rates would not.
+   */
+  readonly calm: boolean;
   done: boolean;
   /** The handler's error, when it threw. */
   error?: unknown;
+  /** Called once when it ends: with its value, or undefined when it threw or crashed. */
+  onDone?: (value: unknown, how: TaskEnd) => void;
 }
+
+/** How a task ended. */
+export type TaskEnd = 'returned' | 'threw' | 'crashed';
 
 /** What the fault plan does with a call the scheduler picked. */
 export type CallFate =
@@ -132,20 +142,21 @@ export class Scheduler {
     name: string,
     skew: number,
     body: () => Promise<unknown>,
-    onDone?: (value: unknown) => void,
+    onDone?: (value: unknown, how: TaskEnd) => void,
+    calm = false,
   ): Task {
     this.seq += 1;
-    const task: Task = { id: this.seq, name, skew, crashed: false, done: false };
+    const task: Task = { id: this.seq, name, skew, crashed: false, done: false, calm, ...(onDone ? { onDone } : {}) };
     this.counts.tasks += 1;
     this.running.add(task);
-    this.trace.add(`t=${this.now} spawn #${task.id} ${name} skew=${skew}`, `spawn ${name}`);
+    this.trace.add(`t=${this.now} spawn #${task.id} ${name} skew=${skew}${calm ? ' calm' : ''}`, `spawn ${name}`);
     this.storage.run(task, () => {
       body().then(
         (value) => {
           if (task.crashed) return;
           task.done = true;
           this.running.delete(task);
-          onDone?.(value);
+          onDone?.(value, 'returned');
         },
         (error: unknown) => {
           if (task.crashed) return;
@@ -155,7 +166,7 @@ export class Scheduler {
           this.trace.add(
             `t=${this.now} #${task.id} threw ${(error as Error)?.name}: ${String((error as Error)?.message).slice(0, 200)}`,
           );
-          onDone?.(undefined);
+          onDone?.(undefined, 'threw');
         },
       );
     });
@@ -247,13 +258,15 @@ export class Scheduler {
 
   private async process(call: PendingCall): Promise<void> {
     const { task } = call;
-    const tag = `t=${this.now} #${task.id} ${task.name} ${call.service}.${call.command}`;
+    const tag = `t=${this.now} #${task.id} ${task.name} ${call.service}.${call.command}${this.trace.lines ? ` ${summary(call.input)}` : ''}`;
     const shape = `${task.name.split(':')[0]} ${call.command}`;
     if (task.crashed) {
       this.remove(call);
       return;
     }
-    const fate: CallFate = call.paused ? { kind: 'apply' } : this.faults(call);
+    // A call a finished invocation left running (its environment's background work) is not faulted:
+    // Lambda freezes it and lets it finish in the environment's next invocation.
+    const fate: CallFate = call.paused || task.calm || task.done ? { kind: 'apply' } : this.faults(call);
     if (fate.kind === 'pause') {
       call.paused = true;
       call.readyAt = this.now + fate.ms;
@@ -265,6 +278,8 @@ export class Scheduler {
       if (fate.afterEffect) this.applyQuietly(call);
       task.crashed = true;
       this.running.delete(task);
+      // The invocation is gone: its event source learns it failed (its concurrency slot is free).
+      task.onDone?.(undefined, 'crashed');
       this.counts.crashes += 1;
       this.trace.add(`${tag} crash ${fate.afterEffect ? 'after' : 'before'}`, `${shape} crash`);
       return;
@@ -308,12 +323,38 @@ export class Scheduler {
     if (index >= 0) this.pending.splice(index, 1);
   }
 
+  /** The tasks still running (each waits on something that is not an AWS call of the models). */
+  public stillRunning(): string[] {
+    return [...this.running].map((t) => `#${t.id} ${t.name}`);
+  }
+
   /** True when a task of the given name prefix is still running (or holds a pending call). */
   public busy(prefix: string): number {
     let n = 0;
     for (const task of this.running) if (task.name.startsWith(prefix)) n += 1;
     return n;
   }
+}
+
+/** What a call is about, for a replayed trace: its keys, queue, bucket key (never whole bodies). */
+function summary(input: unknown): string {
+  const i = (input ?? {}) as Record<string, unknown>;
+  const key = (i.Key ?? i.Item) as Record<string, unknown> | undefined;
+  const parts: string[] = [];
+  if (key) parts.push(`${String(key.pk).slice(0, 80)} ${String(key.sk).slice(0, 40)}${key.dueAt !== undefined ? ` dueAt=${String(key.dueAt)}` : ""}${key.expiresAt !== undefined ? ` expiresAt=${String(key.expiresAt)}` : ""}`);
+  if (typeof i.ConditionExpression === 'string') parts.push(`if ${i.ConditionExpression.slice(0, 80)}`);
+  if (typeof i.UpdateExpression === 'string') parts.push(`do ${i.UpdateExpression.slice(0, 120)}`);
+  if (Array.isArray(i.TransactItems)) {
+    for (const t of i.TransactItems as Record<string, { Key?: Record<string, unknown>; Item?: Record<string, unknown> }>[]) {
+      const [op, body] = Object.entries(t)[0] ?? [];
+      const k = body?.Key ?? body?.Item;
+      parts.push(`${op} ${String(k?.pk).slice(0, 60)} ${String(k?.sk).slice(0, 30)}`);
+    }
+  }
+  if (typeof i.QueueUrl === 'string') parts.push(i.QueueUrl.slice(i.QueueUrl.lastIndexOf('/') + 1));
+  if (typeof i.Key === 'string') parts.push(i.Key);
+  if (i.ExpressionAttributeValues) parts.push(JSON.stringify(i.ExpressionAttributeValues).slice(0, 200));
+  return parts.join(' | ');
 }
 
 /** A short, stable digest of a call's answer for the trace. */

@@ -19,6 +19,8 @@ export interface SeedResult {
   readonly aggregates: number;
   /** The full trace, when asked for. */
   readonly trace?: readonly string[];
+  /** Every output published, in order, when the trace was asked for. */
+  readonly publications?: readonly { channel: string; at: number; text: string }[];
   /** A handler that threw something other than an SDK error, if any (a bug in the simulation or fanin). */
   readonly error?: string;
 }
@@ -54,7 +56,7 @@ export async function simulateSeed(
     calls: world.scheduler.counts.calls,
     tasks: world.scheduler.counts.tasks,
     aggregates,
-    ...(world.scheduler.trace.lines ? { trace: world.scheduler.trace.lines } : {}),
+    ...(world.scheduler.trace.lines ? { trace: world.scheduler.trace.lines, publications: world.ledger.publications } : {}),
     ...(error ? { error } : {}),
   };
 }

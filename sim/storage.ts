@@ -1,63 +1,65 @@
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FaninClients } from '../shared/app.ts';
 import { QueueRole, type QueueSpec, type Topology } from '../shared/topology/topology.ts';
 import type { DeadLetter } from './ledger.ts';
-import { DynamoDbModel } from './models/dynamodb.ts';
+import { clientsOver, DynamoDbModel, EventBridgeModel, type Intercept, S3Model, SqsModel } from './models/index.ts';
 import type { Random } from './random.ts';
-import { StandinEventBridge, StandinS3, StandinSqs } from './standin.ts';
 
 /**
- * The models of one run and the world's own access to them: provisioning the topology (table,
- * queues with their DLQs and redrive, bucket, bus), the producers' and responders' sends and
- * receives (never faulted: they are not fanin's calls), and what the invariants read at the end.
+ * The models of one run (sim/models/) and the world's own access to them: provisioning the
+ * topology (table, queues with their DLQs and redrive, bucket, bus), the producers' and
+ * responders' sends and receives (never faulted: they are not fanin's calls), and what the
+ * invariants read at the end.
  */
 
 export interface Models {
-  readonly dynamo: DynamoDbModel;
-  readonly sqs: StandinSqs;
-  readonly s3: StandinS3 & { expireSome?: (now: number) => number };
-  readonly eventBridge: StandinEventBridge;
+  readonly dynamodb: DynamoDbModel;
+  readonly sqs: SqsModel;
+  readonly s3: S3Model;
+  readonly eventBridge: EventBridgeModel;
 }
 
-/** The models over one clock and one seed. */
-export function createModels(clock: () => number, random: Random): Models {
+const DAY_SECONDS = 24 * 3600;
+
+/** The models over one clock and one seed; the bucket's lifecycle as the stack sets it. */
+export function createModels(clock: () => number, random: Random, topology: Topology): Models {
   const draw = () => random.next();
+  // infra/validate-props.ts: objects live the longest state life, rounded up to days, plus a day.
+  const days = Math.ceil(topology.stateLifeSeconds / DAY_SECONDS) + 1;
   return {
-    dynamo: new DynamoDbModel({ clock, random: draw }),
-    sqs: new StandinSqs({ clock, random: draw }),
-    s3: new StandinS3({ clock }),
-    eventBridge: new StandinEventBridge(),
+    dynamodb: new DynamoDbModel({ clock, random: draw }),
+    sqs: new SqsModel({ clock, random: draw }),
+    s3: new S3Model({ clock, random: draw, expireAfterDays: { '': days } }),
+    eventBridge: new EventBridgeModel({ clock, random: draw }),
   };
 }
 
-type Intercept = (service: string, command: string, input: unknown, apply: () => unknown) => Promise<unknown>;
-
-/** SDK-shaped clients whose `send(command)` goes through `intercept` to the models. */
+/** SDK clients whose `send(command)` goes through `intercept` to the models (S3 only with a bucket). */
 export function modelClients(models: Models, intercept: Intercept, withS3: boolean): FaninClients {
-  const client = (
-    service: string,
-    model: { handle(command: string, input: unknown): unknown },
-    prototype?: object,
-  ) =>
-    Object.assign(Object.create(prototype ?? Object.prototype) as object, {
-      send: (command: { constructor: { name: string }; input: unknown }) => {
-        const name = command.constructor.name;
-        return intercept(service, name, command.input, () => model.handle(name, command.input));
-      },
-      destroy: () => {},
-      config: {},
+  const { s3: _s3, ...rest } = models;
+  return clientsOver(withS3 ? models : rest, streamed(intercept));
+}
+
+/**
+ * The S3 model's GetObject body reads with `transformToString` only; the claim check now reads it
+ * as a stream (`for await`, to stop at its size bound). Until the model's body is iterable too,
+ * the answer is given one async iterator over the same bytes.
+ */
+function streamed(intercept: Intercept): Intercept {
+  return (service, command, input, call) => {
+    if (service !== 's3' || command !== 'GetObjectCommand') return intercept(service, command, input, call);
+    return intercept(service, command, input, () => {
+      const answer = call() as { Body?: { transformToByteArray(): Promise<Uint8Array> } & object };
+      const body = answer.Body;
+      if (body === undefined || Symbol.asyncIterator in body) return answer;
+      return {
+        ...answer,
+        Body: Object.assign(body, {
+          async *[Symbol.asyncIterator]() {
+            yield await body.transformToByteArray();
+          },
+        }),
+      };
     });
-  return {
-    sqs: client('sqs', models.sqs) as unknown as FaninClients['sqs'],
-    dynamo: client(
-      'dynamodb',
-      models.dynamo,
-      DynamoDBDocumentClient.prototype,
-    ) as unknown as FaninClients['dynamo'],
-    eventBridge: client('eventbridge', models.eventBridge) as unknown as NonNullable<
-      FaninClients['eventBridge']
-    >,
-    ...(withS3 ? { s3: client('s3', models.s3) as unknown as NonNullable<FaninClients['s3']> } : {}),
   };
 }
 
@@ -86,9 +88,9 @@ export class Storage {
     bus: boolean,
     targets: readonly string[],
   ) {
-    models.dynamo.createTable(topology.table);
+    models.dynamodb.createTable(topology.table);
     if (bucket) models.s3.handle('CreateBucketCommand', { Bucket: topology.bucketName });
-    void bus;
+    if (bus) models.eventBridge.handle('CreateEventBusCommand', { Name: this.eventBusName });
     const queueUrls: Record<string, string> = {};
     for (const [role, spec] of Object.entries(topology.queues)) queueUrls[role] = this.create(spec);
     this.queueUrls = queueUrls as Record<QueueRole, string>;
@@ -205,6 +207,14 @@ export class Storage {
     return this.models.sqs.messages(url).length;
   }
 
+  /** The input queues (not the outputs, not the DLQs) that still hold messages. */
+  public leftover(): { queue: string; count: number }[] {
+    const inputs = [QueueRole.INGRESS, QueueRole.CONTROL, QueueRole.TIMER, QueueRole.BACKLOG].map((role) => this.queueUrls[role]);
+    return [...inputs, ...this.replyQueueUrls]
+      .map((url) => ({ queue: url.slice(url.lastIndexOf('/') + 1), count: this.depth(url) }))
+      .filter((q) => q.count > 0);
+  }
+
   /** Every message left in a dead-letter queue. */
   public deadLetters(): DeadLetter[] {
     return this.dlqUrls.flatMap((queue) =>
@@ -221,7 +231,7 @@ export class Storage {
   /** The earliest item of the state table's due index, and its aggregate. */
   public nextDue(): { dueAt: number; aggregateId: string } | undefined {
     let next: { dueAt: number; aggregateId: string } | undefined;
-    for (const item of this.models.dynamo.items(this.topology.tableName)) {
+    for (const item of this.models.dynamodb.items(this.topology.tableName)) {
       const dueAt = item.dueAt;
       if (typeof dueAt !== 'number' || typeof item.dueShard !== 'string') continue;
       if (next === undefined || dueAt < next.dueAt) next = { dueAt, aggregateId: String(item.pk).slice(2) };
@@ -234,7 +244,7 @@ export class Storage {
     if (attributes?.ExtendedPayloadSize === undefined) return body;
     try {
       const [, pointer] = JSON.parse(body) as [string, { s3BucketName: string; s3Key: string }];
-      return this.models.s3.objects.get(`${pointer.s3BucketName}/${pointer.s3Key}`)?.body ?? body;
+      return this.models.s3.text(pointer.s3BucketName, pointer.s3Key) ?? body;
     } catch {
       return body;
     }

@@ -20,7 +20,7 @@ import type { FaninContext } from '../shared/use-cases/context.ts';
 import { drawProfile, type FaultCounts, type FaultProfile, faultPlan, noFaults } from './faults.ts';
 import { Ledger } from './ledger.ts';
 import { Random } from './random.ts';
-import { type PendingCall, Scheduler } from './scheduler.ts';
+import { type PendingCall, Scheduler, type TaskEnd } from './scheduler.ts';
 import { createModels, type Models, modelClients, Storage } from './storage.ts';
 import { drawWorkload, replyBody, TARGETS, type Workload } from './workload.ts';
 
@@ -33,6 +33,12 @@ const MAX_STEPS = 400_000;
 /** Sweeps in a row that find an aggregate overdue before it is declared stuck. */
 const STUCK_SWEEPS = 30;
 
+/** A function's execution environments: {@link World.environments}. */
+interface Environments<H> {
+  take(): H;
+  give(handler: H, how: TaskEnd): void;
+}
+
 /** A consumed queue: Lambda's event source over it. */
 interface Consumer {
   readonly role: string;
@@ -40,7 +46,7 @@ interface Consumer {
   readonly spec: QueueSpec;
   readonly batchSize: number;
   readonly concurrency: number;
-  readonly handler: (event: SQSEvent) => Promise<unknown>;
+  readonly handler: Environments<(event: SQSEvent) => Promise<unknown>>;
   inFlight: number;
   polling: boolean;
 }
@@ -58,12 +64,10 @@ export class World {
   public readonly storage: Storage;
   public readonly models: Models;
   public readonly config: RuntimeConfig;
-  public readonly ctx: FaninContext;
   private readonly consumers: Consumer[] = [];
   private readonly byUrl = new Map<string, Consumer>();
   private readonly outputRoles = new Map<string, string>();
   private readonly targets = new Set<string>();
-  private sweepArmed = false;
   private overdueSweeps = 0;
   public steps = 0;
 
@@ -84,7 +88,7 @@ export class World {
       ...(this.workload.drained ? { replyDrainIntervalSeconds: 60 } : {}),
       ...(this.profile.buggify.smallBatches ? { replyBatchSize: 2 } : {}),
     });
-    this.models = createModels(() => this.scheduler.now, this.random);
+    this.models = createModels(() => this.scheduler.now, this.random, this.topology);
     this.storage = new Storage(this.models, this.topology, this.workload.bucket, this.workload.eventBridge, [
       ...TARGETS,
     ]);
@@ -104,13 +108,13 @@ export class World {
       trace.add(
         `t=${this.scheduler.now} #${this.scheduler.current()?.id ?? '-'} log ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}`,
       );
-    this.ctx = createContext(this.config, clients, {
-      clock: this.scheduler.clock,
-      log: { info: () => {}, warn: log('warn'), error: log('error') },
-    });
+    this.newContext = () =>
+      createContext(this.config, clients, {
+        clock: this.scheduler.clock,
+        log: { info: () => {}, warn: log('warn'), error: log('error') },
+      });
     for (const role of OUTPUT_ROLES) this.outputRoles.set(this.storage.queueUrls[role], role);
     for (const name of TARGETS) this.targets.add(this.storage.urlOf(name));
-    const context = () => this.ctx;
     const visibilityMs = this.topology.queues.ingress.visibilityTimeoutSeconds * 1000;
     this.scheduler.faults = faultPlan({
       random: this.random,
@@ -128,8 +132,9 @@ export class World {
       spec: QueueSpec,
       batchSize: number,
       concurrency: number,
-      handler: Consumer['handler'],
+      make: (context: () => FaninContext) => (event: SQSEvent) => Promise<unknown>,
     ) => {
+      const handler = this.environments(make);
       const consumer: Consumer = {
         role,
         url,
@@ -150,22 +155,24 @@ export class World {
       queues.ingress,
       consumers.fanOut.batchSize,
       3,
-      makeFanOutHandler(context),
+      makeFanOutHandler,
     );
-    consume('control', this.storage.queueUrls.control, queues.control, 1, 2, makeControlHandler(context));
+    consume('control', this.storage.queueUrls.control, queues.control, 1, 2, makeControlHandler);
     consume(
       'timer',
       this.storage.queueUrls.timer,
       queues.timer,
       consumers.timer.batchSize,
       2,
-      makeTimerHandler(context),
+      makeTimerHandler,
     );
-    const drain = makeReplyDrainHandler(context, () => ({
-      sqs: clients.sqs,
-      replyQueueUrls: this.storage.replyQueueUrls,
-      timeoutMs: this.topology.functionTimeoutSeconds * 1000,
-    }));
+    const drain = this.environments((context) =>
+      makeReplyDrainHandler(context, () => ({
+        sqs: clients.sqs,
+        replyQueueUrls: this.storage.replyQueueUrls,
+        timeoutMs: this.topology.functionTimeoutSeconds * 1000,
+      })),
+    );
     this.topology.replyConsumers.forEach((spec, i) => {
       const url = this.storage.replyQueueUrls[i] as string;
       if ((spec.drainIntervalSeconds ?? 0) > 0) {
@@ -179,13 +186,34 @@ export class World {
         this.topology.replyPartitions[i] as QueueSpec,
         batch,
         3,
-        makeReplyHandler(context),
+        makeReplyHandler,
       );
     });
-    this.sweeper = makeSweeperHandler(context);
+    this.sweeper = this.environments(makeSweeperHandler);
   }
 
-  private readonly sweeper: () => Promise<unknown>;
+  private readonly sweeper: Environments<() => Promise<unknown>>;
+  private readonly newContext: () => FaninContext;
+
+  /**
+   * Lambda's execution environments of one function: an invocation takes an idle one (its
+   * context, caches and all, as a warm start) or a new one; a crashed invocation's environment
+   * is gone with it, so nothing it held (a read in flight, a cache) outlives it.
+   */
+  private environments<H>(make: (context: () => FaninContext) => H): Environments<H> {
+    const idle: H[] = [];
+    return {
+      take: () => {
+        const handler = idle.pop();
+        if (handler !== undefined) return handler;
+        const ctx = this.newContext();
+        return make(() => ctx);
+      },
+      give: (handler, how) => {
+        if (how !== 'crashed') idle.push(handler);
+      },
+    };
+  }
 
   /** Runs the workload, then the world to quiescence; fills {@link ledger}. */
   public async run(): Promise<void> {
@@ -204,11 +232,13 @@ export class World {
       this.steps += 1;
       if (this.random.chance(this.profile.ttl)) {
         this.faults['ttl-sweep'] += 1;
-        this.models.dynamo.expireSome(this.scheduler.now);
-        this.models.s3.expireSome?.(this.scheduler.now);
+        this.models.dynamodb.expireSome(this.scheduler.now);
+        this.models.s3.expireSome(this.scheduler.now);
       }
     }
     this.ledger.endedAt = this.scheduler.now;
+    this.ledger.hung = this.scheduler.stillRunning();
+    this.ledger.leftover = this.storage.leftover();
     this.ledger.deadLetters = this.storage.deadLetters();
   }
 
@@ -221,6 +251,10 @@ export class World {
           ? this.storage.queueUrls.control
           : (this.storage.replyQueueUrls[action.queue % this.storage.replyQueueUrls.length] as string);
     const messageId = this.storage.send(url, action.body, action.attributes, action.claimCheck ?? false);
+    this.scheduler.trace.add(
+      `t=${this.scheduler.now} send ${action.kind} ${messageId} to ${url.slice(url.lastIndexOf('/') + 1)} ${action.aggregateId?.slice(0, 60) ?? ''} ${action.replyId?.slice(0, 20) ?? ''}`,
+      `send ${action.kind}`,
+    );
     const definition = action.attributes['fanin-definition'] ?? definitionOf(action.body);
     this.ledger.inputs.push({
       kind: action.kind,
@@ -256,7 +290,6 @@ export class World {
   /** Lambda's event source: receives a batch and invokes the handler with it. */
   private poll(consumer: Consumer): void {
     if (consumer.inFlight >= consumer.concurrency) return;
-    const now = this.scheduler.now;
     const messages = this.storage.receive(consumer.url, consumer.batchSize, consumer.spec);
     // Whatever this batch does, its messages may come back once the visibility timeout is over.
     if (messages.length === 0) return;
@@ -265,11 +298,18 @@ export class World {
     consumer.inFlight += 1;
     const skew = this.profile.skewMs > 0 ? this.random.between(-this.profile.skewMs, this.profile.skewMs) : 0;
     if (skew !== 0) this.faults.skew += 1;
+    this.scheduler.trace.add(
+      `t=${this.scheduler.now} receive ${consumer.role} ${messages.map((m) => `${m.MessageId}(${m.ReceiveCount})`).join(' ')}`,
+    );
+    // A message's last delivery before its DLQ runs calm (see Task.calm).
+    const calm = messages.some((m) => m.ReceiveCount >= consumer.spec.maxReceiveCount - 1);
+    const handler = consumer.handler.take();
     this.scheduler.spawn(
       `${consumer.role}:${records.length}`,
       skew,
-      () => consumer.handler({ Records: records }),
-      (response) => {
+      () => handler({ Records: records }),
+      (response, how) => {
+        consumer.handler.give(handler, how);
         consumer.inFlight -= 1;
         const failed = new Set(
           (
@@ -290,10 +330,10 @@ export class World {
         }
         this.wake(consumer.url, 0);
       },
+      calm,
     );
     // Concurrency left: the event source keeps polling.
     this.wake(consumer.url, 1);
-    void now;
   }
 
   /** A responder: takes what its queue holds and answers each sub-request by the policy. */
@@ -350,11 +390,12 @@ export class World {
   private scheduleDrain(
     partition: number,
     batchSize: number,
-    drain: (event: { drain: { partition: number; batchSize: number } }) => Promise<unknown>,
+    drain: Environments<(event: { drain: { partition: number; batchSize: number } }) => Promise<unknown>>,
     intervalMs: number,
   ): void {
     const url = this.storage.replyQueueUrls[partition] as string;
     const grid = (t: number) => START + Math.ceil((t - START) / intervalMs) * intervalMs;
+    let drains = 0;
     const tick = () => {
       // Messages received by a drain that crashed count too: they come back after their timeout.
       if (this.storage.depth(url) === 0) {
@@ -362,7 +403,17 @@ export class World {
         return;
       }
       if (this.scheduler.busy(`drain:${partition}`) === 0) {
-        this.scheduler.spawn(`drain:${partition}`, 0, () => drain({ drain: { partition, batchSize } }));
+        // Every third drain runs calm, so faults alone never take a reply to the DLQ.
+        drains += 1;
+        const calm = drains % 3 === 0;
+        const handler = drain.take();
+        this.scheduler.spawn(
+          `drain:${partition}`,
+          0,
+          () => handler({ drain: { partition, batchSize } }),
+          (_value, how) => drain.give(handler, how),
+          calm,
+        );
       }
       this.scheduler.at(this.scheduler.now + intervalMs, tick);
     };
@@ -372,17 +423,22 @@ export class World {
   /** Drain schedules with nothing to drain, re-armed by the next message sent to their partition. */
   private readonly parkedDrains = new Map<string, () => void>();
 
-  /** The sweeper's schedule: every minute while some aggregate is due, skipping minutes where none is. */
+  /**
+   * The sweeper's schedule: every minute while some aggregate is due, skipping the minutes in
+   * which none is (nothing but time passes then). A due item written earlier than the sweep
+   * already planned brings that sweep forward.
+   */
   private armSweeper(): void {
-    if (this.sweepArmed) return;
     const next = this.storage.nextDue();
     if (next === undefined) return;
-    this.sweepArmed = true;
     const interval = this.topology.sweepIntervalSeconds * 1000;
     const grid = (t: number) => START + Math.ceil((t - START) / interval) * interval;
     const at = Math.max(grid(this.scheduler.now + 1), grid(next.dueAt));
+    if (this.sweepAt !== undefined && this.sweepAt <= at) return;
+    this.sweepAt = at;
     this.scheduler.at(at, () => {
-      this.sweepArmed = false;
+      if (this.sweepAt !== at) return;
+      this.sweepAt = undefined;
       const overdue = this.storage.nextDue();
       if (overdue && overdue.dueAt < this.scheduler.now - 10 * interval) {
         this.overdueSweeps += 1;
@@ -393,14 +449,21 @@ export class World {
       } else {
         this.overdueSweeps = 0;
       }
+      const handler = this.sweeper.take();
       this.scheduler.spawn(
         'sweeper',
         0,
-        () => this.sweeper(),
-        () => this.armSweeper(),
+        () => handler(),
+        (_value, how) => {
+          this.sweeper.give(handler, how);
+          this.armSweeper();
+        },
       );
     });
   }
+
+  /** When the next sweep is planned, if one is. */
+  private sweepAt: number | undefined;
 
   /** Which output a call publishes to (for a channel that fails on its own). */
   private channelOf(call: PendingCall): string | undefined {
@@ -447,7 +510,8 @@ export class World {
         });
       });
     }
-    if (call.service === 'dynamodb') this.armSweeper();
+    // Only a write that sets a deadline can bring the next sweep forward.
+    if (call.service === 'dynamodb' && JSON.stringify(input).includes('dueAt')) this.armSweeper();
   }
 }
 
