@@ -1,4 +1,5 @@
 import type { Definition } from './definition.ts';
+import { MAX_FAILURE_TEXT_LENGTH } from './limits.ts';
 
 /**
  * The message attribute by which a responder answers with a failure instead of a result (Step
@@ -8,8 +9,8 @@ import type { Definition } from './definition.ts';
  * toward "all arrived", but never toward a count, `first`, a score or the aggregation algorithm.
  */
 export const FAILURE_ATTRIBUTE = 'fanin-failure';
-/** The longest error text kept from a `fanin-failure` attribute. */
-export const MAX_FAILURE_ERROR_LENGTH = 1024;
+/** The longest error text kept from a `fanin-failure` attribute (the bound in limits.ts). */
+export const MAX_FAILURE_ERROR_LENGTH = MAX_FAILURE_TEXT_LENGTH;
 
 /** The error of a failed reply, from its attributes; `undefined` for a reply that is a result. */
 export function failureOf(attributes: Readonly<Record<string, string>>): string | undefined {

@@ -5,6 +5,7 @@ import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '.
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
 import { failureOf } from '../engine/failures.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
+import { identifierProblem, MAX_AGGREGATE_ID_BYTES, MAX_KEY_LENGTH } from '../engine/limits.ts';
 import { replyShard } from '../engine/members.ts';
 import { BadMessageError, CorrelationError, isUnfixable } from '../errors.ts';
 import { MetricName, REPLY_FATE_METRICS } from '../observability/metric-names.ts';
@@ -25,9 +26,6 @@ import { handleUnknown } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
 import { routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
-
-/** The longest aggregate id fanin accepts, in bytes (DynamoDB keys are at most 2,048). */
-export const MAX_AGGREGATE_ID_BYTES = 1024;
 
 /**
  * A character outside what SQS accepts in a message (#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to
@@ -176,6 +174,9 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
       `reply body holds U+${(noncharacter.codePointAt(0) ?? 0).toString(16).toUpperCase()}, which no output can carry (SQS refuses U+FFFE and U+FFFF)`,
     );
   const messageId = raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId;
+  // Kept on every item of the reply: a producer's own origin id is bounded like any identifier.
+  const originProblem = identifierProblem(messageId, MAX_KEY_LENGTH);
+  if (originProblem) throw new BadMessageError(`${WireAttribute.ORIGIN_MESSAGE_ID} ${originProblem}`);
   return { raw: original, inbound, aggregateId, replyId, messageId, ...(claimed ? { claimed } : {}) };
 }
 

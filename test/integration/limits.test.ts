@@ -57,4 +57,30 @@ describe('message bounds, end to end', () => {
     expect(output).toMatchObject({ result: [{ replyId: '0', body: { fine: true } }] });
     expect(await fanin.deadLetters()).toEqual({});
   });
+
+  it('a reply carrying a fanin-origin-message-id of 300,000 characters goes to the error output and the aggregate goes on', async () => {
+    // Prepare
+    await fanin.sendRequest({ definition: 'plain', aggregateId: 'origin-1', expected: 1 });
+    await fanin.drain();
+
+    // Act: the origin id is kept on every item of the reply; ten in a pack would pass 400 KB
+    await fanin.sendReply(
+      { big: true },
+      {
+        'fanin-aggregate-id': 'origin-1',
+        'fanin-reply-id': '0',
+        'fanin-origin-message-id': 'm'.repeat(300_000),
+      },
+    );
+    await fanin.drain();
+    await fanin.sendReply({ fine: true }, { 'fanin-aggregate-id': 'origin-1', 'fanin-reply-id': '0' });
+    await fanin.drain();
+
+    // Assess (mutant killed: the origin id unbounded)
+    const errors = (await fanin.outputs('error')).filter((e) => e.source === 'reply');
+    expect(errors.map((e) => e.reason)).toEqual(['fanin-origin-message-id is 300000 characters, more than the 256 allowed']);
+    const { output } = fanin.expectExactlyOneTerminalOutput('origin-1');
+    expect(output).toMatchObject({ result: [{ replyId: '0', body: { fine: true } }] });
+    expect(await fanin.deadLetters()).toEqual({});
+  });
 });

@@ -40,7 +40,20 @@ describe('parseDefinition: defaults', () => {
       maxOpenSeconds: 14 * DAY,
       writeShards: 1,
       outputs: { eventBridge: false },
+      // Completing a whole definition by one event naming no aggregate is an opt-in.
+      externalEventCompletesAll: false,
     });
+  });
+
+  it('refuses externalEventCompletesAll without an externalEventPattern', () => {
+    expect(() =>
+      parseDefinition({
+        name: 'market',
+        fanOut: { type: 'none' },
+        completion: { strategy: 'external' },
+        externalEventCompletesAll: true,
+      }),
+    ).toThrow(/externalEventCompletesAll.*needs an externalEventPattern/);
   });
 
   it.each([
