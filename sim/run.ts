@@ -59,7 +59,8 @@ async function main(): Promise<number> {
     const show = values.show;
     if (show !== undefined) {
       console.log(`\noutputs naming ${show}:`);
-      for (const p of result.publications ?? []) if (p.text.includes(show)) console.log(`t=${p.at} ${p.channel}: ${p.text.slice(0, 2000)}`);
+      for (const p of result.publications ?? [])
+        if (p.text.includes(show)) console.log(`t=${p.at} ${p.channel}: ${p.text.slice(0, 2000)}`);
     }
     console.log(
       `\ntrace ${result.traceHash} (${result.steps} steps, ${result.calls} calls, ${result.tasks} invocations)`,

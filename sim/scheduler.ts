@@ -146,10 +146,21 @@ export class Scheduler {
     calm = false,
   ): Task {
     this.seq += 1;
-    const task: Task = { id: this.seq, name, skew, crashed: false, done: false, calm, ...(onDone ? { onDone } : {}) };
+    const task: Task = {
+      id: this.seq,
+      name,
+      skew,
+      crashed: false,
+      done: false,
+      calm,
+      ...(onDone ? { onDone } : {}),
+    };
     this.counts.tasks += 1;
     this.running.add(task);
-    this.trace.add(`t=${this.now} spawn #${task.id} ${name} skew=${skew}${calm ? ' calm' : ''}`, `spawn ${name}`);
+    this.trace.add(
+      `t=${this.now} spawn #${task.id} ${name} skew=${skew}${calm ? ' calm' : ''}`,
+      `spawn ${name}`,
+    );
     this.storage.run(task, () => {
       body().then(
         (value) => {
@@ -341,11 +352,17 @@ function summary(input: unknown): string {
   const i = (input ?? {}) as Record<string, unknown>;
   const key = (i.Key ?? i.Item) as Record<string, unknown> | undefined;
   const parts: string[] = [];
-  if (key) parts.push(`${String(key.pk).slice(0, 80)} ${String(key.sk).slice(0, 40)}${key.dueAt !== undefined ? ` dueAt=${String(key.dueAt)}` : ""}${key.expiresAt !== undefined ? ` expiresAt=${String(key.expiresAt)}` : ""}`);
+  if (key)
+    parts.push(
+      `${String(key.pk).slice(0, 80)} ${String(key.sk).slice(0, 40)}${key.dueAt !== undefined ? ` dueAt=${String(key.dueAt)}` : ''}${key.expiresAt !== undefined ? ` expiresAt=${String(key.expiresAt)}` : ''}`,
+    );
   if (typeof i.ConditionExpression === 'string') parts.push(`if ${i.ConditionExpression.slice(0, 80)}`);
   if (typeof i.UpdateExpression === 'string') parts.push(`do ${i.UpdateExpression.slice(0, 120)}`);
   if (Array.isArray(i.TransactItems)) {
-    for (const t of i.TransactItems as Record<string, { Key?: Record<string, unknown>; Item?: Record<string, unknown> }>[]) {
+    for (const t of i.TransactItems as Record<
+      string,
+      { Key?: Record<string, unknown>; Item?: Record<string, unknown> }
+    >[]) {
       const [op, body] = Object.entries(t)[0] ?? [];
       const k = body?.Key ?? body?.Item;
       parts.push(`${op} ${String(k?.pk).slice(0, 60)} ${String(k?.sk).slice(0, 30)}`);

@@ -56,7 +56,9 @@ export async function simulateSeed(
     calls: world.scheduler.counts.calls,
     tasks: world.scheduler.counts.tasks,
     aggregates,
-    ...(world.scheduler.trace.lines ? { trace: world.scheduler.trace.lines, publications: world.ledger.publications } : {}),
+    ...(world.scheduler.trace.lines
+      ? { trace: world.scheduler.trace.lines, publications: world.ledger.publications }
+      : {}),
     ...(error ? { error } : {}),
   };
 }

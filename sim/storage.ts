@@ -1,7 +1,14 @@
 import type { FaninClients } from '../shared/app.ts';
 import { QueueRole, type QueueSpec, type Topology } from '../shared/topology/topology.ts';
 import type { DeadLetter } from './ledger.ts';
-import { clientsOver, DynamoDbModel, EventBridgeModel, type Intercept, S3Model, SqsModel } from './models/index.ts';
+import {
+  clientsOver,
+  DynamoDbModel,
+  EventBridgeModel,
+  type Intercept,
+  S3Model,
+  SqsModel,
+} from './models/index.ts';
 import type { Random } from './random.ts';
 
 /**
@@ -209,7 +216,9 @@ export class Storage {
 
   /** The input queues (not the outputs, not the DLQs) that still hold messages. */
   public leftover(): { queue: string; count: number }[] {
-    const inputs = [QueueRole.INGRESS, QueueRole.CONTROL, QueueRole.TIMER, QueueRole.BACKLOG].map((role) => this.queueUrls[role]);
+    const inputs = [QueueRole.INGRESS, QueueRole.CONTROL, QueueRole.TIMER, QueueRole.BACKLOG].map(
+      (role) => this.queueUrls[role],
+    );
     return [...inputs, ...this.replyQueueUrls]
       .map((url) => ({ queue: url.slice(url.lastIndexOf('/') + 1), count: this.depth(url) }))
       .filter((q) => q.count > 0);

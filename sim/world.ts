@@ -180,14 +180,7 @@ export class World {
         return;
       }
       const batch = Math.min(spec.batchSize, 10);
-      consume(
-        `reply:${i}`,
-        url,
-        this.topology.replyPartitions[i] as QueueSpec,
-        batch,
-        3,
-        makeReplyHandler,
-      );
+      consume(`reply:${i}`, url, this.topology.replyPartitions[i] as QueueSpec, batch, 3, makeReplyHandler);
     });
     this.sweeper = this.environments(makeSweeperHandler);
   }

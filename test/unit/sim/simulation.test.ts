@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { checkInvariants } from '../../../sim/invariants.ts';
+import { Ledger } from '../../../sim/ledger.ts';
+import { simulateSeed } from '../../../sim/simulate.ts';
+
+/**
+ * The deterministic simulation (docs/simulation.md) as part of `npm test`: a fixed budget of
+ * seeds, each a whole deployment of fanin's real handlers over the models under one seeded
+ * scheduler, with faults, run to quiescence and checked against every invariant. `.ci/run` runs
+ * a larger budget (`npm run simulate`).
+ */
+
+/** The seeds every test run checks (a fixed list: the suite must be deterministic). */
+const SEEDS = Array.from({ length: 48 }, (_, i) => i + 1);
+
+describe('the deterministic simulation', () => {
+  it('is a pure function of its seed: the same seed twice gives the same trace, call for call', async () => {
+    const first = await simulateSeed(7, { keepTrace: true });
+    const second = await simulateSeed(7, { keepTrace: true });
+    expect(first.calls).toBeGreaterThan(20);
+    expect(second.trace).toEqual(first.trace);
+    expect(second.traceHash).toBe(first.traceHash);
+  });
+
+  it('different seeds reach different schedules', async () => {
+    const shapes = new Set<string>();
+    for (const seed of [1, 2, 3]) shapes.add((await simulateSeed(seed)).shapeHash);
+    expect(shapes.size).toBe(3);
+  });
+
+  it('keeps every invariant over its fixed seeds', { timeout: 120_000 }, async () => {
+    const failures: string[] = [];
+    for (const seed of SEEDS) {
+      const result = await simulateSeed(seed);
+      for (const v of result.violations) {
+        failures.push(`seed ${seed} [${v.invariant}] ${v.aggregateId ?? ''}: ${v.detail.slice(0, 300)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('the invariants', () => {
+  const result = (body: Record<string, unknown>) =>
+    JSON.stringify({ id: 'agg-1/result', aggregateId: 'agg-1', definition: 'd', ...body });
+  const definitions = [
+    {
+      name: 'd',
+      fanOut: { type: 'none' as const },
+      completion: { strategy: 'all' as const },
+      timeoutSeconds: 60,
+    },
+  ];
+
+  it('a result published twice with different contents breaks one-result', () => {
+    const ledger = new Ledger();
+    ledger.publications.push(
+      {
+        channel: 'completed',
+        text: result({ type: 'fanin.aggregate.completed', result: [] }),
+        at: 0,
+        task: 't',
+      },
+      {
+        channel: 'events',
+        text: result({ type: 'fanin.aggregate.completed', result: [{ replyId: '0', body: 1 }] }),
+        at: 0,
+        task: 't',
+      },
+    );
+    expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toContain('one-result');
+  });
+
+  it('a member whose body no responder sent for that aggregate breaks members-sent', () => {
+    const ledger = new Ledger();
+    ledger.inputs.push({
+      kind: 'reply',
+      messageId: 'm1',
+      at: 0,
+      body: '{"v":1}',
+      attributes: {},
+      aggregateId: 'agg-1',
+      replyId: '0',
+    });
+    ledger.publications.push({
+      channel: 'completed',
+      text: result({
+        type: 'fanin.aggregate.completed',
+        completedBy: 'all-arrived',
+        result: [{ replyId: '0', body: { v: 2 } }],
+      }),
+      at: 0,
+      task: 't',
+    });
+    expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['members-sent']);
+  });
+
+  it('a request with neither a result nor an error output breaks result-after-quiescence', () => {
+    const ledger = new Ledger();
+    ledger.inputs.push({
+      kind: 'request',
+      messageId: 'm1',
+      at: 0,
+      body: '{}',
+      attributes: {},
+      aggregateId: 'agg-1',
+    });
+    expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['result-after-quiescence']);
+  });
+});
