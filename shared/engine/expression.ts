@@ -65,11 +65,15 @@ export function compileExpression(
     throw new ExpressionError(source, describe(error), { cause: error });
   }
   // A pattern only the worker can run starts the worker now, at definition load, not in a budget.
-  if (regexLiterals(compiled.ast()).some((re) => linearOf(re) === undefined)) regexWorker();
+  const needsWorker = regexLiterals(compiled.ast()).some((re) => linearOf(re) === undefined);
+  if (needsWorker) regexWorker();
   const bounded: BoundedExpression = {
     source,
     async evaluate(input, bindings, fixed) {
       try {
+        // A worker still starting (the first evaluation, or just after one was ended) is waited
+        // for here, outside the budget, which then counts the evaluation alone.
+        if (needsWorker) await regexWorker().ready;
         const all = fixed ? { ...bindings, ...(await fixedBindings(fixed)) } : bindings;
         return normalise(await compiled.evaluate(input, all));
       } catch (error) {
@@ -155,17 +159,16 @@ function normalise(value: unknown): unknown {
 // call, and a backtracking one (`/^(a|a)*$/` over 30 characters) can run for minutes inside it.
 // So every regex literal of a user expression is built by this engine instead of `RegExp`:
 // - a pattern V8's linear-time engine can run (no backreference, lookaround, word boundary,
-//   `i` or `m` flag on this V8) runs in this thread, and V8 moves a match that backtracks too
-//   much to that engine, whose time grows with the input only;
+//   `i` or `m` flag on this V8) runs there, in this thread: its time grows with the input only;
 // - any other pattern runs in one long-lived worker thread, and this thread waits for its answer
-//   at most the budget; past it the worker is terminated (a new one starts when next needed) and
-//   the evaluation fails with "exceeded its time budget", the outcome any over-budget expression has.
+//   at most the budget (an evaluation first waits, outside its budget, for a worker to start);
+//   past it the worker is ended (the next one starts at once) and the evaluation fails with
+//   "exceeded its time budget", the outcome any over-budget expression has.
 
-// Lets `new RegExp(source, 'l')` tell whether V8's linear-time engine can run a pattern, and makes
-// V8 rerun a match there once it backtracks too much (same answer: the same ECMAScript semantics).
-// Neither changes what any regex answers.
+// Lets `new RegExp(source, 'l')` ask for V8's linear-time engine (the same ECMAScript semantics);
+// it changes no other regex. (V8's fallback to that engine on excessive backtracking is not
+// used: it is process-wide, worker threads included, where it made matches end early.)
 setFlagsFromString('--enable-experimental-regexp-engine');
-setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 /** How long a worker that is starting may take before the budget of its first match begins. */
 const WORKER_START_MS = 5_000;
@@ -217,10 +220,7 @@ function linearOf(pattern: RegExp): RegExp | undefined {
   let cached = linearCache.get(key);
   if (cached === undefined) {
     try {
-      new RegExp(pattern.source, `${pattern.flags}l`);
-      // Runnable in linear time: the ordinary engine is faster, and V8 falls back to the linear
-      // one by itself when a match backtracks excessively.
-      cached = new RegExp(pattern.source, pattern.flags);
+      cached = new RegExp(pattern.source, `${pattern.flags}l`);
     } catch {
       cached = null;
     }
@@ -269,6 +269,8 @@ class RegexWorker {
   private readonly port: MessagePort;
   private readonly worker: Worker;
   private seq = 0;
+  /** Settles once the worker runs (or could not start: its first match then reports why). */
+  public readonly ready: Promise<void>;
 
   public constructor() {
     const { port1, port2 } = new MessageChannel();
@@ -280,6 +282,11 @@ class RegexWorker {
     });
     // Never keeps a process (a test run, a Lambda's event loop) alive.
     this.worker.unref();
+    this.ready = new Promise((resolve) => {
+      this.worker.once('online', () => resolve());
+      this.worker.once('error', () => resolve());
+      this.worker.once('exit', () => resolve());
+    });
     this.port.unref();
   }
 
