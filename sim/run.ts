@@ -96,7 +96,7 @@ async function main(): Promise<number> {
     add(summary, result);
     summary.seconds = (performance.now() - began) / 1000;
     if (result.violations.length > 0) {
-      if (!values.quiet) console.log(describe(result));
+      if (!values.quiet || values.find) console.log(describe(result));
       if (values.find) {
         console.log(
           `found after ${n + 1} seed(s): seed ${result.seed} (replay: npm run simulate -- --seed ${result.seed})`,
