@@ -469,6 +469,11 @@ function completionRuleIssues(def: {
  * this far ahead, and the claim-check bucket must keep stored bodies at least this long.
  */
 export function stateLifeSeconds(definition: Definition, leaseSeconds: number): number {
-  const open = Math.max(definition.maxOpenSeconds, definition.timeoutSeconds ?? 0);
+  // The longest deadline a request may ask for extends the life as the definition's own does.
+  const open = Math.max(
+    definition.maxOpenSeconds,
+    definition.timeoutSeconds ?? 0,
+    definition.requestParameters?.timeoutSeconds?.max ?? 0,
+  );
   return definition.unknownTimeoutSeconds + open + leaseSeconds + definition.tombstoneRetentionSeconds;
 }

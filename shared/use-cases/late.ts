@@ -27,7 +27,9 @@ export async function routeLate(
     readonly retained?: boolean;
   },
 ): Promise<void> {
-  if (await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition), header.shards))
+  if (
+    await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition, header), header.shards)
+  )
     ctx.metrics?.count(MetricName.REPLIES_LATE, definition.name);
   if (definition.latePolicy !== 'route') return;
   await ctx.outputs.publish(

@@ -147,6 +147,7 @@ async function publishSnapshot(
       params: header.params,
       request,
       limits: EXPRESSION_LIMITS,
+      at: asOf,
     });
     message = { ...base, result };
   } catch (error) {
