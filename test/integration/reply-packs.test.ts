@@ -154,30 +154,35 @@ describe('replies of one aggregate in one batch', () => {
     expect(result.find((r) => r.replyId === 'a')?.body).toEqual({ quote: 'first' });
   });
 
-  it('a seal whose pack sources would crowd the header leaves them out, and the aggregate still seals', async () => {
-    // Prepare: sources of 6,000 small packs (about 150 KB encoded) beside a header near its limit
+  it('a seal whose pack sources would crowd the header keeps them beside it, and every reader gets them back', async () => {
+    // Prepare: 10,000 members read from 5,000 small packs (about 125 KB of sources encoded)
     await open('pack-sources', 10_000);
     const sources = Object.fromEntries(
-      Array.from({ length: 6_000 }, (_, i) => [
+      Array.from({ length: 5_000 }, (_, i) => [
         `Q#${String(2 * i).padStart(10, '0')}`,
         [String(2 * i), String(2 * i + 1)],
       ]),
     );
+    const members = Array.from({ length: 10_000 }, (_, i) => String(i));
     const at = fanin.clock.now;
 
     // Act
     const sealed = await fanin.ctx.store.seal('pack-sources', {
       outcome: 'completed' as never,
-      members: ['0', '1'],
+      members,
       sources,
       at,
       lease: 'l',
       leaseUntil: at + 60_000,
     });
+    const reread = await fanin.ctx.store.getHeader('pack-sources');
 
-    // Assess (mutant killed: "no cap on the seal's sources" — the header keeps 150 KB of them)
+    // Assess: the seal names each member's pack, so a copy recorded later cannot change a rebuilt
+    // result (dropping them, as a 128 KB cap once did, loses that)
     expect(sealed?.status).toBe(AggregateStatus.COMPLETING);
-    expect(sealed?.sources).toBeUndefined();
+    expect(sealed?.sources).toEqual(sources);
+    expect(reread?.sources).toEqual(sources);
+    expect(reread?.members).toEqual(members);
   });
 
   it('a large fan-out whose replies come in packs completes when its last block is in', async () => {
