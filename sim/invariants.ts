@@ -132,6 +132,17 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
         );
       }
     }
+    // The member set is fixed at the seal: a member delivered again is a duplicate, never late;
+    // and a reply is counted or reported unknown, never both.
+    for (const member of [...members, ...failures]) {
+      if (lateOrUnknown.has(`${aggregateId}\u0000${member.replyId}`)) {
+        fail(
+          'members-sent',
+          `reply ${member.replyId} is in the result and was also published late or unknown`,
+          aggregateId,
+        );
+      }
+    }
     if (definition !== undefined) {
       const strategy = definition.completion.strategy;
       const allowed = [...(COMPLETED_BY[strategy] ?? []), ...ALWAYS];
