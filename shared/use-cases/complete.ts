@@ -5,6 +5,7 @@ import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants
 import type { Definition } from '../engine/definition.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
+import { resultId } from '../engine/output-ids.ts';
 import { ExpressionError, OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
 import {
@@ -296,7 +297,7 @@ async function buildOutput(
 ): Promise<Built> {
   const base = {
     // One id per aggregate whatever the outcome: a rebuilt output can never be a second, different one.
-    id: `${header.aggregateId}/result`,
+    id: resultId(header.aggregateId),
     aggregateId: header.aggregateId,
     definition: header.definition,
     openedAt: header.openedAt,

@@ -1,4 +1,5 @@
 import { completionStateOf } from '../engine/lifecycle.ts';
+import { replyOutputId } from '../engine/output-ids.ts';
 import { MetricName, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
 import type { HeldReply, RawMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
@@ -68,7 +69,7 @@ export async function publishUnknown(
   definition: string | undefined,
 ): Promise<void> {
   await ctx.outputs.publish(QueueRole.UNKNOWN, {
-    id: `${aggregateId}/unknown/${replyId}`,
+    id: replyOutputId(aggregateId, 'unknown', replyId),
     type: 'fanin.reply.unknown',
     aggregateId,
     ...(definition ? { definition } : {}),

@@ -1,4 +1,5 @@
 import type { Definition } from '../engine/definition.ts';
+import { replyOutputId } from '../engine/output-ids.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
@@ -35,7 +36,7 @@ export async function routeLate(
   await ctx.outputs.publish(
     QueueRole.LATE,
     {
-      id: `${header.aggregateId}/late/${replyId}`,
+      id: replyOutputId(header.aggregateId, 'late', replyId),
       type: 'fanin.reply.late',
       aggregateId: header.aggregateId,
       definition: definition.name,

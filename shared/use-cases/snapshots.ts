@@ -2,6 +2,7 @@ import { aggregate } from '../engine/aggregation.ts';
 import { EXPRESSION_LIMITS } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
+import { snapshotId } from '../engine/output-ids.ts';
 import { ExpressionError, OutputTooLargeError } from '../errors.ts';
 import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
@@ -127,7 +128,7 @@ async function publishSnapshot(
   const { failures, successes: replies } = separateFailures(members, loaded);
   const missing = missingOf(header, loaded, request);
   const base = {
-    id: `${header.aggregateId}/snapshot/${period}`,
+    id: snapshotId(header.aggregateId, period),
     type: SNAPSHOT_TYPE,
     aggregateId: header.aggregateId,
     definition: header.definition,
