@@ -43,8 +43,8 @@ export const READER_PREFIXES: readonly string[] = [PRODUCER_PREFIX, SUB_REQUEST_
  * Bad input: it goes to the error output with the reason and is never retried.
  */
 export class ClaimCheckRefusedError extends BadMessageError {
-  public constructor(message: string) {
-    super(message);
+  public constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'ClaimCheckRefusedError';
   }
 }
@@ -166,9 +166,25 @@ export class S3ClaimCheck {
     if (!pointer) return body;
     this.check(pointer, prefixes);
     const declared = declaredSize(attributes);
+    if (declared !== undefined && !(Number.isInteger(declared) && declared >= 0))
+      throw new ClaimCheckRefusedError(
+        `claim-check pointer to s3://${pointer.s3BucketName}/${pointer.s3Key} refused: its declared size ${declared} is not a whole number of bytes`,
+      );
     if (declared !== undefined && declared > this.maxPayloadBytes)
       throw this.tooLarge(pointer, 'declares', declared);
-    return this.read(pointer, this.maxPayloadBytes);
+    try {
+      return await this.read(pointer, this.maxPayloadBytes);
+    } catch (error) {
+      // S3 reads its writes: an object a producer points at and that is not there will not appear
+      // on a redelivery, so the message is bad input rather than a retry into the DLQ.
+      if (error instanceof ClaimCheckError && (error.cause as Error | undefined)?.name === 'NoSuchKey') {
+        throw new ClaimCheckRefusedError(
+          `claim-check pointer to s3://${pointer.s3BucketName}/${pointer.s3Key} refused: no such object`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
   }
 
   private tooLarge(pointer: PayloadPointer, how: 'declares' | 'is', bytes: number): ClaimCheckRefusedError {

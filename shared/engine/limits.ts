@@ -73,7 +73,7 @@ export function identifierProblem(value: string, max: number): string | undefine
   if (value.length === 0) return 'is empty';
   if (value.length > max) return `is ${value.length} characters, more than the ${max} allowed`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
-  if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains control characters';
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) return 'contains control characters';
   return undefined;
 }
 

@@ -166,12 +166,12 @@ async function fromEvent(ctx: FaninContext, event: Record<string, unknown>): Pro
     const definition = ctx.definitions.get(header.definition);
     if (!definition?.externalEventPattern) {
       throw new BadMessageError(
-        `event ${String(event.id ?? '')} names aggregate "${aggregateId}" of definition "${header.definition}", which is not completed by external events (no externalEventPattern)`,
+        `${eventName(event)} names aggregate "${aggregateId}" of definition "${header.definition}", which is not completed by external events (no externalEventPattern)`,
       );
     }
     if (!matchesPattern(definition.externalEventPattern, event)) {
       throw new BadMessageError(
-        `event ${String(event.id ?? '')} names aggregate "${aggregateId}" but does not match the externalEventPattern of its definition "${header.definition}"`,
+        `${eventName(event)} names aggregate "${aggregateId}" but does not match the externalEventPattern of its definition "${header.definition}"`,
       );
     }
     return { command: 'complete', aggregateId };
@@ -180,15 +180,12 @@ async function fromEvent(ctx: FaninContext, event: Record<string, unknown>): Pro
     (d) => d.externalEventPattern && matchesPattern(d.externalEventPattern, event),
   );
   const [first, ...rest] = matching;
-  if (!first)
-    throw new BadMessageError(
-      `no definition's external event pattern matches event ${String(event.id ?? '')}`,
-    );
+  if (!first) throw new BadMessageError(`no definition's external event pattern matches ${eventName(event)}`);
   if (rest.length > 0)
     throw new BadMessageError(`event matches several definitions: ${matching.map((d) => d.name).join(', ')}`);
   if (!completesAllOnEvent(first)) {
     throw new BadMessageError(
-      `event ${String(event.id ?? '')} names no aggregate (detail.aggregateId), and definition "${first.name}" is not completed whole by an event (externalEventCompletesAll)`,
+      `${eventName(event)} names no aggregate (detail.aggregateId), and definition "${first.name}" is not completed whole by an event (externalEventCompletesAll)`,
     );
   }
   return { command: 'complete', definition: first.name };
@@ -207,4 +204,9 @@ async function targetsOf(
   return (await ctx.store.listActive(command.definition))
     .filter((header) => completionStateOf(header) !== 'closed')
     .map((header) => header.aggregateId);
+}
+
+/** How a reason names an event: by its id when it has one. */
+function eventName(event: Record<string, unknown>): string {
+  return typeof event.id === 'string' && event.id !== '' ? `event ${event.id}` : 'the event';
 }

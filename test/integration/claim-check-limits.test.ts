@@ -108,4 +108,50 @@ describe('a claim-check pointer to a payload beyond the maximum', () => {
     expect(await fanin.ctx.store.getHeader('real-huge')).toBeUndefined();
     expect(await fanin.deadLetters()).toEqual({});
   });
+
+  it('naming an object that is not there goes to the error output with the reason, not round to the DLQ', async () => {
+    // Prepare: a pointer under incoming/ to a key nobody wrote (S3 reads its writes: it will not appear)
+    const bucket = fanin.provisioned.bucketName as string;
+    await aws.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: fanin.provisioned.queueUrls.ingress,
+        MessageBody: JSON.stringify([
+          POINTER_CLASS,
+          { s3BucketName: bucket, s3Key: 'incoming/never-written' },
+        ]),
+        MessageAttributes: { ExtendedPayloadSize: { DataType: 'Number', StringValue: '100' } },
+      }),
+    );
+
+    // Act
+    await fanin.drain();
+
+    // Assess (mutant killed: a missing object retried like an S3 failure)
+    const error = (await errorsFrom('ingress')).find((e) =>
+      String(e.reason).includes('incoming/never-written'),
+    );
+    expect(String(error?.reason)).toContain('refused: no such object');
+    expect(await fanin.deadLetters()).toEqual({});
+  });
+
+  it('declaring a size that is not a whole number of bytes is refused before S3 is asked', async () => {
+    // Prepare
+    const bucket = fanin.provisioned.bucketName as string;
+    await aws.s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'incoming/declared-negative', Body: '{}' }),
+    );
+    const claimCheck = new S3ClaimCheck({ s3: systemS3(), bucket });
+    const since = fanin.probe.now;
+
+    // Act
+    const decoded = claimCheck.decode(
+      JSON.stringify([POINTER_CLASS, { s3BucketName: bucket, s3Key: 'incoming/declared-negative' }]),
+      { ExtendedPayloadSize: '-1' },
+    );
+
+    // Assess (mutant killed: any declared size taken)
+    await expect(decoded).rejects.toThrow('its declared size -1 is not a whole number of bytes');
+    await expect(decoded).rejects.toBeInstanceOf(ClaimCheckRefusedError);
+    expect(readsOf(since, 'incoming/declared-negative')).toEqual([]);
+  });
 });

@@ -144,6 +144,10 @@ describe('identifierProblem', () => {
     ['abc', undefined],
     ['a\tb', 'contains control characters'],
     ['a\u007fb', 'contains control characters'],
+    // A C1 control character (NEL) is a control character too.
+    ['a\u0085b', 'contains control characters'],
+    ['a\u009fb', 'contains control characters'],
+    ['a\u00a0b', undefined],
     ['x'.repeat(11), 'is 11 characters, more than the 10 allowed'],
   ])('says what is wrong with %j', (value, problem) => {
     expect(identifierProblem(value, 10)).toBe(problem);
