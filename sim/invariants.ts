@@ -64,7 +64,8 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
     if (o === undefined) continue;
     if (TERMINAL.has(o.type) && o.id.endsWith('/result')) {
       // The output names its aggregate; the id holds it percent-encoded (engine/output-ids.ts).
-      const aggregateId = typeof o.aggregateId === 'string' ? o.aggregateId : o.id.slice(0, -'/result'.length);
+      const aggregateId =
+        typeof o.aggregateId === 'string' ? o.aggregateId : o.id.slice(0, -'/result'.length);
       const entry = results.get(aggregateId) ?? { copies: [], output: o };
       entry.copies.push(p);
       results.set(aggregateId, entry);

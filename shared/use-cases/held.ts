@@ -1,3 +1,4 @@
+import { stateLifeSeconds } from '../engine/definition.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { replyOutputId } from '../engine/output-ids.ts';
 import { MetricName, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
@@ -60,7 +61,14 @@ async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply
   return { body: stored.payload, ...(stored.payloadRef ? { bodyRef: stored.payloadRef } : {}) };
 }
 
-/** Sends a reply nobody claimed to the unknown output. */
+/**
+ * Sends a reply nobody claimed to the unknown output. Its fate is fixed first: a late mark under
+ * its own key in the aggregate it named, so a copy of it (a redelivery after a lost delete, a
+ * duplicate) that arrives once the aggregate has opened is never also counted: a reply is counted
+ * or reported unknown, never both. The mark lives as long as any aggregate of the definition it
+ * named could (every definition's, when it named none), under the write shard that definition
+ * gives the reply.
+ */
 export async function publishUnknown(
   ctx: FaninContext,
   aggregateId: string,
@@ -68,6 +76,14 @@ export async function publishUnknown(
   raw: Pick<RawMessage, 'messageId' | 'body' | 'attributes'>,
   definition: string | undefined,
 ): Promise<void> {
+  const named = definition === undefined ? undefined : ctx.definitions.get(definition);
+  const candidates = named ? [named] : [...ctx.definitions.values()];
+  const leaseSeconds = Math.ceil(ctx.completionLeaseMs / 1000);
+  const life = Math.max(0, ...candidates.map((d) => stateLifeSeconds(d, leaseSeconds)));
+  const expiresAt = Math.ceil(ctx.clock() / 1000) + life;
+  for (const shards of new Set(candidates.map((d) => d.writeShards))) {
+    await ctx.store.markLate(aggregateId, replyId, expiresAt, shards);
+  }
   await ctx.outputs.publish(QueueRole.UNKNOWN, {
     id: replyOutputId(aggregateId, 'unknown', replyId),
     type: 'fanin.reply.unknown',

@@ -78,7 +78,9 @@ describe('message bounds, end to end', () => {
 
     // Assess (mutant killed: the origin id unbounded)
     const errors = (await fanin.outputs('error')).filter((e) => e.source === 'reply');
-    expect(errors.map((e) => e.reason)).toEqual(['fanin-origin-message-id is 300000 characters, more than the 256 allowed']);
+    expect(errors.map((e) => e.reason)).toEqual([
+      'fanin-origin-message-id is 300000 characters, more than the 256 allowed',
+    ]);
     const { output } = fanin.expectExactlyOneTerminalOutput('origin-1');
     expect(output).toMatchObject({ result: [{ replyId: '0', body: { fine: true } }] });
     expect(await fanin.deadLetters()).toEqual({});
