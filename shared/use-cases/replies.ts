@@ -27,13 +27,13 @@ import { openingDeadline } from './inactivity.ts';
 import { routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 
+/** The two characters JSON.stringify leaves as they are and SQS refuses in a message. */
+const NONCHARACTER = /[\ufffe\uffff]/;
+
 /**
  * A character outside what SQS accepts in a message (#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to
  * #xFFFD, #x10000 to #x10FFFF); with the `u` flag a lone surrogate is one such code point.
  */
-/** The two characters JSON.stringify leaves as they are and SQS refuses in a message. */
-const NONCHARACTER = /[\ufffe\uffff]/;
-
 const NOT_CARRIED = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
 
 /** A reply, interpreted. */
