@@ -6,6 +6,7 @@ import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
+import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
 import { completionState, validReplies } from './evaluate.ts';
 import { consolidateHeld, publishUnknown } from './held.ts';
@@ -108,9 +109,23 @@ export async function expireAggregate(
     return;
   }
   const definition = ctx.definitions.get(latest.definition);
-  const decision = definition
-    ? decide(definition, completionState(definition, snapshot).state, { type: 'deadline' })
-    : ({ complete: true, outcome: Outcome.FAILED } as const);
+  if (!definition) {
+    await completeAggregate(ctx, aggregateId, Outcome.FAILED, snapshot);
+    return;
+  }
+  // The replies as read decide first, by the completion rules, as after a reply (evaluate.ts): a
+  // reply recorded whose evaluation never ran (its invocation died between the write and the
+  // read) completes the aggregate by its rule, never as timed out.
+  const { state, best } = completionState(definition, snapshot);
+  const byRules = await decideOnReplies(
+    ctx,
+    definition,
+    latest,
+    validReplies(latest, snapshot.replies),
+    state,
+    best,
+  );
+  const decision = byRules.complete ? byRules : decide(definition, state, { type: 'deadline' });
   if (decision.complete) await completeAggregate(ctx, aggregateId, decision, snapshot);
 }
 
