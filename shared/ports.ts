@@ -238,6 +238,17 @@ export interface StateStore {
   close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean>;
   /** Marks a reply late, once: true the first time (then it is counted on the header). */
   markLate(aggregateId: string, replyId: string, expiresAt: number, shards?: number): Promise<boolean>;
+  /**
+   * Fixes a reply's fate as unknown: marks it late under its own key (for each write-shard count
+   * in `shards`) only while its aggregate has no header, atomically with that check; false, and
+   * nothing written, when the header exists (the reply belongs to that aggregate).
+   */
+  markUnknown(
+    aggregateId: string,
+    replyId: string,
+    expiresAt: number,
+    shards: readonly number[],
+  ): Promise<boolean>;
   holdReply(held: HeldReply): Promise<boolean>;
   getHeld(aggregateId: string, replyId: string): Promise<HeldReply | undefined>;
   listHeld(aggregateId: string): Promise<HeldReply[]>;

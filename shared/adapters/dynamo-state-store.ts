@@ -122,6 +122,15 @@ export class DynamoStateStore implements StateStore {
     return aggregates.markLate(this.table, aggregateId, replyId, expiresAt, shards);
   }
 
+  public markUnknown(
+    aggregateId: string,
+    replyId: string,
+    expiresAt: number,
+    shards: readonly number[],
+  ): Promise<boolean> {
+    return aggregates.markUnknown(this.table, aggregateId, replyId, expiresAt, shards);
+  }
+
   // The header's transitions after the open (state-completion.ts).
 
   public seal(aggregateId: string, seal: Seal): Promise<AggregateHeader | undefined> {

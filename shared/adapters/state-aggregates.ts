@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AggregateStatus } from '../engine/constants.ts';
 import type {
   AggregateHeader,
@@ -340,6 +340,64 @@ export async function markLate(
     ),
   );
   return true;
+}
+
+/**
+ * Fixes the fate of a reply reported unknown: a late mark under its own key (under each write-shard
+ * layout in `shards`), written only while its aggregate has no header, in one transaction with that
+ * check. Once written, an aggregate opened later never counts the reply (its seal reads after the
+ * open, so after the mark); when the header exists already, nothing is written and the reply is
+ * one of that aggregate's, to record like any other.
+ *
+ * The check is a `Delete` of the header conditioned on its absence (a no-op when it holds): it is
+ * authorized as the `DeleteItem` the handlers that report unknown replies have, where a
+ * `ConditionCheck` would need `ConditionCheckItem`, which no handler is granted (docs/security.md).
+ *
+ * @returns false when the aggregate exists (nothing was written)
+ */
+export async function markUnknown(
+  table: StateTable,
+  aggregateId: string,
+  replyId: string,
+  expiresAt: number,
+  shards: readonly number[],
+): Promise<boolean> {
+  const keys = new Map<string, { pk: string; sk: string }>();
+  for (const count of shards.length > 0 ? shards : [1]) {
+    const key = { pk: replyPartitionKey(aggregateId, replyId, count), sk: replyKey(replyId) };
+    keys.set(`${key.pk}\u0000${key.sk}`, key);
+  }
+  try {
+    await table.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: table.tableName,
+              Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          ...[...keys.values()].map((Key) => ({
+            Update: {
+              TableName: table.tableName,
+              Key,
+              UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
+              ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
+            },
+          })),
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
+    )
+      return false;
+    throw error;
+  }
 }
 
 function isThrottled(error: unknown): boolean {

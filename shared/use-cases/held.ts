@@ -28,6 +28,7 @@ export async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<vo
       reply.replyId,
       { ...reply.raw, messageId: reply.messageId },
       reply.claimed?.name,
+      reply,
     );
     return;
   }
@@ -63,11 +64,19 @@ async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply
 
 /**
  * Sends a reply nobody claimed to the unknown output. Its fate is fixed first: a late mark under
- * its own key in the aggregate it named, so a copy of it (a redelivery after a lost delete, a
- * duplicate) that arrives once the aggregate has opened is never also counted: a reply is counted
- * or reported unknown, never both. The mark lives as long as any aggregate of the definition it
+ * its own key in the aggregate it named, written only while that aggregate does not exist (one
+ * transaction with the check), so a copy of it (a redelivery after a lost delete, a duplicate)
+ * that arrives once the aggregate has opened is never also counted: a reply is counted or
+ * reported unknown, never both. The mark lives as long as any aggregate of the definition it
  * named could (every definition's, when it named none), under the write shard that definition
  * gives the reply.
+ *
+ * When the aggregate has opened since the reply was found unknown (its first look and the mark
+ * are separate calls, and the invocation may pause between them), nothing is marked or published:
+ * the reply is recorded in it like any reply (counted, a duplicate of a member, or late), so a
+ * member of its result is never also reported unknown (simulation seed 139).
+ *
+ * @param reply the reply as interpreted, when the caller has it (else rebuilt from `raw`)
  */
 export async function publishUnknown(
   ctx: FaninContext,
@@ -75,14 +84,24 @@ export async function publishUnknown(
   replyId: string,
   raw: Pick<RawMessage, 'messageId' | 'body' | 'attributes'>,
   definition: string | undefined,
+  reply?: Reply,
 ): Promise<void> {
   const named = definition === undefined ? undefined : ctx.definitions.get(definition);
   const candidates = named ? [named] : [...ctx.definitions.values()];
   const leaseSeconds = Math.ceil(ctx.completionLeaseMs / 1000);
   const life = Math.max(0, ...candidates.map((d) => stateLifeSeconds(d, leaseSeconds)));
   const expiresAt = Math.ceil(ctx.clock() / 1000) + life;
-  for (const shards of new Set(candidates.map((d) => d.writeShards))) {
-    await ctx.store.markLate(aggregateId, replyId, expiresAt, shards);
+  const shards = [...new Set(candidates.map((d) => d.writeShards ?? 1))];
+  if (!(await ctx.store.markUnknown(aggregateId, replyId, expiresAt, shards))) {
+    const header = await ctx.store.getHeader(aggregateId);
+    if (header) {
+      await judgeAndRecord(ctx, header, [
+        reply ?? (await asReply(ctx, { aggregateId, replyId, raw, ...(definition ? { definition } : {}) })),
+      ]);
+      return;
+    }
+    // Gone again since the check (its tombstone expired): marked while it is absent, next time.
+    throw new Error(`aggregate ${aggregateId} vanished while reply ${replyId} was being reported unknown`);
   }
   await ctx.outputs.publish(QueueRole.UNKNOWN, {
     id: replyOutputId(aggregateId, 'unknown', replyId),
@@ -121,21 +140,45 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
 /** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */
 async function heldAsReply(ctx: FaninContext, held: HeldReply): Promise<Reply> {
   const body = held.bodyRef ? await loadStored(ctx, { payload: '', payloadRef: held.bodyRef }) : held.body;
-  const raw: RawMessage = { messageId: held.messageId, body, attributes: held.attributes, receiveCount: 1 };
+  return asReply(ctx, {
+    aggregateId: held.aggregateId,
+    replyId: held.replyId,
+    raw: { messageId: held.messageId, body, attributes: held.attributes },
+    ...(held.definition ? { definition: held.definition } : {}),
+  });
+}
+
+/** A reply kept aside (held, or about to be reported unknown) as a reply again. */
+async function asReply(
+  ctx: FaninContext,
+  kept: {
+    readonly aggregateId: string;
+    readonly replyId: string;
+    readonly raw: Pick<RawMessage, 'messageId' | 'body' | 'attributes'>;
+    readonly definition?: string;
+  },
+): Promise<Reply> {
+  const { messageId } = kept.raw;
+  const raw: RawMessage = {
+    messageId,
+    body: kept.raw.body,
+    attributes: kept.raw.attributes,
+    receiveCount: 1,
+  };
   const resolved = await resolvePayload(ctx, raw);
   let parsed: unknown = null;
   try {
     parsed = JSON.parse(resolved.body);
   } catch {
-    // Held replies were parsed once already; a body that no longer parses is kept as null.
+    // Parsed once already, on first receipt; a body that no longer parses is kept as null.
   }
-  const claimed = held.definition ? ctx.definitions.get(held.definition) : undefined;
+  const claimed = kept.definition ? ctx.definitions.get(kept.definition) : undefined;
   return {
     raw,
-    inbound: { body: parsed, attributes: held.attributes, messageId: held.messageId },
-    aggregateId: held.aggregateId,
-    replyId: held.replyId,
-    messageId: held.messageId,
+    inbound: { body: parsed, attributes: kept.raw.attributes, messageId },
+    aggregateId: kept.aggregateId,
+    replyId: kept.replyId,
+    messageId,
     ...(claimed ? { claimed } : {}),
   };
 }

@@ -267,6 +267,13 @@ export class MemoryStateStore implements StateStore {
     return true;
   }
 
+  public async markUnknown(aggregateId: string, replyId: string): Promise<boolean> {
+    const record = this.record(aggregateId);
+    if (record.header) return false;
+    record.replies.set(replyId, { ...record.replies.get(replyId), late: true });
+    return true;
+  }
+
   public async holdReply(held: HeldReply): Promise<boolean> {
     // Refused as the DynamoDB store refuses it: a message too large for one item.
     heldItem(held);
