@@ -4,6 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { type DrainResult, drainQueue } from '../shared/adapters/sqs-drain.ts';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
 import type { Observability } from '../shared/app.ts';
+import { addLambdaContext, functionLogger } from '../shared/observability/logger.ts';
 import { MetricName } from '../shared/observability/metric-names.ts';
 import { withTraceHeader } from '../shared/observability/trace-context.ts';
 import { traced } from '../shared/observability/tracing.ts';
@@ -67,8 +68,14 @@ export const makeFanOutHandler = perRecord((ctx, record, invocation) =>
 );
 /** Timers: consumes the timer queue. */
 export const makeTimerHandler = perRecord((ctx, record) => handleTimer(ctx, toRawMessage(record)));
-/** Control bus: consumes the control queue. */
-export const makeControlHandler = perRecord((ctx, record) => handleControl(ctx, toRawMessage(record)));
+/** Control bus: consumes the control queue; a command over a whole definition stops in time and goes on in another invocation. */
+export const makeControlHandler = perRecord((ctx, record, invocation) =>
+  handleControl(
+    ctx,
+    toRawMessage(record),
+    invocation ? { remainingTimeMs: () => invocation.getRemainingTimeInMillis() } : {},
+  ),
+);
 
 /**
  * Replies: consumes one reply partition. The whole batch goes to the use case at once, so replies
@@ -199,8 +206,10 @@ export function makeDistributorHandler(distributor: () => Distributor, metrics?:
 }
 
 /**
- * A Lambda entry point around a handler: each invocation runs in a trace subsegment (when tracing
- * is on) and publishes the metrics it counted once, when it ends, whether it succeeded or threw.
+ * A Lambda entry point around a handler: every line the invocation logs carries its Lambda context
+ * (request id, function name, cold start: the function's one logger, `functionLogger()`), it runs
+ * in a trace subsegment (when tracing is on) and publishes the metrics it counted once, when it
+ * ends, whether it succeeded or threw.
  */
 export function instrumented<Event, Result>(
   name: string,
@@ -208,6 +217,7 @@ export function instrumented<Event, Result>(
   observability: () => Observability | Promise<Observability>,
 ) {
   return async (event: Event, invocation?: Invocation): Promise<Result> => {
+    addLambdaContext(functionLogger(), invocation);
     const { metrics, tracer } = await observability();
     try {
       return await traced(tracer, name, () => handler(event, invocation));

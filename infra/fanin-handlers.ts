@@ -63,6 +63,7 @@ export function createHandlers(
     ...(props.recipientAccounts !== undefined ? { recipientAccounts: props.recipientAccounts } : {}),
     serviceName: topology.prefix,
     tracing: props.tracing ?? false,
+    ...(props.logLevel !== undefined ? { logLevel: props.logLevel } : {}),
   });
   const reserved = (role: FunctionRole) =>
     props.reservedConcurrency?.[role] !== undefined

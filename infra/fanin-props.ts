@@ -8,6 +8,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
+import type { LogLevel } from '../shared/observability/logger.ts';
 import type { PartitioningOptions } from '../shared/topology/topology.ts';
 import type { FaninFunction } from './fanin-function.ts';
 import type { FunctionRole } from './validate-options.ts';
@@ -134,6 +135,25 @@ export interface FaninProps {
   readonly tracing?: boolean;
   /** Retention of the handlers' log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * The handlers' log level (`POWERTOOLS_LOG_LEVEL`, Powertools Logger's levels): `TRACE`, `DEBUG`,
+   * `INFO`, `WARN`, `ERROR`, `CRITICAL` or `SILENT`. The use cases' alarms read lines logged at
+   * error level: above `ERROR` they stop seeing them, so `CRITICAL` and `SILENT` are refused.
+   * @default 'INFO' (Powertools' default; the variable is not set)
+   */
+  readonly logLevel?: LogLevel;
+  /**
+   * Alarm when a handler's p99 duration reaches this percentage of its timeout (`functionTimeout`)
+   * in 2 of 3 five-minute periods: invocations close to being stopped by Lambda. 1 to 100.
+   * @default 80
+   */
+  readonly durationAlarmPercent?: number;
+  /**
+   * Alarm when the p99 of `CompletionLatency` (an aggregate's open to its seal, every outcome)
+   * reaches this, in 3 consecutive five-minute periods. Whole seconds, at least 1.
+   * @default - the longest an aggregate may stay open (a definition's timeout or the longest a request may ask for; without a timeout, its `maxOpenSeconds`), plus the completion lease and 2 sweep intervals
+   */
+  readonly completionLatencyAlarm?: Duration;
   /**
    * How long an object stays in the payload bucket (whole days), for every prefix (`incoming/`,
    * `state/`, `outputs/`). Aggregate state may reference a stored body for as long as the state

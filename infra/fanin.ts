@@ -366,9 +366,31 @@ export class Fanin extends Construct {
       alarmActions: props.alarmActions ?? [],
       dashboard: props.dashboard ?? true,
       existingAlarms: [...Object.values(this.useCaseAlarms), ...queueAlarms],
+      functionTimeout: props.functionTimeout ?? DEFAULT_FUNCTION_TIMEOUT,
+      durationAlarmPercent: props.durationAlarmPercent ?? DEFAULT_DURATION_ALARM_PERCENT,
+      completionLatencyAlarm: props.completionLatencyAlarm ?? defaultCompletionLatencyAlarm(topology),
     });
     return { observability, queueAlarms };
   }
+}
+
+/** A handler's duration alarm fires at this percentage of its timeout unless `durationAlarmPercent` says otherwise. */
+export const DEFAULT_DURATION_ALARM_PERCENT = 80;
+
+/**
+ * The completion latency alarm's default threshold: the longest an aggregate of any definition may
+ * stay open (its timeout or the longest timeout a request may ask for; without a timeout, its
+ * `maxOpenSeconds`), plus a completion lease and two sweep intervals. A p99 above it means
+ * aggregates close later than any deadline allows: the sweeper or the completions are failing.
+ */
+export function defaultCompletionLatencyAlarm(topology: Topology): Duration {
+  const open = Math.max(
+    0,
+    ...[...topology.definitions.values()].map((d) =>
+      Math.max(d.timeoutSeconds ?? d.maxOpenSeconds, d.requestParameters?.timeoutSeconds?.max ?? 0),
+    ),
+  );
+  return Duration.seconds(open + topology.completionLeaseSeconds + 2 * topology.sweepIntervalSeconds);
 }
 
 /** The topology options the props give (the handlers' timeout sets the visibility timeouts). */

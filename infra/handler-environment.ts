@@ -58,6 +58,8 @@ export interface HandlerEnvironmentValues {
   readonly serviceName: string;
   /** `POWERTOOLS_TRACE_ENABLED=true`: the handlers' Powertools Tracer is on. @default false */
   readonly tracing?: boolean;
+  /** `POWERTOOLS_LOG_LEVEL`: the handlers' log level. @default - not set (Powertools' INFO) */
+  readonly logLevel?: string;
 }
 
 /** What the size bound needs besides the topology: the values the stack knows at synth. */
@@ -72,6 +74,8 @@ export interface EnvironmentOptions {
   readonly serviceName?: string;
   /** Whether `POWERTOOLS_TRACE_ENABLED` is set. @default false */
   readonly tracing?: boolean;
+  /** `POWERTOOLS_LOG_LEVEL`, when set. @default - not set */
+  readonly logLevel?: string;
 }
 
 /**
@@ -102,6 +106,7 @@ export function handlerEnvironment(values: HandlerEnvironmentValues): Record<str
     ...environment,
     [ObservabilityEnv.SERVICE_NAME]: values.serviceName,
     ...(values.tracing ? { [ObservabilityEnv.TRACE_ENABLED]: 'true' } : {}),
+    ...(values.logLevel !== undefined ? { [ObservabilityEnv.LOG_LEVEL]: values.logLevel } : {}),
   };
 }
 
@@ -142,6 +147,7 @@ export function worstCaseEnvironment(
       ...(options.recipientAccounts !== undefined ? { recipientAccounts: options.recipientAccounts } : {}),
       serviceName: options.serviceName ?? topology.prefix,
       ...(options.tracing ? { tracing: true } : {}),
+      ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
     }),
     ...FUNCTION_ENVIRONMENT,
   };

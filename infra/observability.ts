@@ -46,6 +46,15 @@ export interface FaninObservabilityProps {
   readonly dashboard: boolean;
   /** Alarms the stack already has (DLQs, partition depths, the use cases' alarms), for the dashboard's status widget. */
   readonly existingAlarms: readonly cloudwatch.IAlarm[];
+  /** The handlers' timeout, which their duration alarms compare with. @default Duration.seconds(30) */
+  readonly functionTimeout?: Duration;
+  /** A handler's duration alarm fires at this percentage of its timeout (p99). @default 80 */
+  readonly durationAlarmPercent?: number;
+  /**
+   * The completion latency alarm fires when the p99 of `CompletionLatency` reaches this.
+   * @default - no completion latency alarm (the Fanin construct always gives one)
+   */
+  readonly completionLatencyAlarm?: Duration;
 }
 
 /** The most alarms a CloudWatch alarm status widget shows. */
@@ -61,7 +70,9 @@ const FAILED_CYCLES_OF_THREE = 2;
  *   on-demand tables throttle briefly on a sudden peak, and hot aggregates back off in place);
  * - the age of the oldest message of every queue a handler consumes (5 minutes over the threshold);
  * - failing sweeps and distributor cycles (the handlers' `SweepCyclesFailed` and
- *   `DistributorCyclesFailed` metrics: 2 of the last 3 cycles).
+ *   `DistributorCyclesFailed` metrics: 2 of the last 3 cycles);
+ * - each handler's p99 `Duration` near its timeout (`durationAlarmPercent`, 2 of 3 five-minute periods);
+ * - the p99 of `CompletionLatency` at or above `completionLatencyAlarm` (3 five-minute periods).
  *
  * Aggregates stuck in `completing` raise the use cases' `completion-stuck` alarm (infra/use-case-alarms.ts);
  * the dashboard graphs the `CompletionsStuck`, `CompletionsLeaseExpired` and `CompletionsResumed`
@@ -74,6 +85,10 @@ export class FaninObservability extends Construct {
   public readonly functionErrorAlarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** `Throttles` of each handler, by role. */
   public readonly functionThrottleAlarms: Readonly<Record<string, cloudwatch.Alarm>>;
+  /** p99 `Duration` of each handler near its timeout (`durationAlarmPercent`), by role. */
+  public readonly functionDurationAlarms: Readonly<Record<string, cloudwatch.Alarm>>;
+  /** p99 of the handlers' `CompletionLatency` at or above `completionLatencyAlarm`, when it is given. */
+  public readonly completionLatencyAlarm?: cloudwatch.Alarm;
   /** The state table's `ReadThrottleEvents` and `WriteThrottleEvents`. */
   public readonly tableThrottleAlarms: { readonly read: cloudwatch.Alarm; readonly write: cloudwatch.Alarm };
   /** `ApproximateAgeOfOldestMessage` of each working queue, by queue name. */
@@ -128,6 +143,46 @@ export class FaninObservability extends Construct {
     }
     this.functionErrorAlarms = errors;
     this.functionThrottleAlarms = throttles;
+
+    // Invocations close to their timeout: the next slower one is stopped by Lambda mid-batch.
+    const timeout = props.functionTimeout ?? Duration.seconds(30);
+    const percent = props.durationAlarmPercent ?? 80;
+    const durationThresholdMs = Math.round((timeout.toMilliseconds() * percent) / 100);
+    const durations: Record<string, cloudwatch.Alarm> = {};
+    for (const [role, fn] of Object.entries(props.functions)) {
+      durations[role] = add(
+        fn
+          .metricDuration({ period: fiveMinutes, statistic: cloudwatch.Stats.p(99) })
+          .createAlarm(this, `${role}-duration`, {
+            alarmName: `${props.prefix}-${role}-duration`,
+            alarmDescription: `The ${role} handler's p99 duration reached ${percent}% of its ${timeout.toSeconds()} s timeout (${durationThresholdMs} ms) in 2 of the last 3 five-minute periods: raise functionTimeout or functionMemorySize, or find what is slow in its log group.`,
+            threshold: durationThresholdMs,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 3,
+            datapointsToAlarm: 2,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+      );
+    }
+    this.functionDurationAlarms = durations;
+
+    const latency = props.completionLatencyAlarm;
+    if (latency) {
+      this.completionLatencyAlarm = add(
+        this.faninMetric(MetricName.COMPLETION_LATENCY, cloudwatch.Stats.p(99), fiveMinutes).createAlarm(
+          this,
+          'completion-latency',
+          {
+            alarmName: `${props.prefix}-completion-latency`,
+            alarmDescription: `The p99 of ${MetricName.COMPLETION_LATENCY} (an aggregate's open to its seal) reached ${latency.toSeconds()} s in each of the last 3 five-minute periods: aggregates close later than expected (completionLatencyAlarm).`,
+            threshold: latency.toMilliseconds(),
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 3,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          },
+        ),
+      );
+    }
 
     const tableThrottle = (kind: 'Read' | 'Write'): cloudwatch.Alarm =>
       add(

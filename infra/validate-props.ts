@@ -1,5 +1,6 @@
 import { Annotations, type Duration, RemovalPolicy, type Stack, Token } from 'aws-cdk-lib';
 import type { Definition } from '../shared/engine/definition.ts';
+import { LOG_LEVELS } from '../shared/observability/logger.ts';
 import type { Topology } from '../shared/topology/topology.ts';
 import { checkEnvironmentSize } from './environment-check.ts';
 import type { FaninProps } from './fanin-props.ts';
@@ -106,6 +107,32 @@ const RULES: readonly Rule[] = [
         p.claimCheckThreshold <= MAX_CLAIM_CHECK_THRESHOLD),
     message: (p) =>
       `claimCheckThreshold must be an integer between 1 and ${MAX_CLAIM_CHECK_THRESHOLD} bytes inclusive (given ${p.claimCheckThreshold})`,
+  },
+  {
+    // Levels above ERROR drop the error lines the use cases' alarms count (infra/use-case-alarms.ts).
+    ok: (p) =>
+      p.logLevel === undefined ||
+      (LOG_LEVELS.includes(p.logLevel) && p.logLevel !== 'CRITICAL' && p.logLevel !== 'SILENT'),
+    message: (p) =>
+      `logLevel must be one of TRACE, DEBUG, INFO, WARN, ERROR (above ERROR the use cases' alarms would no longer see the error lines they count) (given ${JSON.stringify(p.logLevel)})`,
+  },
+  {
+    ok: (p) =>
+      p.durationAlarmPercent === undefined ||
+      (Number.isFinite(p.durationAlarmPercent) &&
+        p.durationAlarmPercent >= 1 &&
+        p.durationAlarmPercent <= 100),
+    message: (p) =>
+      `durationAlarmPercent must be between 1 and 100 inclusive (given ${p.durationAlarmPercent})`,
+  },
+  {
+    ok: (p) => {
+      if (p.completionLatencyAlarm === undefined) return true;
+      const s = whole(p.completionLatencyAlarm, 'seconds');
+      return Number.isInteger(s) && s >= 1;
+    },
+    message: (p) =>
+      `completionLatencyAlarm must be a whole number of seconds, at least 1 (given ${p.completionLatencyAlarm?.toHumanString()})`,
   },
   {
     ok: (p) => p.removalPolicy !== RemovalPolicy.SNAPSHOT,
@@ -304,6 +331,7 @@ export function validateAgainstTopology(
     ...(props.table ? { tableName: props.table.tableName } : {}),
     serviceName: topology.prefix,
     tracing: props.tracing ?? false,
+    ...(props.logLevel !== undefined ? { logLevel: props.logLevel } : {}),
   });
   return expirationDays;
 }

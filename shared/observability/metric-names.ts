@@ -18,6 +18,8 @@ export const ObservabilityEnv = {
   SERVICE_NAME: 'POWERTOOLS_SERVICE_NAME',
   /** `true` turns the Powertools Tracer on (with Lambda active tracing); anything else leaves it off. */
   TRACE_ENABLED: 'POWERTOOLS_TRACE_ENABLED',
+  /** The handlers' log level (Powertools Logger's): the construct's `logLevel`. Default INFO. */
+  LOG_LEVEL: 'POWERTOOLS_LOG_LEVEL',
 } as const;
 
 /**
