@@ -151,18 +151,7 @@ export class LocalRuntime {
       } else if (wantsEventBridge) {
         eventBusName = await provisionEventBus(clients.eventBridge, `${topology.prefix}-outputs`);
       }
-      const runtimeConfig: RuntimeConfig = {
-        tableName: provisioned.tableName,
-        queueUrls: provisioned.queueUrls,
-        replyQueueUrls: provisioned.replyQueueUrls,
-        definitions: topology.definitions,
-        partitioning: topology.partitioning,
-        ...(provisioned.bucketName ? { bucketName: provisioned.bucketName } : {}),
-        ...(config.claimCheckThresholdBytes
-          ? { claimCheckThresholdBytes: config.claimCheckThresholdBytes }
-          : {}),
-        ...(eventBusName ? { eventBusName } : {}),
-      };
+      const runtimeConfig = runtimeConfigOf(topology, provisioned, config, eventBusName);
       const metrics = new Metrics({
         prefix: topology.prefix,
         watermarks: {
@@ -373,4 +362,29 @@ function describeEndpoints(): string {
   return set.length > 0
     ? set.map(([name, value]) => `${name}=${value}`).join(', ')
     : 'AWS (no endpoint override)';
+}
+
+/**
+ * What the local runtime's handlers are configured with, as a deployed stack's are from its
+ * environment (infra/handler-environment.ts): the provisioned names, and the completion lease the
+ * topology derives from `functionTimeoutSeconds` (on AWS, `FANIN_LEASE_SECONDS`), so a lease never
+ * runs out while an invocation may still be running, locally as on AWS.
+ */
+export function runtimeConfigOf(
+  topology: Topology,
+  provisioned: Pick<Provisioned, 'tableName' | 'queueUrls' | 'replyQueueUrls' | 'bucketName'>,
+  config: Pick<ResolvedLocalConfig, 'claimCheckThresholdBytes'>,
+  eventBusName?: string,
+): RuntimeConfig {
+  return {
+    tableName: provisioned.tableName,
+    queueUrls: provisioned.queueUrls,
+    replyQueueUrls: provisioned.replyQueueUrls,
+    definitions: topology.definitions,
+    partitioning: topology.partitioning,
+    completionLeaseSeconds: topology.completionLeaseSeconds,
+    ...(provisioned.bucketName ? { bucketName: provisioned.bucketName } : {}),
+    ...(config.claimCheckThresholdBytes ? { claimCheckThresholdBytes: config.claimCheckThresholdBytes } : {}),
+    ...(eventBusName ? { eventBusName } : {}),
+  };
 }
