@@ -154,6 +154,14 @@ export type DueItem =
   | { readonly kind: 'aggregate'; readonly aggregateId: string; readonly dueAt: number }
   | { readonly kind: 'held'; readonly aggregateId: string; readonly replyId: string; readonly dueAt: number };
 
+/** A window of the `due` index read for arming ({@link StateStore.dueBetween}). */
+export interface DueWindow {
+  /** The items read, each due before `next` when it is given. */
+  readonly items: readonly DueItem[];
+  /** Set when a shard held more than the limit: the items due from `next` on are still to be read. */
+  readonly next?: number;
+}
+
 /** The aggregate state store (DynamoDB in production and tests). */
 export interface StateStore {
   /**
@@ -259,6 +267,16 @@ export interface StateStore {
   dueItems(now: number, limit: number): Promise<DueItem[]>;
   /** Moves a due item that failed later in the index, so it cannot starve the others. */
   deferDue(item: DueItem, until: number): Promise<void>;
+  /**
+   * Items of the `due` index due in `from … to` (inclusive), at most `limit` from each shard: those
+   * the sweep arms timers for as they enter the timers' horizon. A store without it (in memory)
+   * leaves every timer to its scheduler.
+   */
+  dueBetween?(from: number, to: number, limit: number): Promise<DueWindow>;
+  /** The arming watermark: every due item due before it has had its timer armed (undefined: never). */
+  armedUntil?(): Promise<number | undefined>;
+  /** Moves the arming watermark forward to `to`, never back (`now` dates the item that keeps it). */
+  markArmedUntil?(to: number, now: number): Promise<void>;
   /** Open aggregates of a definition, oldest first, replies counted. */
   listOpen(definition: string): Promise<AggregateHeader[]>;
   /** Open and completing aggregates, of one definition or all, oldest first, replies counted. */
@@ -301,8 +319,14 @@ export type TimerMessage =
       readonly dueAt: number;
     };
 
-/** Arms timers (SQS delay messages, at most 900 s, re-armed until due). */
+/**
+ * Arms timers (SQS delay messages of at most 900 s). A deadline or held-reply timer due further
+ * than {@link horizonMs} is not sent: its item is in the `due` index, and the sweep arms it once it
+ * enters the horizon. A snapshot timer (not in the index) is sent at the horizon and re-armed.
+ */
 export interface TimerScheduler {
+  /** How far ahead a timer can be armed precisely (SQS: 900 s); unbounded when absent. */
+  readonly horizonMs?: number;
   arm(timer: TimerMessage, now: number): Promise<void>;
   /**
    * Arms several timers in as few calls as the transport allows (SQS: 10 a `SendMessageBatch`).

@@ -4,6 +4,7 @@ import type {
   AggregateHeader,
   AggregateSnapshot,
   DueItem,
+  DueWindow,
   HeldClaim,
   HeldReply,
   OutputChannel,
@@ -13,6 +14,7 @@ import type {
   StoredPayload,
 } from '../ports.ts';
 import * as aggregates from './state-aggregates.ts';
+import * as arming from './state-arming.ts';
 import * as completion from './state-completion.ts';
 import * as counters from './state-counters.ts';
 import * as due from './state-due.ts';
@@ -226,6 +228,20 @@ export class DynamoStateStore implements StateStore {
 
   public deferDue(item: DueItem, until: number): Promise<void> {
     return due.deferDue(this.table, item, until);
+  }
+
+  // Arming timers as they enter the horizon (state-arming.ts).
+
+  public dueBetween(from: number, to: number, limit: number): Promise<DueWindow> {
+    return arming.dueBetween(this.table, from, to, limit);
+  }
+
+  public armedUntil(): Promise<number | undefined> {
+    return arming.armedUntil(this.table);
+  }
+
+  public markArmedUntil(to: number, now: number): Promise<void> {
+    return arming.markArmedUntil(this.table, to, now);
   }
 
   public listActive(definition?: string): Promise<AggregateHeader[]> {

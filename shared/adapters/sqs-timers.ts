@@ -2,15 +2,22 @@ import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aw
 import type { TimerMessage, TimerScheduler } from '../ports.ts';
 import { SQS_BATCH } from './sqs-queues.ts';
 
-/** SQS delays a message by at most 15 minutes; a longer timer is re-armed when it fires early. */
+/** SQS delays a message by at most 15 minutes. */
 export const MAX_DELAY_SECONDS = 900;
+
+/** How far ahead an SQS delay message can fire precisely: its longest delay. */
+export const TIMER_HORIZON_MS = MAX_DELAY_SECONDS * 1000;
 
 /**
  * Timers as SQS delay messages. A timer fires at or after its due time, never before it by more
- * than a second's rounding; a timer that fires early (a long deadline) is re-armed by its handler.
- * Losing one is harmless: the sweeper finds every due item through the `due` index.
+ * than a second's rounding. A timer of a deadline or a held reply due beyond the 15-minute horizon
+ * is not sent at all: its item is in the `due` index, and the sweep arms it when it enters the
+ * horizon (timers.ts, `armEntering`), so a long deadline costs one timer, not one every 15
+ * minutes. A snapshot timer (not in the index) is sent at the horizon and re-armed when it fires
+ * early. Losing one is harmless: the sweeper finds every due item through the `due` index.
  */
 export class SqsTimerScheduler implements TimerScheduler {
+  public readonly horizonMs = TIMER_HORIZON_MS;
   private readonly sqs: SQSClient;
   private readonly queueUrl: string;
 
@@ -20,6 +27,7 @@ export class SqsTimerScheduler implements TimerScheduler {
   }
 
   public async arm(timer: TimerMessage, now: number): Promise<void> {
+    if (leftToTheSweep(timer, now)) return;
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
@@ -31,24 +39,33 @@ export class SqsTimerScheduler implements TimerScheduler {
 
   public async armAll(timers: readonly TimerMessage[], now: number): Promise<readonly number[]> {
     const failed: number[] = [];
+    const sent = timers.flatMap((timer, at) => (leftToTheSweep(timer, now) ? [] : [{ timer, at }]));
     // A standard queue delays each entry of a batch on its own; 10 entries a call, one request
     // billed per 64 KB (a timer is under 200 bytes).
-    for (let start = 0; start < timers.length; start += SQS_BATCH) {
-      const chunk = timers.slice(start, start + SQS_BATCH);
+    for (let start = 0; start < sent.length; start += SQS_BATCH) {
+      const chunk = sent.slice(start, start + SQS_BATCH);
       const { Failed = [] } = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
-          Entries: chunk.map((timer, i) => ({
+          Entries: chunk.map(({ timer }, i) => ({
             Id: String(i),
             MessageBody: JSON.stringify(timer),
             DelaySeconds: delaySeconds(timer.dueAt, now),
           })),
         }),
       );
-      for (const entry of Failed) failed.push(start + Number(entry.Id));
+      for (const entry of Failed) failed.push(chunk[Number(entry.Id)]?.at ?? -1);
     }
     return failed;
   }
+}
+
+/**
+ * Whether a timer is left to the sweep instead of sent: an indexed one (a deadline or a held
+ * reply's timeout) due beyond the horizon.
+ */
+export function leftToTheSweep(timer: TimerMessage, now: number): boolean {
+  return timer.kind !== 'snapshot' && timer.dueAt - now > TIMER_HORIZON_MS;
 }
 
 /** Seconds to delay a timer due at `dueAt`, within SQS's 0–900 s. */

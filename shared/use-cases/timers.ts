@@ -15,8 +15,9 @@ import { takeSnapshot } from './snapshots.ts';
 
 /**
  * Handles a timer message. Timers are hints: every action re-reads state and is a no-op when the
- * item is gone, already closed, or not yet due (then the timer is re-armed, for deadlines beyond
- * SQS's 15-minute delay).
+ * item is gone, already closed, or not yet due (then the timer is armed again for its due time,
+ * which the scheduler sends only when it is within its horizon: beyond it, the sweep arms it
+ * when it enters the horizon, so a timer delivered twice can never start two chains of hops).
  */
 export async function handleTimer(ctx: FaninContext, raw: RawMessage): Promise<void> {
   let timer: TimerMessage;
@@ -86,8 +87,10 @@ export async function expireAggregate(
   if (stage !== 'open' || due === undefined) return;
   const now = ctx.clock();
   if (now < due) {
-    if (rearm && header.deadline !== undefined && (firedFor === undefined || firedFor >= header.deadline))
-      await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: header.deadline }, now);
+    // Fired early (a clock behind, a second's rounding): armed again for its due time — by the
+    // scheduler only when that is within its horizon (beyond it, the sweep arms it on entering).
+    if (rearm && (firedFor === undefined || firedFor >= due))
+      await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: due }, now);
     return;
   }
   if (await consolidateHeld(ctx, aggregateId)) return;
@@ -210,8 +213,18 @@ export async function sweep(ctx: FaninContext, limit = 500, options: SweepOption
   const started = Date.now();
   const remaining = options.remainingTimeMs ?? (() => SWEEP_DEFAULT_TIME_MS - (Date.now() - started));
   const now = ctx.clock();
-  const due = await ctx.store.dueItems(now, limit);
   const errors: unknown[] = [];
+  // The timers entering the horizon first: they are cheap and each is a precise deadline.
+  try {
+    await armEntering(ctx, now);
+  } catch (error) {
+    errors.push(error);
+    ctx.log.error('arming the timers entering the horizon failed; the next sweep arms them', {
+      alarm: Alarm.DUE_ITEM_FAILED,
+      error: describeError(error),
+    });
+  }
+  const due = await ctx.store.dueItems(now, limit);
   const running: Promise<unknown>[] = [];
   let examined = 0;
   for (const item of due) {
@@ -246,6 +259,48 @@ export async function sweep(ctx: FaninContext, limit = 500, options: SweepOption
   await settledWithin(running, remaining() - SWEEP_MARGIN_MS);
   if (errors.length > 0) throw new AggregateError(errors, `${errors.length} of ${examined} due items failed`);
   return examined;
+}
+
+/**
+ * How far before the end of the timers' horizon the sweep arms: a writer arms its own timer when it
+ * is due within the horizon by its clock, so the sweep's window ends this much earlier — more than
+ * any clock skew and the `due` index's propagation — and no item falls between the two.
+ */
+export const ARMING_MARGIN_MS = 60_000;
+/** Index entries a sweep arms at most from each shard of the `due` index (the rest: the next sweep). */
+export const ARMING_LIMIT_PER_SHARD = 250;
+
+/**
+ * Arms the timers of the due items entering the horizon of the timers: those due from the arming
+ * watermark (every item before it was armed by an earlier sweep; `now` the first time) to `now`
+ * plus the horizon less {@link ARMING_MARGIN_MS}. The watermark moves only after the timers are
+ * sent, so a sweep that crashes or fails in between leaves them to the next one (armed twice at
+ * worst, never lost), and a sweep that did not run is caught up by the next (the window starts
+ * where the last one ended). Items due until `now` are the sweep's own (due items).
+ *
+ * @returns how many timers were armed
+ */
+export async function armEntering(ctx: FaninContext, now: number): Promise<number> {
+  const { store, timers } = ctx;
+  const horizon = timers.horizonMs;
+  if (horizon === undefined || !store.dueBetween || !store.armedUntil || !store.markArmedUntil) return 0;
+  const from = Math.max((await store.armedUntil()) ?? 0, now + 1);
+  const to = now + horizon - ARMING_MARGIN_MS;
+  if (to < from) return 0;
+  const window = await store.dueBetween(from, to, ARMING_LIMIT_PER_SHARD);
+  const armed = window.items.map(timerOf);
+  const failed = await timers.armAll(armed, now);
+  if (failed.length > 0)
+    throw new FaninError(`${failed.length} of ${armed.length} timers entering the horizon were not armed`);
+  await store.markArmedUntil(window.next ?? to + 1, now);
+  return armed.length;
+}
+
+/** The timer of a due item, for its due time. */
+function timerOf(item: DueItem): TimerMessage {
+  return item.kind === 'aggregate'
+    ? { kind: 'deadline', aggregateId: item.aggregateId, dueAt: item.dueAt }
+    : { kind: 'held', aggregateId: item.aggregateId, replyId: item.replyId, dueAt: item.dueAt };
 }
 
 /** What the sweeper does with one due item, as its timer would have. */

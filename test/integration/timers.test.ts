@@ -5,8 +5,8 @@ import { aws } from '../support/clients.ts';
 import { FaninUnderTest, takeAll } from '../support/fanin.ts';
 
 /**
- * Timeouts: SQS delay messages for precision (re-armed past 15 minutes), the sweeper as the
- * safety net. Whichever acts first wins; the other is a no-op.
+ * Timeouts: SQS delay messages for precision (beyond 15 minutes armed by the sweep as they enter
+ * that horizon), the sweeper as the safety net. Whichever acts first wins; the other is a no-op.
  */
 describe('timers', () => {
   let fanin: FaninUnderTest;
@@ -106,7 +106,7 @@ describe('timers', () => {
     expect(await fanin.outputs('timed-out')).toMatchObject([{ aggregateId: 's-4' }]);
   });
 
-  it('a deadline beyond SQS’s 15-minute delay is re-armed when its timer fires early', async () => {
+  it('a deadline beyond SQS’s 15-minute delay is not armed again when a timer fires early: the sweep arms it as it enters the horizon', async () => {
     // Prepare
     await fanin.sendRequest({ definition: 'long', aggregateId: 'l-1', expected: 1 });
     await fanin.drain();
@@ -122,8 +122,12 @@ describe('timers', () => {
       attributes: {},
       receiveCount: 1,
     });
+    const delayedAfterEarly = await delayedTimers();
+    fanin.clock.advance(2_000_000); // 11 minutes before the deadline: within the sweep's window
+    await fanin.sweep();
 
     // Assess
+    expect(delayedAfterEarly).toBe(delayedBefore);
     expect(await delayedTimers()).toBe(delayedBefore + 1);
     expect((await fanin.ctx.store.getHeader('l-1'))?.status).toBe('open');
   });
