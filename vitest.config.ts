@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /** The integration projects' shared settings: the emulators, long timeouts, two workers. */
@@ -17,6 +18,8 @@ const integration: TestProjectInlineConfiguration['test'] = {
  */
 export default defineConfig({
   test: {
+    // The default output, then why each skipped test was skipped (test/support/skip-reasons.ts).
+    reporters: ['default', fileURLToPath(new URL('./test/support/skip-reasons.ts', import.meta.url))],
     projects: [
       {
         test: {
