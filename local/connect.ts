@@ -6,7 +6,6 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoPartitionRegistry } from '../shared/adapters/dynamo-partition-registry.ts';
 import { S3ClaimCheck } from '../shared/adapters/s3-claim-check.ts';
-import { REPLY_DESTINATION, replyDestination } from '../shared/app.ts';
 import {
   type AwsClients,
   type Connection,
@@ -18,6 +17,7 @@ import type { RuntimeConfig } from '../shared/config.ts';
 import { type Definition, parseDefinitions } from '../shared/engine/definition.ts';
 import { FaninError } from '../shared/errors.ts';
 import type { PartitionedDestination } from '../shared/partitions/destination.ts';
+import { REPLY_DESTINATION, replyDestination } from '../shared/partitions/reply-destination.ts';
 import {
   describeTopology,
   type Partitioning,

@@ -9,7 +9,7 @@
  *   the `fanin` CLI (`dist/cli.js`, run by `bin/fanin.js`: plain JavaScript, no TypeScript loader).
  *
  * It then checks what it built: every package a built module imports is declared in that
- * package.json at the version this repository pins (a missing one would fail only at a user's), and
+ * package.json as a compatible range from the version this repository pins (a missing one would fail only at a user's), and
  * prints each file's size. `--quiet` prints only the summary line.
  */
 import { spawnSync } from 'node:child_process';
@@ -86,9 +86,11 @@ function packageOf(specifier: string): string | undefined {
 }
 
 /**
- * Every package the built modules import is a dependency or peer dependency of `pkg`, declared at
- * exactly the version the repository's package.json pins (a declared package nothing imports is a
- * warning).
+ * Every package the built modules import is a dependency or peer dependency of `pkg`, declared as
+ * the compatible range `^<version>` of the version the repository's package.json pins (the lowest
+ * it accepts is the one the tests ran with; the lockfile pins that): a library pinning exactly
+ * would give a user's app second copies of every package it also uses. A declared package
+ * nothing imports is a warning.
  */
 function checkDependencies(pkg: string, metafiles: readonly Metafile[]): void {
   const manifest = readJson(path.join(pkg, 'package.json'));
@@ -112,8 +114,8 @@ function checkDependencies(pkg: string, metafiles: readonly Metafile[]): void {
     // Harmless for users (one package more to install), so a warning, not a failure.
     if (!imported.has(name))
       console.warn(`warning: ${manifest.name} declares ${name}, which nothing imports`);
-    if (pinned[name] !== version)
-      problems.push(`declares ${name}@${version}; the repository pins ${pinned[name]}`);
+    if (version !== `^${pinned[name]}`)
+      problems.push(`declares ${name}@${version}, not ^${pinned[name]} (the version the repository pins)`);
   }
   for (const [name, range] of Object.entries(manifest.peerDependencies ?? {})) {
     // The version fanin is built and tested with is the lowest it accepts.

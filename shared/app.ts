@@ -1,26 +1,23 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
+import { Logger } from '@aws-lambda-powertools/logger';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoPartitionRegistry } from './adapters/dynamo-partition-registry.ts';
 import { DynamoStateStore } from './adapters/dynamo-state-store.ts';
 import { PowertoolsMetricsAdapter } from './adapters/powertools-metrics.ts';
 import { S3ClaimCheck } from './adapters/s3-claim-check.ts';
 import { SqsOutputPublisher } from './adapters/sqs-outputs.ts';
-import { SqsPartitionQueues } from './adapters/sqs-partition-queues.ts';
 import { SqsRequestSender } from './adapters/sqs-sender.ts';
 import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
 import { type AwsClients, createClients } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
 import { WireAttribute } from './engine/correlation.ts';
-import { functionLogger } from './observability/logger.ts';
 import { createTracer, serviceName } from './observability/tracing.ts';
-import { PartitionedDestination } from './partitions/destination.ts';
-import { Distributor, type WatermarkOptions } from './partitions/distributor.ts';
+import type { Distributor } from './partitions/distributor.ts';
+import { createDistributor, REPLY_DESTINATION, replyDestination } from './partitions/reply-destination.ts';
 import type { Log } from './ports.ts';
-import { QueueRole, resolvePartitioning } from './topology/topology.ts';
+import { QueueRole } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
 import { policyFromQueueUrl } from './use-cases/recipients.ts';
 
@@ -115,45 +112,9 @@ export function createContext(
   };
 }
 
-/** The name of the reply destination in the partition registry. */
-export const REPLY_DESTINATION = 'replies';
-
-/** The reply partitions as a partitioned destination: routing, availability, the distributor's view. */
-export function replyDestination(config: RuntimeConfig, clients: FaninClients): PartitionedDestination {
-  return new PartitionedDestination({
-    name: REPLY_DESTINATION,
-    partitions: config.replyQueueUrls.map((queueUrl, index) => ({ index, queueUrl })),
-    queues: new SqsPartitionQueues({ sqs: clients.sqs }),
-    registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
-    highThreshold: (config.partitioning ?? resolvePartitioning({})).highThreshold,
-  });
-}
-
-/** The watermark distributor of the reply destination (seed 004), from the same configuration. */
-export function createDistributor(
-  config: RuntimeConfig,
-  clients: FaninClients,
-  clock: () => number = Date.now,
-  options: WatermarkOptions = {},
-): Distributor {
-  const partitioning = config.partitioning ?? resolvePartitioning({});
-  return new Distributor({
-    destination: replyDestination(config, clients),
-    backlogUrl: config.queueUrls[QueueRole.BACKLOG],
-    queues: new SqsPartitionQueues({ sqs: clients.sqs }),
-    registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
-    highWatermark: partitioning.highWatermark,
-    lowWatermark: partitioning.lowWatermark,
-    stallMs: partitioning.stallSeconds * 1000,
-    drained: partitioning.drained,
-    settings: {
-      highThreshold: partitioning.highThreshold,
-      distributorIntervalSeconds: partitioning.distributorIntervalSeconds,
-    },
-    clock,
-    ...options,
-  });
-}
+// The reply destination and its distributor live in a module without Powertools, which the
+// client package (producers, the CLI) imports through local/connect.ts.
+export { createDistributor, REPLY_DESTINATION, replyDestination };
 
 let configInstance: RuntimeConfig | undefined;
 
@@ -235,11 +196,10 @@ export function tracedObservabilityFromEnvironment(): Promise<Observability> {
 }
 
 /**
- * fanin's log on Powertools Logger: JSON lines with the Lambda context (the function's one logger,
- * to which its entry point adds each invocation's context), level from `POWERTOOLS_LOG_LEVEL`
- * (default INFO). The use cases only ever pass ids, counts and reasons.
+ * fanin's log on Powertools Logger: JSON lines with the Lambda context, level from
+ * `POWERTOOLS_LOG_LEVEL` (default INFO). The use cases only ever pass ids, counts and reasons.
  */
-export function powertoolsLog(logger: Logger = functionLogger()): Log {
+export function powertoolsLog(logger: Logger = new Logger({ serviceName: serviceName() })): Log {
   return {
     info: (message, fields) => logger.info(message, fields ?? {}),
     warn: (message, fields) => logger.warn(message, fields ?? {}),

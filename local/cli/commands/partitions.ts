@@ -1,5 +1,5 @@
 import { queueDepth } from '../../../shared/adapters/sqs-queues.ts';
-import { createDistributor } from '../../../shared/app.ts';
+import { createDistributor } from '../../../shared/partitions/reply-destination.ts';
 import { destinationOf, runtimeConfigOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
 import { type Args, type Command, CommandError, Progress, table, UsageError } from '../io.ts';
