@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,18 +9,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Finished, ROOT, type RuntimeProcess, runProcess, startRuntime } from '../support/runtime.ts';
 
 /**
- * The two npm packages as another project gets them: `npm run build`, `npm pack` of both, the
- * tarballs installed into a scratch CDK app and a scratch Node producer in a temporary folder
- * (outside this repository, so nothing resolves to its node_modules: no esbuild, no tsx, no
- * lockfile of ours). Dependencies come from the local npm cache (`--prefer-offline`).
+ * The two npm packages as another project gets them, by their READMEs: `npm run build`, `npm pack`
+ * of both (the READMEs' "Get it" step in the clone), then each README's commands and programs run
+ * as written in a fresh folder outside this repository (nothing resolves to its node_modules: no
+ * esbuild, no tsx, no lockfile of ours): the tarball installed, the example written to the file
+ * its first line names, run, and every `# prints: ...` a command carries found in its output.
+ * The tarballs' folder (`/tmp/fanin-packages` in the READMEs) and the runtime's state file
+ * (`/path/to/fanin/.fanin/runtime.json`) are the placeholders a reader fills in. Dependencies come
+ * from the local npm cache (`npm_config_prefer_offline`), so the test runs offline.
  */
 
 const run = promisify(execFile);
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const rootPackage = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
+  dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
+/** What the AWS SDK prints on Node 20 (its 2027 releases need Node 22); README names it. */
+const NODE_VERSION_NOTICE =
+  /\(node:\d+\) Warning: NodeVersionSupportWarning:[\s\S]*?More information can be found at: \S+\n(\(Use `node --trace-warnings[^\n]*\n)?/;
 const VERSION = rootPackage.version;
 const DEFINITIONS = [
   {
@@ -31,7 +39,90 @@ const DEFINITIONS = [
 ];
 
 let dir: string;
-let tarballs: { cdk: string; client: string };
+
+/** A fenced example of a package README: a shell block (commands) or a program (`// file.mjs` first). */
+interface ReadmeExample {
+  readonly line: number;
+  readonly kind: 'sh' | 'program';
+  readonly code: string;
+  /** The file a program goes to (its first line, `// producer.mjs`). */
+  readonly file?: string;
+  readonly notRun?: string;
+}
+
+/** The shell blocks and programs of a package's README, in order, with their not-run markers. */
+function readmeExamples(pkg: 'cdk' | 'client'): ReadmeExample[] {
+  const lines = readFileSync(join(ROOT, 'packages', pkg, 'README.md'), 'utf8').split('\n');
+  const examples: ReadmeExample[] = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    const open = /^```(\w*)$/.exec(lines[i] ?? '');
+    if (!open) continue;
+    let end = i + 1;
+    while (end < lines.length && lines[end] !== '```') end += 1;
+    const code = lines.slice(i + 1, end).join('\n');
+    let previous = i - 1;
+    while (previous >= 0 && (lines[previous] ?? '').trim() === '') previous -= 1;
+    const notRun = /^<!--\s*not run:\s*(.*?)\s*-->$/.exec((lines[previous] ?? '').trim())?.[1];
+    const file = /^\/\/ ([\w.-]+\.m?[jt]s)$/.exec(lines[i + 1] ?? '')?.[1];
+    if (open[1] === 'sh') examples.push({ line: i + 1, kind: 'sh', code, ...(notRun ? { notRun } : {}) });
+    else if (file) examples.push({ line: i + 1, kind: 'program', code, file });
+    else
+      throw new Error(
+        `packages/${pkg}/README.md:${i + 1}: a ${open[1] || 'plain'} block that is neither sh nor a program naming its file`,
+      );
+    i = end;
+  }
+  return examples;
+}
+
+/** The environment of a reader's shell: no endpoints of the test emulators unless given, npm offline. */
+function readerEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('AWS_ENDPOINT_URL') || name.startsWith('FANIN_') || name.startsWith('npm_'))
+      delete env[name];
+  }
+  // A reader's Node 20 has no such setting: what the SDK prints then is part of what the README shows.
+  delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+  return {
+    ...env,
+    npm_config_prefer_offline: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    ...extra,
+  };
+}
+
+/**
+ * Runs a README's examples in a fresh project folder as a reader would: programs written to their
+ * files, shell blocks run by bash in order, each command's `# prints: <text>` checked against what
+ * it printed. Returns what each shell block printed.
+ */
+async function followReadme(
+  pkg: 'cdk' | 'client',
+  project: string,
+  values: Record<string, string>,
+  env: NodeJS.ProcessEnv,
+): Promise<Finished[]> {
+  const outputs: Finished[] = [];
+  for (const example of readmeExamples(pkg)) {
+    if (example.notRun !== undefined) continue;
+    let code = example.code;
+    for (const [placeholder, value] of Object.entries(values)) code = code.split(placeholder).join(value);
+    if (example.kind === 'program') {
+      await writeFile(join(project, example.file ?? ''), code);
+      continue;
+    }
+    const finished = await exec('bash', ['-eo', 'pipefail', '-c', code], { cwd: project, env });
+    const where = `packages/${pkg}/README.md:${example.line}\n${code}\n--- exit ${finished.code}\n--- stdout\n${finished.stdout}\n--- stderr\n${finished.stderr}`;
+    expect(finished.code, where).toBe(0);
+    for (const [, promise] of code.matchAll(/# prints: (.+)$/gm)) {
+      expect(finished.stdout, where).toContain((promise ?? '').trim());
+    }
+    outputs.push(finished);
+  }
+  return outputs;
+}
 
 async function npm(cwd: string, ...args: string[]): Promise<string> {
   const { stdout } = await run(NPM, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: process.env });
@@ -75,26 +166,22 @@ async function typecheck(project: string, source: string): Promise<Finished> {
   });
 }
 
-/** A scratch project: its own package.json, then `npm install` from the local cache. */
-async function scratch(name: string, dependencies: Record<string, string>): Promise<string> {
+/** A fresh project: a package.json of its own (as `npm init` leaves it, ES modules), nothing installed. */
+async function freshProject(name: string): Promise<string> {
   const project = join(dir, name);
   await mkdir(project);
   await writeFile(
     join(project, 'package.json'),
-    JSON.stringify({ name, private: true, type: 'module', dependencies }, null, 2),
+    JSON.stringify({ name, private: true, type: 'module' }, null, 2),
   );
-  await npm(project, 'install', '--prefer-offline', '--no-audit', '--no-fund');
   return project;
 }
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fanin-packages-'));
   await npm(ROOT, 'run', 'build', '--', '--quiet');
-  const packed = JSON.parse(
-    await npm(ROOT, 'pack', './packages/cdk', './packages/client', '--pack-destination', dir, '--json'),
-  ) as { name: string; filename: string }[];
-  const file = (name: string): string => join(dir, packed.find((p) => p.name === name)?.filename ?? name);
-  tarballs = { cdk: file('@fanin/cdk'), client: file('@fanin/client') };
+  // The READMEs' "Get it" step, into the folder they call /tmp/fanin-packages.
+  await npm(ROOT, 'pack', './packages/cdk', './packages/client', '--pack-destination', dir);
 }, 600_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -106,14 +193,20 @@ describe('@fanin/cdk in another CDK app', () => {
   let template: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
 
   beforeAll(async () => {
-    app = await scratch('scratch-cdk-app', {
-      '@fanin/cdk': `file:${tarballs.cdk}`,
-      'aws-cdk-lib': rootPackage.devDependencies['aws-cdk-lib'] ?? 'missing',
-      constructs: rootPackage.devDependencies.constructs ?? 'missing',
-      '@types/node': rootPackage.devDependencies['@types/node'] ?? 'missing',
-    });
+    // GIVEN a fresh CDK app that followed packages/cdk/README.md (install, app.mjs, node app.mjs)
+    app = await freshProject('scratch-cdk-app');
+    await followReadme('cdk', app, { '/tmp/fanin-packages': dir }, readerEnv());
+    await npm(
+      app,
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      `@types/node@${rootPackage.devDependencies['@types/node']}`,
+    );
+    // and the same construct synthesized into a folder this test reads
     await writeFile(
-      join(app, 'app.mjs'),
+      join(app, 'synth.mjs'),
       [
         "import { App, Stack } from 'aws-cdk-lib';",
         "import { Fanin } from '@fanin/cdk';",
@@ -124,7 +217,7 @@ describe('@fanin/cdk in another CDK app', () => {
       ].join('\n'),
     );
     outdir = join(app, 'cdk.out');
-    const synth = await exec(process.execPath, ['app.mjs', outdir], { cwd: app });
+    const synth = await exec(process.execPath, ['synth.mjs', outdir], { cwd: app });
     expect(synth.stderr).not.toMatch(/Error|LockFileDoesntExist/);
     expect(synth.code).toBe(0);
     template = JSON.parse(await readFile(join(outdir, 'Scratch.template.json'), 'utf8')) as typeof template;
@@ -158,6 +251,10 @@ describe('@fanin/cdk in another CDK app', () => {
       exports: { '.': { types: expect.stringMatching(/\.d\.ts$/), import: './dist/index.js' } },
     });
     expect(manifest.private).toBeUndefined();
+    // A library declares compatible ranges (from the versions the lockfile pins), never exact ones.
+    for (const [name, range] of Object.entries(manifest.dependencies as Record<string, string>)) {
+      expect(range, name).toBe(`^${rootPackage.dependencies[name]}`);
+    }
     expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
   });
 
@@ -225,68 +322,62 @@ describe('@fanin/client in a plain Node producer', () => {
   const prefix = `pkg-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
   let producer: string;
   let runtime: RuntimeProcess | undefined;
+  let printed: Finished[];
 
   beforeAll(async () => {
-    const config = join(dir, 'fanin.config.json');
-    await writeFile(
-      config,
-      JSON.stringify({
-        replyPartitions: 1,
-        responderQueues: ['responder'],
-        definitions: [
-          {
-            name: 'ask',
-            completion: { strategy: 'all' },
-            fanOut: { type: 'recipient-list', recipients: ['{prefix}-responder'] },
-            timeoutSeconds: 120,
-          },
-        ],
-      }),
-    );
+    // GIVEN a local runtime as `npm start` runs it (fanin.config.ts: loan-broker and its five banks)
+    // and a fresh Node project
     [producer, runtime] = await Promise.all([
-      scratch('scratch-producer', {
-        '@fanin/client': `file:${tarballs.client}`,
-        '@types/node': rootPackage.devDependencies['@types/node'] ?? 'missing',
-      }),
-      startRuntime({ prefix, args: ['--config', config, '--quiet', '--no-dashboard'] }),
+      freshProject('scratch-producer'),
+      startRuntime({ prefix, args: ['--quiet', '--no-dashboard'] }),
     ]);
-    // A producer that is also the responder: plain JavaScript, no TypeScript loader.
-    await writeFile(
-      join(producer, 'producer.mjs'),
-      `import { faninClientOf, resolveTarget } from '@fanin/client';
-
-const target = await resolveTarget({ stateFile: process.env.FANIN_STATE });
-const client = faninClientOf(target);
-const aggregateId = process.argv[2];
-await client.sendRequest('ask', { payload: { question: 'six times seven' } }, { aggregateId });
-const responder = target.responderQueues.find((q) => q.name.endsWith('-responder'));
-let subs = [];
-while (subs.length === 0) subs = await client.receive(responder.url, { waitSeconds: 2 });
-await client.reply(subs[0], { answer: 42 });
-await client.ack(subs[0]);
-let results = [];
-while (results.length === 0) results = await client.receive(target.queues.completed.url, { waitSeconds: 2 });
-await client.ack(results[0]);
-console.log(JSON.stringify(results[0].body));
-`,
+    // WHEN it follows packages/client/README.md: install the tarball, write producer.mjs, run it
+    printed = await followReadme(
+      'client',
+      producer,
+      { '/tmp/fanin-packages': dir, '/path/to/fanin/.fanin/runtime.json': runtime.stateFile },
+      readerEnv(),
+    );
+    await npm(
+      producer,
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      `@types/node@${rootPackage.devDependencies['@types/node']}`,
     );
   }, 600_000);
   afterAll(async () => {
     if (runtime) expect(await runtime.stop()).toBe(0);
   }, 60_000);
 
-  it('sends a request, answers it as the responder and reads the completed result', async () => {
-    const env = { ...process.env, FANIN_STATE: runtime?.stateFile ?? '' };
-    const aggregateId = `ask-${randomBytes(3).toString('hex')}`;
-    const result = await exec(process.execPath, ['producer.mjs', aggregateId], { cwd: producer, env });
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({
-      type: 'fanin.aggregate.completed',
-      aggregateId,
-      definition: 'ask',
-      result: [{ replyId: expect.any(String), body: { answer: 42 } }],
-    });
+  it("runs the README's producer as written: it sends, answers as bank-2 and prints the completed result", () => {
+    // THEN the last block (node producer.mjs) printed the one line the README promises, nothing else
+    const run = printed.at(-1);
+    expect(run?.stdout).toBe('completed {"bank":"bank-2","rate":3.4}\n');
+    // (stderr: at most the SDK's notice that its 2027 releases need Node 22, which the README names)
+    expect(run?.stderr.replace(NODE_VERSION_NOTICE, '').trim()).toBe('');
+  });
+
+  it('installs the SDK and what the client uses, nothing Lambda-only, each as a compatible range', async () => {
+    // Kills: local/connect.ts reaching shared/app.ts again (Powertools Logger and Metrics in every producer).
+    expect(existsSync(join(producer, 'node_modules/@aws-lambda-powertools'))).toBe(false);
+    const installed = join(producer, 'node_modules/@fanin/client');
+    for (const file of ['dist/index.js', 'dist/cli.js']) {
+      const code = await readFile(join(installed, file), 'utf8');
+      expect(code, file).not.toMatch(/(from|import\(|require\()\s*["']@aws-lambda-powertools/);
+    }
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(
+      Object.keys(manifest.dependencies).filter(
+        (name) => !/^@aws-sdk\/|^(commander|zod|jsonata)$/.test(name),
+      ),
+    ).toEqual([]);
+    for (const [name, range] of Object.entries(manifest.dependencies)) {
+      expect(range, name).toBe(`^${(rootPackage.dependencies as Record<string, string>)[name]}`);
+    }
   });
 
   it('gives a TypeScript producer the client with its types', async () => {
