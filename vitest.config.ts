@@ -34,6 +34,10 @@ export default defineConfig({
         test: {
           ...integration,
           name: 'integration',
+          // Every AWS call the suite makes is recorded, and after it each call a function makes is
+          // evaluated against the synthesized policies: a call AWS would deny fails the run.
+          globalSetup: ['test/support/global-setup.ts', 'test/support/policy-global-setup.ts'],
+          setupFiles: ['test/support/record-calls.ts'],
           include: ['test/integration/**/*.test.ts'],
           exclude: ['test/integration/soak.test.ts'],
           sequence: { groupOrder: 1 },

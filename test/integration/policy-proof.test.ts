@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CreateEventBusCommand, DeleteEventBusCommand } from '@aws-sdk/client-eventbridge';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -23,7 +21,13 @@ import {
 } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
-import { CALLS_DIR, CallRecorder, type FunctionName, type RecordedCall } from '../support/call-recorder.ts';
+import {
+  type FunctionName,
+  isFunction,
+  type RecordedCall,
+  recording,
+  unflushedCalls,
+} from '../support/call-recorder.ts';
 import { aws } from '../support/clients.ts';
 import { eventBridgeAvailable } from '../support/eventbridge.ts';
 import { FaninUnderTest } from '../support/fanin.ts';
@@ -31,13 +35,12 @@ import {
   evaluateCalls,
   type ResourceMap,
   SynthesizedPolicies,
-  unusedGrants,
   type Verdict,
 } from '../support/policy-proof.ts';
 
 /**
  * The synthesized IAM against the calls: every handler runs here on clients of its own (as each
- * Lambda function has its own role), through the paths that make its distinct calls — a fan-out
+ * Lambda function has its own clients), through the paths that make its distinct calls — a fan-out
  * continued in another invocation, claim-checked bodies and outputs, replies, a self-starting
  * aggregate, a timer, a sweep, every control command and an external event, a distributor cycle
  * — and each call recorded is evaluated by a real IAM evaluator against the identity policy of the
@@ -49,11 +52,12 @@ const SMALL = 512;
 
 describe('policies proven against the calls', () => {
   let fanin: FaninUnderTest;
-  const recorder = new CallRecorder();
   const contexts = new Map<FunctionName, { ctx: FaninContext; clients: FaninClients }>();
   let definitions: DefinitionInput[];
   let bus: string | undefined;
   let bank = '';
+  /** The calls of the scenario below, for the evaluations that follow it. */
+  let scenario: { calls: RecordedCall[]; definitions: DefinitionInput[] } | undefined;
 
   beforeAll(async () => {
     const warehouse = `pp${Date.now().toString(36)}-warehouse`;
@@ -100,12 +104,12 @@ describe('policies proven against the calls', () => {
       fanin.eventBusName = bus;
     }
     for (const fn of ['fanOut', 'reply', 'timer', 'sweeper', 'control', 'distributor'] as const) {
-      const clients = recorder.instrument(fn, {
+      const clients = {
         sqs: createSqsClient(),
         dynamo: createDocumentClient(createDynamoClient()),
         s3: createS3Client(),
         eventBridge: createEventBridgeClient(),
-      });
+      };
       contexts.set(fn, {
         clients,
         ctx: createContext(fanin.config, clients, { clock: fanin.clock.read, log: fanin.log }),
@@ -216,8 +220,11 @@ describe('policies proven against the calls', () => {
     await createDistributor(fanin.config, of('distributor').clients, fanin.clock.read).cycle();
 
     // Assess: the paths ran (each function made calls, the continuation was sent to ingress)
-    const calls = recorder.calls;
-    expect(new Set(calls.map((c) => c.fn))).toEqual(
+    // (every call of this file, as the setup file records them: test/support/record-calls.ts)
+    expect(recording(), 'the integration project records the calls').toBe(true);
+    const calls = unflushedCalls();
+    scenario = { calls, definitions };
+    expect(new Set(calls.map((c) => c.fn).filter(isFunction))).toEqual(
       new Set(['fanOut', 'reply', 'timer', 'sweeper', 'control', 'distributor']),
     );
     const ingress = fanin.provisioned.queueUrls.ingress;
@@ -252,7 +259,6 @@ describe('policies proven against the calls', () => {
     });
     const verdicts = await evaluateCalls(synth, resourceMap(synth, fanin, bus), calls);
     const denied = verdicts.filter((v) => v.result !== 'Allowed').map(describeVerdict);
-    writeReport(synth, verdicts, calls);
     expect(denied).toEqual([]);
 
     // and with every sender prop set, the queue policies still let fanin's own calls through
@@ -268,6 +274,29 @@ describe('policies proven against the calls', () => {
     });
     const fencedVerdicts = await evaluateCalls(fenced, resourceMap(fenced, fanin, bus), calls);
     expect(fencedVerdicts.filter((v) => v.result !== 'Allowed').map(describeVerdict)).toEqual([]);
+  });
+
+  it("a grant removed from the synthesized policy denies the calls it allowed: without the fan-out's send to ingress, its continuation is denied", async () => {
+    // Prepare: the scenario's calls, and the stack they were allowed by
+    if (!scenario) throw new Error('the scenario above did not run');
+    const synth = new SynthesizedPolicies({
+      definitions: scenario.definitions,
+      prefix: fanin.topology.prefix,
+      createEventBus: bus !== undefined,
+    });
+    const ingressArn = synth.arnOf(synth.logicalId(synth.fanin.queues.ingress.queue as never));
+
+    // Act: the same calls, evaluated without that one statement (in memory)
+    const verdicts = await evaluateCalls(synth, resourceMap(synth, fanin, bus), scenario.calls, {
+      revoke: { fn: 'fanOut', action: 'sqs:SendMessage', resource: ingressArn },
+    });
+
+    // Assess: the continuation, and only it, is denied, by nothing allowing it
+    const denied = verdicts.filter((v) => v.result !== 'Allowed');
+    expect(denied.map((v) => `${v.call.fn} ${v.call.action} ${v.arn}`)).toEqual([
+      `fanOut sqs:SendMessage ${ingressArn}`,
+    ]);
+    expect(denied[0]?.deniedBy).toEqual(['no statement of the role or the resource allows it']);
   });
 });
 
@@ -305,21 +334,4 @@ function resourceMap(
       ? { bus: { name: bus, id: synth.logicalId(construct.eventBus as never) } }
       : {}),
   };
-}
-
-/** The verdicts and the grants no recorded call used, beside the records (CALLS_DIR). */
-function writeReport(
-  synth: SynthesizedPolicies,
-  verdicts: readonly Verdict[],
-  calls: readonly RecordedCall[],
-): void {
-  const unused = unusedGrants(synth, verdicts);
-  writeFileSync(
-    join(CALLS_DIR, `policy-report-${process.pid}.json`),
-    JSON.stringify(
-      { calls: calls.length, distinct: verdicts.length, verdicts: verdicts.map(describeVerdict), unused },
-      null,
-      2,
-    ),
-  );
 }
