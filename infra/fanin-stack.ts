@@ -38,9 +38,31 @@ export function exampleDefinitions(prefix: string): DefinitionInput[] {
   ];
 }
 
+/** A prefix fanin accepts: a lower-case letter, then up to 30 lower-case letters, digits or dashes. */
+const PREFIX = /^[a-z][a-z0-9-]{0,30}$/;
+
+/**
+ * The prefix of a stack without one: its name in lower case (`Fanin` gives `fanin`, the prefix the
+ * example stack always had, so a deployed one keeps its names; `FaninDev` gives `fanindev`).
+ * CloudFormation keeps stack names unique in an account and region, so their prefixes are too.
+ * @throws Error when the name gives no prefix (longer than 31 characters): pass `prefix`
+ */
+export function prefixOfStackName(stackName: string): string {
+  const prefix = stackName.toLowerCase();
+  if (PREFIX.test(prefix)) return prefix;
+  throw new Error(
+    `stack name "${stackName}" gives no fanin prefix (in lower case, a letter then up to 30 letters, digits or dashes): pass the prefix prop (-c fanin:prefix=<prefix>)`,
+  );
+}
+
 /** Properties of {@link FaninStack}. */
 export interface FaninStackProps extends StackProps {
-  /** Resource name prefix. @default 'fanin' */
+  /**
+   * Prefix of every resource name (`<prefix>-ingress`, `<prefix>-state`, ...) and what
+   * `fanin --stack` takes. Never change it on a deployed stack: every queue and the table would be
+   * replaced, their messages and state lost (docs/configuration.md, "Names and outputs").
+   * @default - the stack's name in lower case (`fanin` for the stack `Fanin`)
+   */
   readonly prefix?: string;
   /** Empty and delete the table, bucket and logs on `cdk destroy` (a demo, not production). @default false */
   readonly destroyOnRemoval?: boolean;
@@ -60,7 +82,7 @@ export class FaninStack extends Stack {
 
   public constructor(scope: Construct, id: string, props: FaninStackProps = {}) {
     super(scope, id, props);
-    const prefix = props.prefix ?? 'fanin';
+    const prefix = props.prefix ?? prefixOfStackName(this.stackName);
     this.banks = BANKS.map(
       (bank) =>
         new FaninQueue(this, `Bank-${bank}`, {
@@ -82,7 +104,8 @@ export class FaninStack extends Stack {
       ...(destroy ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
       ...props.fanin,
     });
-    // CloudFormation names the bucket; the CLI needs it for large payloads (`--bucket`).
+    // CloudFormation names the bucket; the CLI needs it for large payloads (`--bucket`). (The
+    // construct's own outputs name it too, as `FaninPayloadBucketName`; this key is kept as it was.)
     new CfnOutput(this, 'PayloadBucket', {
       description: `The claim-check bucket: npx fanin --stack ${prefix} --bucket <this> ...`,
       value: this.fanin.bucket.bucketName,

@@ -1,4 +1,4 @@
-import { Annotations, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, type CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -32,9 +32,11 @@ import {
   warnOfTimeoutsWithinDrains,
   warnOfUngrantedRecipients,
 } from './fanin-nag.ts';
+import { createOutputs } from './fanin-outputs.ts';
 import type { FaninFunctions, FaninProps } from './fanin-props.ts';
 import { FaninQueue } from './fanin-queue.ts';
 import { FaninObservability } from './observability.ts';
+import { claimPrefix } from './physical-names.ts';
 import { createPayloadBucket, createStateTable } from './state-resources.ts';
 import { createUseCaseAlarms } from './use-case-alarms.ts';
 import { validateAgainstTopology, validateProps } from './validate-props.ts';
@@ -106,6 +108,12 @@ export class Fanin extends Construct {
   public readonly useCaseAlarms: Readonly<Record<Alarm, cloudwatch.Alarm>>;
   /** How many days objects live in the payload bucket: at least the state's life plus a day. */
   public readonly payloadExpirationDays: number;
+  /**
+   * The stack outputs (infra/fanin-outputs.ts), by name: `Prefix`, `<Role>QueueUrl` for every
+   * queue, `ReplyQueue<i>Url`, `ReplyPartitions`, `StateTableName`, `PayloadBucketName` and
+   * `OutputBusName` when there is a bus. Their keys in the stack start with this construct's path.
+   */
+  public readonly outputs: Readonly<Record<string, CfnOutput>>;
 
   public constructor(scope: Construct, id: string, props: FaninProps) {
     super(scope, id);
@@ -115,6 +123,8 @@ export class Fanin extends Construct {
     const definitions = [...this.topology.definitions.values()];
     const bus = outputBus(this.topology, props);
     this.payloadExpirationDays = validateAgainstTopology(Stack.of(this), this.topology, props, bus.name);
+    // Names are the prefix's: no other instance of this app may hold it (infra/physical-names.ts).
+    claimPrefix(this, this.topology.prefix);
 
     // ---- Queues ---------------------------------------------------------------------------------
     const { queues, replyPartitions } = this.createQueues(props);
@@ -165,6 +175,8 @@ export class Fanin extends Construct {
     const { observability, queueAlarms } = this.createObservability(props);
     this.observability = observability;
     this.alarms = [...queueAlarms, ...Object.values(this.useCaseAlarms), ...observability.alarms];
+    // ---- Stack outputs: what producers, responders, consumers and the CLI find (fanin-outputs.ts) --
+    this.outputs = createOutputs(this);
   }
 
   /**
@@ -319,10 +331,12 @@ export class Fanin extends Construct {
       rules.set(definition.name, rule);
     }
     if (props.controlSenders) {
+      // The control function's own continuations (a complete or purge of a whole definition
+      // going on from its cursor) always pass, as the rules' events do.
       restrictSenders(
         queues[QueueRole.CONTROL].queue,
         props.controlSenders,
-        [],
+        [this.functions.control.role!.roleArn],
         [...rules.values()].map((rule) => rule.ruleArn),
       );
     }

@@ -83,7 +83,11 @@ export function connectionOf(state: RuntimeState, env: NodeJS.ProcessEnv = proce
 export interface ResolveOptions {
   /** The state file of a local runtime. */
   readonly stateFile: string;
-  /** The prefix of a deployed stack: when set, the state file is not read. */
+  /**
+   * The prefix of a deployed stack (its output `<id>Prefix`), in any case: the example stack's
+   * prefix is its name in lower case, so `FaninDev` finds `fanindev-*`. When set, the state file
+   * is not read.
+   */
   readonly stack?: string;
   /** The stack's claim-check bucket (CloudFormation names it; see the stack's outputs). */
   readonly bucket?: string;
@@ -100,7 +104,8 @@ export async function resolveTarget(options: ResolveOptions): Promise<Target> {
   if (options.stack !== undefined) {
     const clients = createClients();
     try {
-      return await resolveStack(options.stack, options.bucket, clients);
+      // Prefixes are lower case (topology): a stack's name in any case names its prefix.
+      return await resolveStack(options.stack.toLowerCase(), options.bucket, clients);
     } catch (error) {
       clients.destroy();
       throw error;
@@ -172,7 +177,7 @@ async function resolveStack(
     .map((q) => q.spec.name);
   if (missing.length > 0) {
     throw new TargetNotFoundError(
-      `${missing.length === 1 ? 'queue' : 'queues'} ${missing.join(', ')} not found: is a fanin stack with prefix "${prefix}" deployed in this account and region (${await sqs.config.region()})?`,
+      `${missing.length === 1 ? 'queue' : 'queues'} ${missing.join(', ')} not found: is a fanin stack with prefix "${prefix}" deployed in this account and region (${await sqs.config.region()})? The prefix is the stack's output <id>Prefix (docs/configuration.md, "Names and outputs")`,
     );
   }
   const queues: Partial<Record<QueueRole, QueueRef>> = {};

@@ -13,7 +13,9 @@ import { onPath, requireTool } from '../support/tools.ts';
  * against a second implementation of the AWS APIs that needs no Docker, moto's server, then
  * `fanin partitions --stack` against what was deployed. It shows that the synthesized template and
  * assets go through the CDK CLI's real deployment path (asset publishing to S3 path-style,
- * CloudFormation change sets) and that the CLI finds a deployed stack by its prefix.
+ * CloudFormation change sets), that a second example stack (`-c fanin:stack=FaninSmoke`) deploys
+ * beside the default one in one account and region with names of its own and outputs naming them,
+ * and that the CLI finds a deployed stack by its name (its prefix).
  *
  * moto accepts the resources without running them (no Lambda invocation, no alarm evaluation): it
  * checks the deployment, not the runtime, which the other integration tests cover on emulators.
@@ -25,7 +27,9 @@ const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CDK = join(ROOT, 'node_modules', '.bin', 'cdk');
 const ACCOUNT = '123456789012'; // moto's default account
 const REGION = 'us-east-1';
-const PREFIX = 'smoke';
+/** The stack's name: the example app names its prefix after it, in lower case. */
+const STACK = 'FaninSmoke';
+const PREFIX = 'faninsmoke';
 const run = promisify(execFile);
 
 /** A free TCP port on the loopback interface. */
@@ -85,8 +89,8 @@ function deployEnvironment(endpoint: string): NodeJS.ProcessEnv {
   };
 }
 
-/** The status of a CloudFormation stack, from the query API (moto does not check signatures). */
-async function stackStatus(endpoint: string, stackName: string): Promise<string | undefined> {
+/** DescribeStacks of a CloudFormation stack, from the query API (moto does not check signatures). */
+async function describeStack(endpoint: string, stackName: string): Promise<string> {
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: {
@@ -95,8 +99,25 @@ async function stackStatus(endpoint: string, stackName: string): Promise<string 
     },
     body: new URLSearchParams({ Action: 'DescribeStacks', Version: '2010-05-15', StackName: stackName }),
   });
-  const xml = await response.text();
-  return /<StackStatus>([A-Z_]+)<\/StackStatus>/.exec(xml)?.[1];
+  return response.text();
+}
+
+/** The status of a CloudFormation stack. */
+async function stackStatus(endpoint: string, stackName: string): Promise<string | undefined> {
+  return /<StackStatus>([A-Z_]+)<\/StackStatus>/.exec(await describeStack(endpoint, stackName))?.[1];
+}
+
+/** The outputs of a CloudFormation stack, by key. */
+async function stackOutputs(endpoint: string, stackName: string): Promise<Record<string, string>> {
+  const xml = await describeStack(endpoint, stackName);
+  const outputs: Record<string, string> = {};
+  // Each output is a <member> of <Outputs> holding its key and value (and a description).
+  for (const member of xml.split('<member>')) {
+    const key = /<OutputKey>([^<]*)<\/OutputKey>/.exec(member)?.[1];
+    const value = /<OutputValue>([^<]*)<\/OutputValue>/.exec(member)?.[1];
+    if (key !== undefined && value !== undefined) outputs[key] = value;
+  }
+  return outputs;
 }
 
 interface PartitionsJson {
@@ -117,8 +138,8 @@ describe('deploy smoke test on moto (no Docker)', () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  it('bootstraps, deploys the example stack to CREATE_COMPLETE, and fanin partitions --stack finds it', {
-    timeout: 600_000,
+  it('bootstraps, deploys the example stack and a second one beside it to CREATE_COMPLETE, the second with its outputs, and fanin partitions --stack finds it', {
+    timeout: 900_000,
   }, async (context) => {
     const motoPath = onPath(['moto_server']);
     const missing = motoPath
@@ -141,30 +162,50 @@ describe('deploy smoke test on moto (no Docker)', () => {
     });
     expect(await stackStatus(started.url, 'CDKToolkit')).toBe('CREATE_COMPLETE');
 
-    // AND the example app is deployed with the prefix `smoke` (bundles built, assets published)
-    await run(
-      CDK,
-      [
-        'deploy',
-        'Fanin',
-        '--require-approval',
-        'never',
-        '--output',
-        join(scratch, 'cdk.out'),
-        '--context',
-        `fanin:prefix=${PREFIX}`,
-      ],
-      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
-    );
-    // THEN the stack is complete
+    // AND the example app's default stack Fanin is deployed through a change set, as on AWS
+    // (bundles built, assets published)
+    const deploy = (stack: string, ...extra: string[]) =>
+      run(
+        CDK,
+        [
+          'deploy',
+          stack,
+          '--require-approval',
+          'never',
+          '--output',
+          join(scratch ?? '', `cdk.out-${stack}`),
+          ...extra,
+        ],
+        { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
+      );
+    await deploy('Fanin');
+    // AND a second example stack, FaninSmoke, beside it in the same account and region (prefix
+    // faninsmoke, its name in lower case). It is created directly: moto 5.2.1 computes a stack's
+    // outputs only from the template a stack is created or updated with, and a change set's stack
+    // is created empty, so its outputs would be missing there (not on AWS).
+    await deploy(STACK, '--context', `fanin:stack=${STACK}`, '--method', 'direct');
+    // THEN both stacks are complete: no name of one collided with the other's
     expect(await stackStatus(started.url, 'Fanin')).toBe('CREATE_COMPLETE');
+    expect(await stackStatus(started.url, STACK)).toBe('CREATE_COMPLETE');
     const deploySeconds = (Date.now() - began) / 1000;
 
-    // AND the CLI finds the deployed reply partitions and backlog by the prefix
+    // AND its outputs name the prefix, the queues a producer and the CLI need, the table and bucket
+    const outputs = await stackOutputs(started.url, STACK);
+    expect(outputs.FaninPrefix, JSON.stringify(outputs)).toBe(PREFIX);
+    expect(outputs.FaninIngressQueueUrl).toMatch(new RegExp(`/${ACCOUNT}/${PREFIX}-ingress$`));
+    expect(outputs.FaninControlQueueUrl).toMatch(new RegExp(`/${PREFIX}-control$`));
+    expect(outputs.FaninCompletedQueueUrl).toMatch(new RegExp(`/${PREFIX}-out-completed\\.fifo$`));
+    expect(outputs.FaninReplyQueue0Url).toMatch(new RegExp(`/${PREFIX}-reply-0$`));
+    expect(outputs.FaninReplyPartitions).toBe('2');
+    expect(outputs.FaninStateTableName).toBe(`${PREFIX}-state`);
+    expect(outputs.FaninPayloadBucketName).toBe(outputs.PayloadBucket);
+    expect(outputs.FaninPayloadBucketName).toMatch(/^[a-z0-9.-]{3,63}$/);
+
+    // AND the CLI finds the deployed reply partitions and backlog by the stack's name (its prefix)
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { bin: { fanin: string } };
     const { stdout } = await run(
       process.execPath,
-      [join(ROOT, pkg.bin.fanin), 'partitions', '--stack', PREFIX, '--json'],
+      [join(ROOT, pkg.bin.fanin), 'partitions', '--stack', STACK, '--json'],
       { cwd: scratch, env },
     );
     const view = JSON.parse(stdout) as PartitionsJson;
@@ -173,6 +214,6 @@ describe('deploy smoke test on moto (no Docker)', () => {
       [`${PREFIX}-reply-1`, true, 0],
     ]);
     expect(view.backlog).toEqual({ name: `${PREFIX}-backlog`, depth: 0 });
-    console.info(`deploy smoke test: bootstrap and deploy on moto took ${deploySeconds.toFixed(1)} s`);
+    console.info(`deploy smoke test: bootstrap and two deploys on moto took ${deploySeconds.toFixed(1)} s`);
   });
 });
