@@ -27,6 +27,14 @@ export interface Prices {
     readonly express_billed_memory_mb: number;
     readonly express_duration_increment_ms: number;
   };
+  readonly lambda_durable_functions: {
+    readonly per_million_operations: number;
+    readonly data_written_per_gb: number;
+    readonly data_retained_per_gb_month: number;
+    readonly retention_days: number;
+    readonly operations_per_callback: number;
+    readonly checkpoint_kb_per_aggregate: number;
+  };
   readonly cloudwatch: {
     readonly standard_alarm_per_month: number;
     readonly dashboard_per_month: number;

@@ -24,6 +24,7 @@ import { runArrivals } from './run/arrival.ts';
 import { assemble } from './run/assemble.ts';
 import { runHot } from './run/hot.ts';
 import { log } from './run/log.ts';
+import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime } from './run/open-time.ts';
 import { DEFINITIONS, parseArgs } from './run/plan.ts';
 import { runSaturation, warmStore } from './run/saturation.ts';
 import { measureNaive, runScale } from './run/scale.ts';
@@ -73,6 +74,10 @@ async function main(): Promise<void> {
     );
     const timers = await runTimers(rig, plan.timerAggregates);
 
+    const openSeconds = quick ? OPEN_SECONDS_QUICK : OPEN_SECONDS_FULL;
+    log(`open time: aggregates open until deadlines of ${openSeconds.join(', ')} s, on a virtual clock`);
+    const openTime = await runOpenTime(emulators.connection, prices, openSeconds);
+
     log(`baseline at the headline: ${plan.baselineHeadlineAggregates} aggregates x 10 replies of 1 KB`);
     const naiveHeadline = await measureNaive(meter, naive, {
       idPrefix: 'nhead',
@@ -99,6 +104,7 @@ async function main(): Promise<void> {
       arrivalAggregates,
       pace,
       timers,
+      openTime,
       topology: {
         replyPartitions: rig.topology.replyPartitions.length,
         sweepIntervalSeconds: rig.topology.sweepIntervalSeconds,

@@ -2,6 +2,7 @@ import type { Calibration } from './calibrate.ts';
 import type { Bill, Usage } from './cost.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from './hot-aggregate.ts';
 import type { HotMeasurement } from './hot-measurement.ts';
+import type { OpenTimeResult } from './run/open-time.ts';
 
 /**
  * The shape of `bench/results/*.json` (schema 2): what `run/assemble.ts` builds from the phases'
@@ -385,6 +386,14 @@ export interface Results {
     readonly used?: TimerVariantName;
     readonly batched?: TimerVariantFigures;
     readonly paced?: TimerVariantFigures;
+    /**
+     * By deadline (seconds): what an aggregate that stays open until its deadline costs (timer
+     * fires, SQS calls, invocations, read and write units, dollars per million aggregates), its
+     * all-in figure beside the headline's and the anchors (`run/open-time.ts`).
+     */
+    readonly by_open_seconds?: Readonly<Record<string, OpenTimeResult>>;
+    /** How `by_open_seconds` was measured, and the anchors' assumptions. */
+    readonly open_time_assumptions?: string;
   };
   readonly sanity: {
     readonly failedRecords: number;

@@ -1,7 +1,7 @@
 import type { Results } from '../schema.ts';
 import { alignedDrain, drained, settingText, straddled } from './arrival.ts';
 import { fmt, table, usd } from './format.ts';
-import { timerVariantsText } from './timers.ts';
+import { openTimeSection, timerVariantsText } from './timers.ts';
 
 /** Cost per million aggregates: fanin against Step Functions and the naive baseline, then the fixed costs. */
 export function costSection(r: Results): string[] {
@@ -66,6 +66,7 @@ export function costSection(r: Results): string[] {
     `fanin per aggregate: ${fmt(usage.writeUnits, 1)} write units, ${fmt(usage.readUnits, 1)} read units, ${fmt(usage.sqsStandard, 2)} standard and ${fmt(usage.sqsFifo, 2)} FIFO SQS requests, ${fmt(usage.invocations, 2)} Lambda invocations of ~${fmt(usage.lambdaMs / Math.max(usage.invocations, 1e-9), 0)} ms estimated (512 MB, arm64: the CDK construct's defaults; duration from the calls counted, at 8 ms per DynamoDB and 12 ms per SQS call — see \`prices.json\`). Of that, the deadline timer firing adds ${fmt(c.fanin.timer_firing_usage.sqsStandard, 2)} SQS requests, ${fmt(c.fanin.timer_firing_usage.invocations, 2)} invocations and ${fmt(c.fanin.timer_firing_usage.readUnits, 2)} read units${c.fanin.timer_firing_usage_paced ? ` (with requests paced one at a time: ${fmt(c.fanin.timer_firing_usage_paced.sqsStandard, 2)}, ${fmt(c.fanin.timer_firing_usage_paced.invocations, 2)} and ${fmt(c.fanin.timer_firing_usage_paced.readUnits, 2)})` : ''}.`,
     '',
     ...(timerVariantsText(r) ? [timerVariantsText(r), ''] : []),
+    ...openTimeSection(r),
     `Step Functions Standard is counted at ${sfn.transitions_per_aggregate} state transitions per aggregate (a Map state, one \`.waitForTaskToken\` SQS task per branch, a Pass state to aggregate, an SQS task for the result) at $0.025 per 1,000, plus one SendMessage per branch and one for the result; responders answer with SendTaskSuccess (not billed) instead of a reply message. That machine has no timeout handling, so it is a lower bound. The transitions alone cost ${usd(sfn.orchestration_per_million.stepFunctions)} per million aggregates.`,
     '',
     ...expressSection(r),

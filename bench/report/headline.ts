@@ -1,6 +1,7 @@
 import type { Results } from '../schema.ts';
 import { drained, settingText, straddled } from './arrival.ts';
 import { byFanOut, fmt, table, usd } from './format.ts';
+import { longDeadlineText } from './timers.ts';
 
 /** The title, the run's provenance, how to read the figures, and how to reproduce them. */
 export function introSection(r: Results): string[] {
@@ -42,7 +43,7 @@ export function headlineSection(r: Results): string[] {
         [
           'cost per million aggregates',
           usd(r.cost_per_million_aggregates_usd),
-          `fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls, the deadline timer's firing included${c.fanin_total_per_million_timers_paced === undefined ? '' : ` as it fires when requests are sent in batches of ten, as here (with the firing of requests paced one at a time instead: ${usd(c.fanin_total_per_million_timers_paced)})`}; details below.${cheapestText(r)} Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)} (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.`,
+          `fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls, the deadline timer's firing included${c.fanin_total_per_million_timers_paced === undefined ? '' : ` as it fires when requests are sent in batches of ten, as here (with the firing of requests paced one at a time instead: ${usd(c.fanin_total_per_million_timers_paced)})`}; details below.${cheapestText(r)} Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)} (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
         ],
         [
           'write units per reply',

@@ -1,5 +1,5 @@
 import type { Results, TimerVariantFigures } from '../schema.ts';
-import { fmt, usd } from './format.ts';
+import { fmt, table, usd } from './format.ts';
 
 /** What one timer variant's firing took per aggregate: `receives 0.1, deletes 0.1, timer invocations 0.1 (…)`. */
 function firing(v: TimerVariantFigures): string {
@@ -34,4 +34,68 @@ export function timerVariantsText(r: Results): string {
   ]
     .filter((s) => s !== '')
     .join(' ');
+}
+
+/** A deadline in words: `1 min`, `1 h`, `1 day`, `7 days`, `30 days`. */
+function deadlineText(seconds: number): string {
+  if (seconds < 3_600) return `${fmt(seconds / 60, 0)} min`;
+  if (seconds < 86_400) return `${fmt(seconds / 3_600, 0)} h`;
+  const days = seconds / 86_400;
+  return `${fmt(days, 0)} day${days === 1 ? '' : 's'}`;
+}
+
+/** The longest deadline measured and its all-in figure against the 1-minute one, for the headline. */
+export function longDeadlineText(r: Results): string {
+  const rows = Object.values(r.timers.by_open_seconds ?? {}).sort((a, b) => a.open_seconds - b.open_seconds);
+  const longest = rows.at(-1);
+  const minute = rows[0];
+  if (!longest || !minute || longest === minute) return '';
+  return ` An aggregate that stays open until a deadline of ${deadlineText(longest.open_seconds)} costs ${usd(longest.all_in_usd_per_million)} per million all-in, ${fmt((longest.all_in_ratio_to_one_minute - 1) * 100, 2)} % more than with a deadline of ${deadlineText(minute.open_seconds)} (${fmt(longest.timer_fires, 0)} timer fire${longest.timer_fires === 1 ? '' : 's'} each); see "Long-lived aggregates".`;
+}
+
+/** The open-time dimension: what an aggregate that stays open until its deadline costs, by deadline. */
+export function openTimeSection(r: Results): string[] {
+  const rows = Object.values(r.timers.by_open_seconds ?? {}).sort((a, b) => a.open_seconds - b.open_seconds);
+  if (rows.length === 0) return [];
+  return [
+    '### Long-lived aggregates',
+    '',
+    `What an aggregate that stays open until its deadline costs, by the deadline's length (\`timers.by_open_seconds\` in the JSON), measured on the real handlers with a virtual clock: ten aggregates opened together, nothing arriving, timed out by their deadline. A deadline within SQS's 15-minute delay is armed at the open; a longer one is armed once, by the sweep, as it enters that horizon. "fanin" is the timer path's own cost (the fan-out, every timer fire, what the sweeps add, the expiry); "all-in" is the headline's end-to-end cost plus what the deadline adds over a minute's.`,
+    '',
+    ...table(
+      [
+        'deadline',
+        'timer fires',
+        'SQS calls',
+        'invocations',
+        'read units',
+        'write units',
+        'fanin $/M',
+        'all-in $/M',
+        'vs 1 min',
+        'Step Functions Standard',
+        'Lambda durable functions',
+        'Step Functions Express',
+      ],
+      rows.map((row) => [
+        deadlineText(row.open_seconds),
+        fmt(row.timer_fires, 2),
+        fmt(row.sqs_calls, 2),
+        fmt(row.invocations, 2),
+        fmt(row.read_units, 2),
+        fmt(row.write_units, 2),
+        usd(row.usd_per_million_aggregates),
+        usd(row.all_in_usd_per_million),
+        `+${fmt((row.all_in_ratio_to_one_minute - 1) * 100, 2)} %`,
+        usd(row.anchors.step_functions_standard),
+        usd(row.anchors.lambda_durable_functions),
+        row.anchors.step_functions_express === null
+          ? '— (5 min at most)'
+          : usd(row.anchors.step_functions_express),
+      ]),
+    ),
+    '',
+    r.timers.open_time_assumptions ?? '',
+    '',
+  ];
 }

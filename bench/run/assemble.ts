@@ -26,6 +26,7 @@ import type { Results, ScalePoint, TimerVariantFigures } from '../schema.ts';
 import { arrivalResults, independentSpanSeconds } from './arrival.ts';
 import { faninWho, perReply, round, roundAll } from './figures.ts';
 import type { HotModelRow } from './hot.ts';
+import { OPEN_TIME_ASSUMPTIONS, type OpenTimeFigures, openTimeResults } from './open-time.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
 import { fitUnits, type NaiveResult } from './scale.ts';
 import {
@@ -61,6 +62,8 @@ export interface Measured {
   readonly arrivalAggregates: number;
   readonly pace: number;
   readonly timers: TimerFirings;
+  /** The open-time dimension (`open-time.ts`): by deadline. */
+  readonly openTime?: readonly OpenTimeFigures[];
   readonly topology: Parameters<typeof fixedMonthly>[1];
   readonly readmeAtRest: number | undefined;
   readonly naiveHeadline: NaiveResult;
@@ -335,6 +338,16 @@ export function assemble(input: Measured): Results {
       used: ARRIVAL_TIMER_VARIANT,
       batched: timerVariantFigures(input.timers.batched, prices),
       paced: timerVariantFigures(input.timers.paced, prices),
+      ...(input.openTime
+        ? {
+            by_open_seconds: openTimeResults(input.openTime, {
+              headlineUsd: faninTotal,
+              stepFunctionsStandardUsd: round(sfnBill.total + sfnClientBill.total, 2),
+              prices,
+            }),
+            open_time_assumptions: OPEN_TIME_ASSUMPTIONS,
+          }
+        : {}),
     },
     sanity: input.sanity,
   };

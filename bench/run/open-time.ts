@@ -1,0 +1,404 @@
+import { randomBytes } from 'node:crypto';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import { makeFanOutHandler, makeSweeperHandler, makeTimerHandler } from '../../functions/handlers.ts';
+import { deprovisionTopology, provisionTopology } from '../../local/provision.ts';
+import { createContext } from '../../shared/app.ts';
+import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
+import type { DefinitionInput } from '../../shared/engine/definition.ts';
+import { describeTopology, OUTPUT_ROLES } from '../../shared/topology/topology.ts';
+import { billPerMillion, type Prices, usageOf } from '../cost.ts';
+import { type Counters, diff, total } from '../counters.ts';
+import { Meter } from '../meter.ts';
+
+/**
+ * The benchmark's open-time dimension (issue 23): what an aggregate costs that stays open until
+ * its deadline, by the deadline's length, measured on the real handlers (fan-out, timer, sweeper)
+ * on the emulators with a controllable clock. Time is virtual: the clock jumps to the next thing
+ * due — a timer message becoming visible, or a sweep — so a 30-day deadline runs in seconds.
+ *
+ * What is counted, per aggregate (`AGGREGATES` opened by one fan-out invocation, as the arrival
+ * phases send requests: ten at once): the request's fan-out (open, timers armed), every timer
+ * fire (re-arms included), what the sweeps do for it (the sweeper runs every minute anyway: each
+ * sweep run here is counted less an idle sweep's calls, so only what the aggregate adds is
+ * counted), and its expiry at the deadline (timed out with what arrived: nothing, so replies are
+ * independent of it). Sweeps are run at the minutes where something can happen (the first after
+ * the open, the one whose arming window reaches the deadline, the first after it); the idle
+ * minutes between are the deployment's fixed cost (README, "What it costs at rest").
+ *
+ * Timer messages are real `SendMessage(Batch)` calls to the timer queue (counted as sent), their
+ * delay kept by the bench instead of SQS (the emulator's delays are real time), and the event
+ * source's receive and delete are counted as the pollers make them: one `ReceiveMessage` and one
+ * `DeleteMessageBatch` per batch of up to ten messages visible at the same second.
+ */
+
+/** Deadlines measured (seconds): 1 minute, 1 hour, 1 day, 7 days; 30 days in the full run. */
+export const OPEN_SECONDS_QUICK = [60, 3_600, 86_400, 604_800] as const;
+export const OPEN_SECONDS_FULL = [...OPEN_SECONDS_QUICK, 2_592_000] as const;
+
+/** Aggregates per deadline, opened together by one fan-out invocation (a batch of ten requests). */
+const AGGREGATES = 10;
+const MINUTE = 60_000;
+
+/** What one deadline's aggregates cost, per aggregate. */
+export interface OpenTimeFigures {
+  readonly open_seconds: number;
+  readonly aggregates: number;
+  /** Timer messages the timer handler took (re-arms included). */
+  readonly timer_fires: number;
+  /** Timer messages sent (by the fan-out, the timer handler and the sweep). */
+  readonly timer_sends: number;
+  /** SQS API calls of fanin and its event sources (the timer queue's receives and deletes included). */
+  readonly sqs_calls: number;
+  /** Lambda invocations (fan-out, timer; a sweep's counted only for what it adds: none). */
+  readonly invocations: number;
+  readonly read_units: number;
+  readonly write_units: number;
+  /** fanin's side, dollars per million aggregates (the producer's request send is not counted). */
+  readonly usd_per_million_aggregates: number;
+  /** How the aggregates ended. */
+  readonly outcomes: Readonly<Record<string, number>>;
+  /** Virtual seconds between each deadline and the expiry acting on it: max over the aggregates. */
+  readonly fired_late_ms_max: number;
+}
+
+/** Runs the dimension on its own topology; returns the figures by deadline. */
+export async function runOpenTime(
+  connection: Connection,
+  prices: Prices,
+  openSeconds: readonly number[],
+): Promise<OpenTimeFigures[]> {
+  const figures: OpenTimeFigures[] = [];
+  for (const seconds of openSeconds) figures.push(await measureOne(connection, prices, seconds));
+  return figures;
+}
+
+function definitionFor(seconds: number): DefinitionInput {
+  return {
+    name: `bench-open-${seconds}`,
+    fanOut: { type: 'none' },
+    completion: { strategy: 'all' },
+    timeoutSeconds: seconds,
+    // Its allowed life beyond the deadline, so the deadline decides.
+    maxOpenSeconds: Math.max(3_600, seconds + 86_400),
+  } as DefinitionInput;
+}
+
+async function measureOne(connection: Connection, prices: Prices, seconds: number): Promise<OpenTimeFigures> {
+  const definition = definitionFor(seconds);
+  const topology = describeTopology({
+    prefix: `benchot${randomBytes(3).toString('hex')}`,
+    definitions: [definition],
+  });
+  const setup = createClients(connection);
+  const provisioned = await provisionTopology(topology, { sqs: setup.sqs, dynamo: setup.dynamoDb });
+  const meter = new Meter();
+  const faninClients = createClients(connection);
+  const esmLabel = new Map<string, string>();
+  for (const [role, url] of Object.entries(provisioned.queueUrls))
+    esmLabel.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
+  meter.instrumentSqs(faninClients.sqs, 'fanin', (url) => esmLabel.get(url) ?? 'other');
+  meter.instrumentDynamo(faninClients.dynamoDb, 'fanin');
+  meter.registerTable({
+    name: topology.table.name,
+    partitionKey: topology.table.partitionKey.name,
+    sortKey: topology.table.sortKey.name,
+    indexes: topology.table.indexes.map((index) => ({
+      name: index.name,
+      partitionKey: index.partitionKey.name,
+      sortKey: index.sortKey.name,
+      projection: index.projection,
+    })),
+  });
+  let now = Date.UTC(2027, 0, 4, 0, 0, 0);
+  const pending: { body: string; visibleAt: number; id: number }[] = [];
+  let sent = 0;
+  keepDelays(
+    faninClients.sqs,
+    provisioned.queueUrls.timer,
+    () => now,
+    (body, visibleAt) => {
+      sent += 1;
+      pending.push({ body, visibleAt, id: sent });
+    },
+  );
+  const config = {
+    tableName: provisioned.tableName,
+    queueUrls: provisioned.queueUrls,
+    replyQueueUrls: provisioned.replyQueueUrls,
+    definitions: topology.definitions,
+  };
+  const ctx = createContext(
+    config,
+    { sqs: faninClients.sqs, dynamo: createDocumentClient(faninClients.dynamoDb) },
+    { clock: () => now },
+  );
+  // The bench's own look at the aggregates, on unmetered clients.
+  const look = createContext(config, { sqs: setup.sqs, dynamo: createDocumentClient(setup.dynamoDb) }).store;
+  const fanOut = meter.wrapHandler(
+    'fan-out',
+    makeFanOutHandler(() => ctx),
+  );
+  const timer = meter.wrapHandler(
+    'timer',
+    makeTimerHandler(() => ctx),
+  );
+  const sweeper = meter.wrapHandler('sweeper', (_: { Records?: readonly unknown[] }) =>
+    makeSweeperHandler(() => ctx)(),
+  );
+  const esm = (queue: string, messages: number) => {
+    meter.add(`sqs.calls|esm|ReceiveMessage|${queue}`);
+    meter.add(`sqs.billed|esm|std|ReceiveMessage|${queue}`);
+    meter.add('sqs.received|esm|std', messages);
+    meter.add(`sqs.calls|esm|DeleteMessageBatch|${queue}`);
+    meter.add(`sqs.billed|esm|std|DeleteMessageBatch|${queue}`);
+  };
+  try {
+    // An idle sweep, as every minute makes one: what each sweep run below is counted less.
+    now -= 2 * MINUTE;
+    await sweeper({});
+    now += MINUTE;
+    const idleBefore = meter.snapshot();
+    await sweeper({});
+    const idle = diff(meter.snapshot(), idleBefore);
+    now += MINUTE;
+
+    const start = meter.snapshot();
+    sent = 0;
+    const openedAt = now;
+    const ids = Array.from({ length: AGGREGATES }, (_, i) => `open-${seconds}-${i}`);
+    await fanOut({
+      Records: ids.map((id, i) =>
+        record(`req-${i}`, { definition: definition.name, aggregateId: id, expected: 2 }, now),
+      ),
+    });
+    esm('ingress', ids.length);
+    const due = openedAt + seconds * 1000;
+    const horizon = 900_000;
+    const margin = 60_000;
+    const sweeps = [
+      openedAt + MINUTE,
+      openedAt + MINUTE * Math.ceil((due - horizon + margin - openedAt) / MINUTE),
+      openedAt + MINUTE * (Math.floor((due - openedAt) / MINUTE) + 1),
+    ]
+      .filter((t, i, all) => t > openedAt && all.indexOf(t) === i)
+      .sort((a, b) => a - b);
+    let sweepsRun = 0;
+    const closedAt = new Map<string, number>();
+    for (let steps = 0; steps < 100_000; steps += 1) {
+      pending.sort((a, b) => a.visibleAt - b.visibleAt || a.id - b.id);
+      const nextTimer = pending[0]?.visibleAt;
+      const nextSweep = sweeps[0];
+      if (nextTimer === undefined && nextSweep === undefined) break;
+      if (nextTimer !== undefined && (nextSweep === undefined || nextTimer <= nextSweep)) {
+        now = Math.max(now, nextTimer);
+        // Messages visible by the same second come in one receive, up to the batch size.
+        const batch = pending
+          .filter((p) => p.visibleAt <= now + 999)
+          .slice(0, topology.consumers.timer.batchSize);
+        for (const p of batch) pending.splice(pending.indexOf(p), 1);
+        await timer({ Records: batch.map((p) => record(`timer-${p.id}`, JSON.parse(p.body), now)) });
+        esm('timer', batch.length);
+      } else {
+        now = Math.max(now, nextSweep as number);
+        sweeps.shift();
+        await sweeper({});
+        sweepsRun += 1;
+      }
+      for (const id of ids) {
+        if (closedAt.has(id)) continue;
+        const header = await look.getHeader(id);
+        if (header?.status === 'closed') closedAt.set(id, now);
+      }
+      if (closedAt.size === ids.length && sweeps.length === 0 && pending.length === 0) break;
+    }
+    const measured = subtract(diff(meter.snapshot(), start), idle, sweepsRun);
+    const outcomes: Record<string, number> = {};
+    for (const id of ids) {
+      const header = await look.getHeader(id);
+      const outcome = String(header?.outcome ?? header?.status ?? 'missing');
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    }
+    const usage = usageOf(measured, 'fanin', AGGREGATES, prices);
+    const perAggregate = (n: number) => round(n / AGGREGATES, 3);
+    return {
+      open_seconds: seconds,
+      aggregates: AGGREGATES,
+      timer_fires: perAggregate(total(measured, 'lambda.records', (who) => who === 'timer')),
+      timer_sends: perAggregate(sent),
+      sqs_calls: perAggregate(
+        total(
+          measured,
+          'sqs.calls',
+          (who, d) => (who === 'esm' || who.startsWith('fanin')) && !d.includes('(empty)'),
+        ),
+      ),
+      invocations: round(usage.invocations, 3),
+      read_units: round(usage.readUnits, 3),
+      write_units: round(usage.writeUnits, 3),
+      usd_per_million_aggregates: round(billPerMillion(usage, prices).total, 2),
+      outcomes,
+      fired_late_ms_max: Math.max(0, ...[...closedAt.values()].map((at) => at - due)),
+    };
+  } finally {
+    await deprovisionTopology(provisioned, { sqs: setup.sqs, dynamo: setup.dynamoDb }).catch(() => undefined);
+  }
+}
+
+/**
+ * Keeps the delay of every timer message sent to `timerUrl` on `sqs` (its body and when it
+ * becomes visible, by the virtual clock) and sends it without one, so the bench, not the
+ * emulator's real-time clock, decides when it fires.
+ */
+function keepDelays(
+  sqs: SQSClient,
+  timerUrl: string,
+  clock: () => number,
+  keep: (body: string, visibleAt: number) => void,
+): void {
+  sqs.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as Record<string, unknown>;
+      if (input.QueueUrl !== timerUrl) return next(args);
+      const entries = (input.Entries as Record<string, unknown>[] | undefined) ?? [input];
+      for (const entry of entries) {
+        keep(String(entry.MessageBody), clock() + Number(entry.DelaySeconds ?? 0) * 1000);
+        entry.DelaySeconds = 0;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchVirtualDelays', priority: 'high' },
+  );
+}
+
+/** `counters` less `times` × `idle`, each counter at least 0 (a sweep's calls beyond an idle one's). */
+function subtract(counters: Counters, idle: Counters, times: number): Counters {
+  const out: Record<string, number> = { ...counters };
+  for (const [key, value] of Object.entries(idle)) out[key] = Math.max(0, (out[key] ?? 0) - value * times);
+  return out;
+}
+
+function record(messageId: string, body: unknown, now: number): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: messageId,
+    body: JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(now),
+      SenderId: 'bench',
+      ApproximateFirstReceiveTimestamp: String(now),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench',
+    awsRegion: 'us-east-1',
+  };
+}
+
+function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** One deadline as the results give it (`timers.by_open_seconds.<seconds>`). */
+export interface OpenTimeResult extends OpenTimeFigures {
+  /** What it costs more than the 1-minute deadline, fanin's side, dollars per million aggregates. */
+  readonly increase_over_one_minute_usd_per_million: number;
+  /**
+   * End to end with replies independent: the headline's cost per million aggregates (replies
+   * arriving, a deadline of seconds) plus what this deadline adds over one of a minute.
+   */
+  readonly all_in_usd_per_million: number;
+  /** {@link all_in_usd_per_million} over the 1-minute deadline's. */
+  readonly all_in_ratio_to_one_minute: number;
+  /** The anchors on the same workload, dollars per million aggregates (null where one does not apply). */
+  readonly anchors: {
+    readonly step_functions_standard: number;
+    readonly lambda_durable_functions: number;
+    readonly step_functions_express: number | null;
+  };
+}
+
+/** The anchors' assumptions, written out in the results beside the figures. */
+export const OPEN_TIME_ASSUMPTIONS =
+  "Per deadline, ten aggregates opened by one fan-out invocation stay open until their deadline (no reply arrives, so replies are independent) and are timed out by it; the clock is virtual, the handlers and the emulators real. all_in = the headline's end-to-end cost per million aggregates (replies arriving) + this deadline's cost over the 1-minute one's. Step Functions Standard with callbacks bills state transitions, not waiting: its figure is the headline's at every deadline (a .waitForTaskToken task waits up to a year at no charge). Lambda durable functions: a `map` of `waitForCallback` over the ten branches and a step for the result, at prices.json's `lambda_durable_functions` (operations, data written, data retained for the time open plus the default 14-day retention), one re-invocation per callback completed, the branches' and result's SQS sends, and the same clients as Step Functions. Step Functions Express: only where the whole wait fits its five minutes (the 1-minute deadline), with synchronous responders.";
+
+/**
+ * The figures by deadline as the results carry them, against the headline (`allInOneMinute`: its
+ * end-to-end dollars per million aggregates) and the anchors.
+ */
+export function openTimeResults(
+  figures: readonly OpenTimeFigures[],
+  context: {
+    readonly headlineUsd: number;
+    readonly stepFunctionsStandardUsd: number;
+    readonly prices: Prices;
+  },
+): Record<string, OpenTimeResult> {
+  const oneMinute = figures.find((f) => f.open_seconds === 60) ?? figures[0];
+  const base = oneMinute?.usd_per_million_aggregates ?? 0;
+  const out: Record<string, OpenTimeResult> = {};
+  for (const f of figures) {
+    const increase = f.usd_per_million_aggregates - base;
+    const allIn = context.headlineUsd + increase;
+    out[String(f.open_seconds)] = {
+      ...f,
+      increase_over_one_minute_usd_per_million: round(increase, 2),
+      all_in_usd_per_million: round(allIn, 2),
+      all_in_ratio_to_one_minute: round(allIn / context.headlineUsd, 4),
+      anchors: {
+        step_functions_standard: context.stepFunctionsStandardUsd,
+        lambda_durable_functions: round(durableFunctionsPerMillion(10, f.open_seconds, context.prices), 2),
+        step_functions_express:
+          f.open_seconds <= 300
+            ? round(stepFunctionsExpressPerMillionFor(f.open_seconds, context.prices), 2)
+            : null,
+      },
+    };
+  }
+  return out;
+}
+
+/**
+ * Lambda durable functions for the scatter-gather of `fanOut` branches open `openSeconds`, per
+ * million aggregates (prices.json `lambda_durable_functions`): the execution's start, a `map`, per
+ * branch a `waitForCallback` of `operations_per_callback` operations, and a step for the result;
+ * one invocation to start and one replay per completed callback; the branches' sub-requests and
+ * the result sent to SQS; its checkpoints written, and retained while open plus the retention.
+ */
+export function durableFunctionsPerMillion(fanOut: number, openSeconds: number, prices: Prices): number {
+  const d = prices.lambda_durable_functions;
+  const a = prices.assumptions;
+  const operations = 3 + fanOut * d.operations_per_callback;
+  const invocations = 1 + fanOut;
+  const lambdaMs = invocations * a.lambda_ms_compute_per_invocation + (fanOut + 1) * a.lambda_ms_per_sqs_call;
+  const gbSecond =
+    a.lambda_architecture === 'arm64'
+      ? prices.lambda.arm64_per_gb_second
+      : prices.lambda.x86_64_per_gb_second;
+  const lambda =
+    (invocations * prices.lambda.per_million_requests) / 1_000_000 +
+    (lambdaMs / 1000) * (a.lambda_memory_mb / 1024) * gbSecond;
+  const sqs =
+    (fanOut * prices.sqs.standard_per_million_requests + prices.sqs.fifo_per_million_requests) / 1_000_000;
+  const gb = (d.checkpoint_kb_per_aggregate * 1024) / 1024 ** 3;
+  const months = (openSeconds / 86_400 + d.retention_days) / (365 / 12);
+  const data = gb * d.data_written_per_gb + gb * months * d.data_retained_per_gb_month;
+  const perAggregate = (operations * d.per_million_operations) / 1_000_000 + lambda + sqs + data;
+  return perAggregate * 1_000_000;
+}
+
+/** Step Functions Express for an execution lasting `seconds` (as cost.ts prices it). */
+function stepFunctionsExpressPerMillionFor(seconds: number, prices: Prices): number {
+  const sf = prices.step_functions;
+  const billed =
+    Math.ceil((seconds * 1000) / sf.express_duration_increment_ms) * sf.express_duration_increment_ms;
+  const gbSeconds = (billed / 1000) * (sf.express_billed_memory_mb / 1024);
+  return (
+    sf.express_per_million_requests +
+    ((gbSeconds * sf.express_per_gb_hour_first_1000) / 3600) * 1_000_000 +
+    prices.sqs.fifo_per_million_requests
+  );
+}
