@@ -8,7 +8,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
-import type { LogLevel } from '../shared/observability/logger.ts';
+import type { LogLevel } from '../shared/observability/metric-names.ts';
 import type { PartitioningOptions } from '../shared/topology/topology.ts';
 import type { FaninFunction } from './fanin-function.ts';
 import type { FunctionRole } from './validate-options.ts';

@@ -1,6 +1,6 @@
 import { Annotations, type Duration, RemovalPolicy, type Stack, Token } from 'aws-cdk-lib';
 import type { Definition } from '../shared/engine/definition.ts';
-import { LOG_LEVELS } from '../shared/observability/logger.ts';
+import { LOG_LEVELS } from '../shared/observability/metric-names.ts';
 import type { Topology } from '../shared/topology/topology.ts';
 import { checkEnvironmentSize } from './environment-check.ts';
 import type { FaninProps } from './fanin-props.ts';

@@ -2,13 +2,6 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { serviceName } from './tracing.ts';
 
-/**
- * The log levels a deployment may set (`logLevel` of the construct, `POWERTOOLS_LOG_LEVEL` of the
- * handlers): Powertools Logger's own, from the most verbose to none.
- */
-export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
 let instance: Logger | undefined;
 
 /**

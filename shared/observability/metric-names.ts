@@ -23,6 +23,14 @@ export const ObservabilityEnv = {
 } as const;
 
 /**
+ * The log levels a deployment may set (`logLevel` of the construct, `POWERTOOLS_LOG_LEVEL` of the
+ * handlers): Powertools Logger's own, from the most verbose to none. Here, beside the other
+ * variables, so the construct reads them without loading Powertools.
+ */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
  * Dimensions. Every metric is published under two dimension sets: `[service]` (the total, what the
  * alarms watch) and, when it concerns one definition, `[service, definition]` (per definition).
  */

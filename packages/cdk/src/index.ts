@@ -11,7 +11,12 @@ export {
   HandlerName,
 } from '../../../infra/fanin-function.ts';
 export { FaninQueue } from '../../../infra/fanin-queue.ts';
-export { exampleDefinitions, FaninStack } from '../../../infra/fanin-stack.ts';
+export {
+  exampleDefinitions,
+  FaninStack,
+  type FaninStackProps,
+  prefixOfStackName,
+} from '../../../infra/fanin-stack.ts';
 export {
   FaninObservability,
   type FaninObservabilityProps,
@@ -19,4 +24,5 @@ export {
 } from '../../../infra/observability.ts';
 export type { FunctionRole } from '../../../infra/validate-options.ts';
 export type { Definition, DefinitionInput } from '../../../shared/engine/definition.ts';
+export type { LogLevel } from '../../../shared/observability/metric-names.ts';
 export type { PartitioningOptions } from '../../../shared/topology/topology.ts';
