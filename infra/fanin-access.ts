@@ -132,10 +132,11 @@ export const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess
   // The sweeper finds due items in `due` and acts on them without re-arming their timers (it is
   // the timers' safety net).
   sweeper: { items: [AGGREGATES], indexes: ['due'], payloads: true, outputs: true, armsTimers: false },
-  // Control lists (the `due` index, then each aggregate: Query), completes and purges (GetItem of
-  // the header and request, UpdateItem of the header: seal, lease, emitted, close), and sets
-  // parameters (PutItem of `D#<definition>`). It never opens an aggregate or records a reply (the
-  // puts) nor consolidates held replies (the only delete).
+  // Control lists (the `due` index a page at a time, then each aggregate: Query), completes and
+  // purges (GetItem of the header and request, UpdateItem of the header: seal, lease, emitted,
+  // close), and sets parameters (PutItem of `D#<definition>`). It never opens an aggregate or
+  // records a reply (the puts) nor consolidates held replies (the only delete). Its continuations
+  // go to its own queue (granted below).
   control: {
     items: [
       { keys: [AGGREGATE_KEYS], actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
@@ -244,6 +245,15 @@ export function grantHandlerAccess(
     grantee: fanOut,
     actions: ['sqs:SendMessage'],
     resourceArns: [queues[QueueRole.INGRESS].queue.queueArn],
+  });
+  // A complete or purge of every aggregate of a definition (or of all) works page by page and
+  // sends the rest on to the control queue with its cursor: SendMessage alone, on that one queue.
+  // (No Deny names the control role; the fan-out's below is the fan-out's own, and
+  // `controlSenders` always lets the control role through, infra/fanin.ts.)
+  iam.Grant.addToPrincipal({
+    grantee: functions.control,
+    actions: ['sqs:SendMessage'],
+    resourceArns: [queues[QueueRole.CONTROL].queue.queueArn],
   });
   // A recipient named in a request must never be one of fanin's own inbound queues (a forged
   // reply, a forged control command, a message put in a dead-letter queue to be redriven, all

@@ -108,6 +108,12 @@ export function createContext(
         }),
       );
     },
+    // A `complete`/`purge` of a whole definition goes on from its cursor in another invocation.
+    continueControl: async (body) => {
+      await clients.sqs.send(
+        new SendMessageCommand({ QueueUrl: config.queueUrls[QueueRole.CONTROL], MessageBody: body }),
+      );
+    },
     ...overrides,
   };
 }

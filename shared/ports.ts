@@ -277,12 +277,41 @@ export interface StateStore {
   armedUntil?(): Promise<number | undefined>;
   /** Moves the arming watermark forward to `to`, never back (`now` dates the item that keeps it). */
   markArmedUntil?(to: number, now: number): Promise<void>;
-  /** Open aggregates of a definition, oldest first, replies counted. */
+  /** Open aggregates of a definition, oldest first, replies counted (every page: tests and local tools). */
   listOpen(definition: string): Promise<AggregateHeader[]>;
-  /** Open and completing aggregates, of one definition or all, oldest first, replies counted. */
+  /** Open and completing aggregates, of one definition or all, oldest first, replies counted (every page). */
   listActive(definition?: string): Promise<AggregateHeader[]>;
+  /**
+   * One page of the open and completing aggregates, of one definition or all: those among at most
+   * `limit` entries of the `due` index from `cursor` on, each read consistently, in the index's
+   * order; its calls are bounded by `limit`, not by the number of open aggregates.
+   * @throws BadMessageError when `cursor` is not one a page returned
+   */
+  listActivePage(options: ActivePageOptions): Promise<ActivePage>;
   getParameters(definition: string): Promise<RuntimeParameters>;
   setParameters(definition: string, parameters: RuntimeParameters): Promise<void>;
+}
+
+/** What {@link StateStore.listActivePage} reads. */
+export interface ActivePageOptions {
+  /** Only aggregates of this definition (the others are read, and left out). */
+  readonly definition?: string;
+  /** Index entries to read (1 to 1,000). */
+  readonly limit: number;
+  /** Where to start: a cursor a page returned (`next`, or an aggregate's `after`); the start by default. */
+  readonly cursor?: string;
+  /** Count an open aggregate's replies (reads its whole aggregate); the header alone otherwise. */
+  readonly replies?: boolean;
+  /** Read no entry due after this (epoch ms). */
+  readonly dueBy?: number;
+}
+
+/** A page of the active aggregates. */
+export interface ActivePage {
+  /** Each with the cursor of the position just after it, in the index's order. */
+  readonly aggregates: readonly { readonly header: AggregateHeader; readonly after: string }[];
+  /** Where the next page starts; absent when the index is read to its end. */
+  readonly next?: string;
 }
 
 /** One message on an output. */

@@ -112,16 +112,24 @@ export const show: CommandSpec = {
 /** `fanin list`. */
 export const list: CommandSpec = {
   name: 'list',
-  summary: 'List active (open or completing) aggregates, oldest first.',
-  usage: '[--definition <name>] [--publish] [--json]',
+  summary: 'List active (open or completing) aggregates, oldest first, a page at a time.',
+  usage: '[--definition <name>] [--limit <n>] [--cursor <cursor>] [--publish] [--json]',
   details:
-    "Reads the state table's `open` index (keys only), then each active aggregate's header. With --publish, also sends the control command `list`,\n" +
-    'which publishes the snapshot to the status output (seed 002: publish the list of active aggregates).',
+    "Reads the state table's `due` index (keys only), then each active aggregate. It shows up to --limit aggregates\n" +
+    '(100 by default); when there are more it ends with the command that shows the next page (--cursor). With\n' +
+    '--publish, also sends the control command `list`, which publishes one page (up to 100) to the status output\n' +
+    '(seed 002: publish the list of active aggregates), with `next` when there are more.',
   options: {
     definition: { type: 'string', placeholder: 'name', description: 'only this definition' },
+    limit: { type: 'string', placeholder: 'n', description: 'aggregates a page shows (1-1000, default 100)' },
+    cursor: { type: 'string', placeholder: 'cursor', description: 'start where the previous page ended' },
     publish: { type: 'boolean', description: 'also publish the list on the status output (control command)' },
   },
-  examples: ['fanin list', 'fanin list --definition loan-broker --json'],
+  examples: [
+    'fanin list',
+    'fanin list --definition loan-broker --json',
+    'fanin list --limit 20 --cursor WzMsMTc2NDQ1MDAyMDAwMCwiQSNxLTEiLCJIIl0',
+  ],
 };
 
 /** `fanin purge`. */

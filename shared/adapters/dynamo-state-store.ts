@@ -1,6 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RuntimeParameters } from '../engine/definition.ts';
 import type {
+  ActivePage,
+  ActivePageOptions,
   AggregateHeader,
   AggregateSnapshot,
   DueItem,
@@ -250,6 +252,10 @@ export class DynamoStateStore implements StateStore {
 
   public listOpen(definition: string): Promise<AggregateHeader[]> {
     return due.listOpen(this.table, definition);
+  }
+
+  public listActivePage(options: ActivePageOptions): Promise<ActivePage> {
+    return due.listActivePage(this.table, options);
   }
 
   // A definition's runtime parameters (state-parameters.ts).

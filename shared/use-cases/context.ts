@@ -46,6 +46,15 @@ export interface FaninContext {
   readonly recipients: RecipientPolicy;
   /** Puts a request back on the ingress queue, for a large fan-out to go on in another invocation. */
   readonly requeue: (message: RawMessage) => Promise<void>;
+  /**
+   * Sends a command to the control queue: the continuation of a `complete` or `purge` of every
+   * aggregate of a definition (or of all), from the cursor where this invocation stopped.
+   */
+  readonly continueControl: (body: string) => Promise<void>;
+  /** `due` index entries a `complete`/`purge` of a definition (or all) reads a page. @default 100 */
+  readonly controlPageSize: number;
+  /** Pages one control invocation works through before it sends the rest on. @default 10 */
+  readonly controlPagesPerInvocation: number;
   /** Counts what happened (aggregates opened and sealed, replies by fate) for CloudWatch; none when absent. */
   readonly metrics?: Metrics;
 }
@@ -54,6 +63,8 @@ export interface FaninContext {
 export const CONTEXT_DEFAULTS = {
   completionLeaseMs: 120_000,
   maxReplyBytes: 350_000,
+  controlPageSize: 100,
+  controlPagesPerInvocation: 10,
   log: SILENT_LOG,
 } as const;
 

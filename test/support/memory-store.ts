@@ -3,7 +3,10 @@ import { replyKey } from '../../shared/adapters/state-keys.ts';
 import { openDueAt } from '../../shared/engine/completion.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { Definition, RuntimeParameters } from '../../shared/engine/definition.ts';
+import { BadMessageError } from '../../shared/errors.ts';
 import type {
+  ActivePage,
+  ActivePageOptions,
   AggregateHeader,
   AggregateSnapshot,
   DueItem,
@@ -342,6 +345,35 @@ export class MemoryStateStore implements StateStore {
     return active.sort((x, y) => x.openedAt - y.openedAt);
   }
 
+  /** The DynamoDB store's paging over the `due` index: entries by due time, then id; the cursor the last one read. */
+  public async listActivePage(options: ActivePageOptions): Promise<ActivePage> {
+    let from: [number, string] | undefined;
+    if (options.cursor !== undefined) {
+      try {
+        from = JSON.parse(Buffer.from(options.cursor, 'base64url').toString()) as [number, string];
+      } catch {
+        throw new BadMessageError('invalid cursor');
+      }
+      if (!Array.isArray(from) || typeof from[0] !== 'number' || typeof from[1] !== 'string')
+        throw new BadMessageError('invalid cursor');
+    }
+    const after = (e: [number, string], f: [number, string]) => e[0] > f[0] || (e[0] === f[0] && e[1] > f[1]);
+    const entries = [...this.aggregates]
+      .filter(([, r]) => r.header && r.dueAt !== undefined && r.dueAt <= (options.dueBy ?? Infinity))
+      .map(([id, r]): [number, string] => [r.dueAt as number, id])
+      .filter((e) => from === undefined || after(e, from))
+      .sort((a, b) => (after(a, b) ? 1 : -1));
+    const page = entries.slice(0, options.limit);
+    const cursorOf = (e: [number, string]) => Buffer.from(JSON.stringify(e)).toString('base64url');
+    const active = await this.listActive(options.definition);
+    const aggregates = page.flatMap((e) => {
+      const header = active.find((h) => h.aggregateId === e[1]);
+      return header ? [{ header, after: cursorOf(e) }] : [];
+    });
+    const last = page.at(-1);
+    return { aggregates, ...(entries.length > page.length && last ? { next: cursorOf(last) } : {}) };
+  }
+
   public async listOpen(definition: string): Promise<AggregateHeader[]> {
     return (await this.listActive(definition)).filter((h) => h.status === AggregateStatus.OPEN);
   }
@@ -413,6 +445,8 @@ export interface MemoryPorts {
   readonly timers: RecordingTimers;
   readonly sender: RecordingSender;
   readonly requeued: RawMessage[];
+  /** Continuations the control use case sent to the control queue. */
+  readonly continued: string[];
   /** The test clock: set `now.at` to move time. */
   readonly now: { at: number };
 }
@@ -430,6 +464,7 @@ export function memoryContext(
     timers: new RecordingTimers(),
     sender: new RecordingSender(),
     requeued: [],
+    continued: [],
     now: { at: 1_000_000 },
   };
   const ctx: FaninContext = {
@@ -444,6 +479,9 @@ export function memoryContext(
     recipients: policyFromQueueUrl(OWN_QUEUE),
     requeue: async (message) => {
       ports.requeued.push(message);
+    },
+    continueControl: async (body) => {
+      ports.continued.push(body);
     },
     ...overrides,
   };

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { WireAttribute } from '../../../shared/engine/correlation.ts';
+import { BadMessageError } from '../../../shared/errors.ts';
 import type { AggregateHeader } from '../../../shared/ports.ts';
 import { activeSummary } from '../../../shared/use-cases/control.ts';
 import { openingRequestId } from '../../../shared/use-cases/fan-out.ts';
 import { destinationOf, faninClientOf } from '../../connect.ts';
 import { compact, formatDuration } from '../../describe.ts';
-import { listActive } from '../../views.ts';
+import { DEFAULT_LIST_LIMIT, listActivePage } from '../../views.ts';
 import {
   type Command,
   CommandError,
@@ -291,17 +292,38 @@ export const list: Command = {
     const target = await io.target();
     const definition = stringOption(args, 'definition');
     if (definition) checkDefinition(target, definition);
-    const active = await listActive(target.clients.dynamo, target.tableName, definition);
+    const limit = intOption(args, 'limit', DEFAULT_LIST_LIMIT, { min: 1, max: 1000 }) ?? DEFAULT_LIST_LIMIT;
+    const cursor = stringOption(args, 'cursor');
+    let page: Awaited<ReturnType<typeof listActivePage>>;
+    try {
+      page = await listActivePage(target.clients.dynamo, target.tableName, {
+        ...(definition ? { definition } : {}),
+        limit,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+    } catch (error) {
+      if (error instanceof BadMessageError) throw new UsageError(`--cursor: ${error.message}`);
+      throw error;
+    }
+    const active = page.aggregates;
+    // The command that shows the next page: the same one, from where this one ended.
+    const more =
+      page.next === undefined
+        ? undefined
+        : `fanin list${definition ? ` --definition ${definition}` : ''}${args.values.limit !== undefined ? ` --limit ${limit}` : ''} --cursor ${page.next}`;
     if (args.values.publish) {
       const id = await sendControl(target, { command: 'list', ...(definition ? { definition } : {}) });
       io.err(`sent control command list (${id}); the snapshot arrives on ${target.queues.status.name}`);
     }
     if (io.wantsJson) {
       io.json(active);
+      if (more) io.err(`more aggregates: ${more}`);
       return 0;
     }
     if (active.length === 0) {
-      io.out(`no active aggregates${definition ? ` of ${definition}` : ''}`);
+      io.out(
+        `no active aggregates${definition ? ` of ${definition}` : ''}${more ? ` in this page; more: ${more}` : ''}`,
+      );
       return 0;
     }
     const now = Date.now();
@@ -318,6 +340,7 @@ export const list: Command = {
     ])) {
       io.out(line);
     }
+    if (more) io.out(`more aggregates: ${more}`);
     return 0;
   },
 };

@@ -218,13 +218,18 @@ describe('issue 11, trust model: who may send', () => {
     expect(sendDeny(template, logicalId(stack, fanin.queues[QueueRole.TIMER].queue))).toBeUndefined();
   });
 
-  it("GIVEN controlSenders WHEN synthesized THEN the control queue denies all but the operator role and the construct's external-event rules", () => {
+  it("GIVEN controlSenders WHEN synthesized THEN the control queue denies all but the operator role, the control role (its continuations) and the construct's external-event rules", () => {
     // Mutant killed: "controlSenders ignored" (anyone in the account could purge all), and "external
     // event rules locked out" (EventBridge delivers as a service, matched by aws:SourceArn).
     const { stack, fanin, template } = restricted;
     const deny = sendDeny(template, logicalId(stack, fanin.queues[QueueRole.CONTROL].queue));
     expect(deny).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
+    // The control role always passes: a complete or purge of a whole definition sends its
+    // continuation to the control queue. Mutant killed: "control senders without the control
+    // role" (the continuation would be denied, the command retried into the DLQ half done).
+    const controlRole = `<${logicalId(stack, fanin.functions.control.role as never)}.Arn>`;
     expect(values(deny, 'StringNotLike', 'aws:PrincipalArn')).toEqual([
+      controlRole,
       'arn:aws:iam::111122223333:role/fanin-operator',
     ]);
     const rule = fanin.externalEventRules.get('approval');

@@ -162,7 +162,7 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('control: consumes the control queue, reads and updates aggregates but never puts or deletes one, writes parameters, queries the due index only, claim checks, outputs; no timer queue', () => {
+  it('control: consumes the control queue and sends its own continuations there, reads and updates aggregates but never puts or deletes one, writes parameters, queries the due index only, claim checks, outputs; no timer queue', () => {
     // Mutant killed: "control puts aggregate items" (PutItem on A#*: it could write any reply or
     // header; list, complete and purge read aggregates and update their headers only).
     const { stack, fanin } = synth;
@@ -170,7 +170,8 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     const expected = stateHandler(synth, fn, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'])
       .allow(['dynamodb:PutItem'], [leadingKeys(table(synth), [PARAMETER_KEYS])])
       .allow(['dynamodb:Query'], [`${table(synth)}/index/due`])
-      .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
+      .allow(CONSUME, [arn(stack, fanin.queues[QueueRole.CONTROL].queue)])
+      .allow(['sqs:SendMessage'], [arn(stack, fanin.queues[QueueRole.CONTROL].queue)]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
