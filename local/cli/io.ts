@@ -124,7 +124,7 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO & { close()
   return {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
-    json: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    json: (value) => process.stdout.write(`${JSON.stringify(withIsoTimes(value), null, 2)}\n`),
     wantsJson: args.values.json === true,
     interactive: process.stderr.isTTY === true,
     signal,
@@ -137,7 +137,13 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO & { close()
           ...(bucket ? { bucket } : {}),
         }).catch((error: unknown) => {
           // No runtime, no stack: the operation failed (exit 1), with connect.ts's explanation.
-          throw error instanceof TargetNotFoundError ? new CommandError(error.message) : error;
+          if (error instanceof TargetNotFoundError) throw new CommandError(error.message);
+          if (stack && /region is missing/i.test((error as Error).message ?? '')) {
+            throw new CommandError(
+              `--stack ${stack}: no AWS region is set. Set one with AWS_REGION (e.g. AWS_REGION=eu-west-1 npx fanin --stack ${stack} ...), or a region for your profile in ~/.aws/config (aws configure set region eu-west-1), then AWS_PROFILE names that profile`,
+            );
+          }
+          throw error;
         }),
       );
       return target;
@@ -146,6 +152,31 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO & { close()
       (await target?.catch(() => undefined))?.clients.destroy();
     },
   };
+}
+
+/**
+ * A JSON document of the CLI with every epoch time (a number under a key ending in `At`, or
+ * `deadline`, as the state table keeps them: milliseconds, or seconds for `expiresAt`, DynamoDB's TTL) also as ISO
+ * 8601 beside it (`openedAt` → `openedAtIso`), as the AWS CLI prints times; the numbers stay for
+ * scripts that read them.
+ */
+export function withIsoTimes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withIsoTimes);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    out[key] = withIsoTimes(field);
+    if (
+      key.endsWith('At') &&
+      typeof field === 'number' &&
+      Number.isFinite(field) &&
+      !(`${key}Iso` in value)
+    ) {
+      // Below 10^11 a time is in seconds (10^11 ms is 1973; 10^11 s is the year 5138).
+      out[`${key}Iso`] = new Date(field < 1e11 ? field * 1000 : field).toISOString();
+    }
+  }
+  return out;
 }
 
 /** A string option, or undefined. */

@@ -49,6 +49,7 @@ async function load(name: string): Promise<Command> {
     tail: () => import('./commands/queues.ts'),
     redrive: () => import('./commands/queues.ts'),
     endpoints: () => import('./commands/endpoints.ts'),
+    completion: () => import('./commands/completion.ts'),
   };
   const exportName = name === 'set-parameters' ? 'setParameters' : name;
   const module = await modules[name]?.();

@@ -191,13 +191,15 @@ export const setParameters: CommandSpec = {
 export const tail: CommandSpec = {
   name: 'tail',
   summary: 'Read messages from an output queue (completed, timed-out, unknown, late, error, status).',
-  usage: '<output> [--count <n>] [--follow] [--peek] [--timeout <seconds>] [--json]',
+  usage: '<output> [--count <n>] [--follow] [--consume] [--timeout <seconds>] [--json]',
   arguments: [{ name: 'output', description: 'the output queue to read', choices: OUTPUTS }],
   details:
-    'tail is a consumer: it deletes what it prints, so nothing else receives it (as with any SQS queue).\n' +
-    'With --peek it leaves the messages: they are visible again as soon as tail has read them.\n' +
-    'Without --count or --follow it prints what is there and stops when the queue is empty.\n' +
-    'With --json each message is one line of JSON (NDJSON): { output, messageId, body }.',
+    'tail reads without deleting: what it prints stays on the queue for its consumers, visible again as\n' +
+    'soon as tail ends (while it runs each message is hidden, so it is printed once). With --consume tail\n' +
+    'is a consumer: it deletes what it prints, so nothing else receives it. (--peek, the old name of the\n' +
+    'default, still works and says so.) Without --count or --follow it prints what is there and stops when\n' +
+    'the queue is empty. With --json each message is one line of JSON (NDJSON): { output, messageId,\n' +
+    'sentAt, body }, sentAt ISO 8601 (when SQS took the message), body as fanin sent it.',
   options: {
     count: {
       type: 'string',
@@ -205,7 +207,8 @@ export const tail: CommandSpec = {
       description: 'stop after n messages (exit 1 if fewer came within --timeout)',
     },
     follow: { type: 'boolean', short: 'f', description: 'keep reading until Ctrl-C' },
-    peek: { type: 'boolean', description: 'do not delete the messages' },
+    consume: { type: 'boolean', description: 'delete what tail prints (it consumes the queue)' },
+    peek: { type: 'boolean', description: 'deprecated: reading without deleting is the default' },
     timeout: {
       type: 'string',
       placeholder: 'seconds',
@@ -216,7 +219,21 @@ export const tail: CommandSpec = {
     'fanin tail completed --follow',
     'fanin tail error --json',
     'fanin tail completed --count 1 --timeout 30',
+    'fanin tail completed --consume     # take the results off the queue',
   ],
+};
+
+/** `fanin completion`. */
+export const completion: CommandSpec = {
+  name: 'completion',
+  summary: 'Print a shell completion script for fanin (bash or zsh).',
+  usage: '<shell>',
+  arguments: [{ name: 'shell', description: 'the shell to complete in', choices: ['bash', 'zsh'] }],
+  details:
+    "Completes the commands, their options and the outputs of tail. Load it in your shell's startup file:\n" +
+    'bash: source <(npx fanin completion bash) in ~/.bashrc; zsh: source <(npx fanin completion zsh) in ~/.zshrc.',
+  options: {},
+  examples: ['source <(npx fanin completion bash)', 'npx fanin completion zsh > ~/.fanin-completion.zsh'],
 };
 
 /** `fanin redrive`. */
@@ -314,4 +331,5 @@ export const ALL: readonly CommandSpec[] = [
   tail,
   redrive,
   endpoints,
+  completion,
 ];

@@ -66,7 +66,7 @@ describe('fanin CLI against the local runtime', () => {
       '{"bank":"bank-3","rate":3.1,"term":20}',
       '--json',
     );
-    const tailed = await fanin('tail', 'completed', '--count', '1', '--timeout', '30', '--json');
+    const tailed = await fanin('tail', 'completed', '--consume', '--count', '1', '--timeout', '30', '--json');
     const shown = await fanin('show', 'cli-loan-1', '--json');
 
     // Assess
@@ -89,6 +89,58 @@ describe('fanin CLI against the local runtime', () => {
       outcome: 'completed',
       received: 1,
     });
+  });
+
+  it('tail reads without deleting by default, --consume takes what it prints, --peek still works and says it is the default', async () => {
+    // Prepare: one completed result on the (emptied) completed output
+    await fanin('send', 'loan-broker', '--payload', '{"amount":2000}', '--aggregate-id', 'cli-tail-1');
+    // (by its reply id: `--from bank-1` would answer an older aggregate's sub-request waiting there)
+    await fanin(
+      'reply',
+      '--aggregate-id',
+      'cli-tail-1',
+      '--reply-id',
+      '0',
+      '--body',
+      '{"bank":"bank-1","rate":3.0}',
+    );
+    const tail = (...more: string[]) =>
+      fanin('tail', 'completed', '--count', '1', '--timeout', '30', '--json', ...more);
+
+    // Act
+    const first = await tail();
+    const again = await tail();
+    const peeked = await tail('--peek');
+    const consumed = await tail('--consume');
+    const after = await fanin('tail', 'completed');
+
+    // Assess: the same message three times, then gone
+    const line = (r: Finished) =>
+      JSON.parse(r.stdout.trim()) as { messageId: string; sentAt: string; body: { aggregateId: string } };
+    expect(first.code).toBe(0);
+    expect(line(first).body.aggregateId).toBe('cli-tail-1');
+    expect(line(first).sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    for (const r of [again, peeked, consumed]) expect(line(r).messageId).toBe(line(first).messageId);
+    expect(first.stderr).not.toContain('deprecated');
+    expect(peeked.stderr).toContain(
+      'warning: --peek is deprecated: tail leaves the messages by default now (--consume deletes them)',
+    );
+    expect(after).toMatchObject({ code: 0, stdout: '' });
+    expect(after.stderr).toContain(`${prefix}-out-completed.fifo is empty`);
+    expect((await fanin('tail', 'completed', '--peek', '--consume')).code).toBe(2);
+  }, 180_000);
+
+  it('--json times: ISO 8601 beside each epoch field (openedAt, deadline, expiresAt in seconds)', async () => {
+    // Act
+    const shown = json<Record<string, unknown>>(await fanin('show', 'cli-tail-1', '--json'));
+
+    // Assess: the numbers stay for scripts, the ISO form is beside them
+    expect(typeof shown.openedAt).toBe('number');
+    expect(shown.openedAtIso).toBe(new Date(shown.openedAt as number).toISOString());
+    if (typeof shown.expiresAt === 'number') {
+      expect(shown.expiresAtIso).toBe(new Date((shown.expiresAt as number) * 1000).toISOString());
+    }
+    expect(shown.expiresAt).toEqual(expect.any(Number));
   });
 
   it('send --wait shows progress and the outcome; list shows active aggregates; complete --wait ends one', async () => {
@@ -207,7 +259,7 @@ describe('fanin CLI against the local runtime', () => {
 
     // Act
     const purged = await fanin('purge', '--aggregate-id', 'cli-order-4', '--wait', '--json');
-    const status = await fanin('tail', 'status', '--json');
+    const status = await fanin('tail', 'status', '--consume', '--json');
 
     // Assess
     expect(json(purged)).toMatchObject({
@@ -288,7 +340,7 @@ describe('fanin CLI against the local runtime', () => {
 
     // Act
     const redriven = await fanin('redrive', 'reply-1', '--json');
-    const unknown = await fanin('tail', 'unknown', '--count', '3', '--timeout', '30', '--json');
+    const unknown = await fanin('tail', 'unknown', '--consume', '--count', '3', '--timeout', '30', '--json');
 
     // Assess
     expect(json(redriven)).toEqual({ queue: `${prefix}-reply-1`, dlq: `${prefix}-reply-1-dlq`, moved: 3 });
@@ -471,6 +523,7 @@ describe('fanin CLI against the local runtime', () => {
       'tail',
       'redrive',
       'endpoints',
+      'completion',
     ]);
     helps.forEach((help, i) => {
       expect(help.code).toBe(0);
@@ -479,6 +532,62 @@ describe('fanin CLI against the local runtime', () => {
     });
     expect(helpCommand).toEqual(tailHelp);
   }, 180_000);
+
+  it('completion bash prints a script that completes commands, options and the outputs of tail', async () => {
+    // Act
+    const [bash, zsh, fish] = await Promise.all([
+      fanin('completion', 'bash'),
+      fanin('completion', 'zsh'),
+      fanin('completion', 'fish'),
+    ]);
+    const dir = await mkdtemp(join(tmpdir(), 'fanin-completion-'));
+    const script = join(dir, 'fanin.bash');
+    await writeFile(script, bash.stdout);
+    // What bash does on <Tab>: the words so far in COMP_WORDS, the one being completed at COMP_CWORD.
+    const complete = (...words: string[]) =>
+      spawnSync(
+        'bash',
+        [
+          '-c',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash expansion, not a template
+          'source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fanin; echo "${COMPREPLY[*]}"',
+          script,
+          ...words,
+        ],
+        { encoding: 'utf8' },
+      ).stdout.trim();
+
+    // Assess
+    expect(bash.code).toBe(0);
+    expect(bash.stdout).toContain('complete -F _fanin fanin');
+    expect(complete('fanin', 'ta')).toBe('tail');
+    expect(complete('fanin', '--stack', 'shop', 'tail', 'c')).toBe('completed');
+    expect(complete('fanin', 'tail', 'completed', '--co')).toBe('--count --consume');
+    expect(complete('fanin', 'send', '--aggregate-id', 'x', '--pay')).toBe('--payload');
+    expect(zsh.code).toBe(0);
+    expect(zsh.stdout).toContain('bashcompinit');
+    expect(zsh.stdout).toContain('complete -F _fanin fanin');
+    expect(fish.code).toBe(2);
+    expect(fish.stderr).toContain(
+      "value 'fish' is invalid for argument 'shell'. Allowed choices are bash, zsh.",
+    );
+  });
+
+  it('--stack without a region says how to set one', async () => {
+    // Prepare: a shell with no region anywhere (no AWS_REGION, no profile with one)
+    const env: NodeJS.ProcessEnv = { ...process.env, AWS_CONFIG_FILE: join(ROOT, 'no-such-aws-config') };
+    for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'FANIN_STATE']) delete env[name];
+
+    // Act
+    const listed = await runCli(['--stack', 'shop', 'list'], { env });
+
+    // Assess
+    expect(listed.code).toBe(1);
+    expect(listed.stderr).toContain(
+      'fanin list: --stack shop: no AWS region is set. Set one with AWS_REGION',
+    );
+    expect(listed.stderr).not.toContain('Region is missing');
+  });
 
   it('--version prints the package version; no command prints the overview as a usage error', async () => {
     // Act

@@ -24,7 +24,16 @@ export const tail: Command = {
     }
     const count = intOption(args, 'count', undefined, { min: 1 });
     const follow = args.values.follow === true;
-    const peek = args.values.peek === true;
+    // Reading leaves the messages (a reader's act); deleting them is asked for by name.
+    const consume = args.values.consume === true;
+    if (args.values.peek === true) {
+      if (consume)
+        throw new UsageError('--peek and --consume contradict each other (--peek is the default now)');
+      io.err(
+        'warning: --peek is deprecated: tail leaves the messages by default now (--consume deletes them)',
+      );
+    }
+    const peek = !consume;
     const timeoutMs = numberOption(args, 'timeout', 60) * 1000;
     const target = await io.target();
     const queue = target.queues[role];
@@ -44,6 +53,7 @@ export const tail: Command = {
             MaxNumberOfMessages: Math.min(10, count !== undefined ? count - printed : 10),
             WaitTimeSeconds: 1,
             MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['SentTimestamp'],
             // A peeked message stays hidden while tail runs, so it is not printed twice.
             ...(peek ? { VisibilityTimeout: Math.ceil(timeoutMs / 1000) + 30 } : {}),
           }),
@@ -65,7 +75,11 @@ export const tail: Command = {
             body = { type: 'not-json', text };
           }
           if (io.wantsJson) {
-            process.stdout.write(`${JSON.stringify({ output: role, messageId: message.MessageId, body })}\n`);
+            const sent = Number(message.Attributes?.SentTimestamp);
+            const sentAt = Number.isFinite(sent) ? new Date(sent).toISOString() : null;
+            process.stdout.write(
+              `${JSON.stringify({ output: role, messageId: message.MessageId, sentAt, body })}\n`,
+            );
           } else {
             io.out(`${new Date().toISOString().slice(11, 23)}  ${role}  ${describeOutput(body)}`);
           }
