@@ -1,4 +1,4 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -13,6 +13,7 @@ import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
 import { type AwsClients, createClients } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
 import { WireAttribute } from './engine/correlation.ts';
+import { functionLogger } from './observability/logger.ts';
 import { createTracer, serviceName } from './observability/tracing.ts';
 import type { Distributor } from './partitions/distributor.ts';
 import { createDistributor, REPLY_DESTINATION, replyDestination } from './partitions/reply-destination.ts';
@@ -202,10 +203,11 @@ export function tracedObservabilityFromEnvironment(): Promise<Observability> {
 }
 
 /**
- * fanin's log on Powertools Logger: JSON lines with the Lambda context, level from
- * `POWERTOOLS_LOG_LEVEL` (default INFO). The use cases only ever pass ids, counts and reasons.
+ * fanin's log on Powertools Logger: JSON lines with the Lambda context (the function's one logger,
+ * to which its entry point adds each invocation's context), level from `POWERTOOLS_LOG_LEVEL`
+ * (default INFO). The use cases only ever pass ids, counts and reasons.
  */
-export function powertoolsLog(logger: Logger = new Logger({ serviceName: serviceName() })): Log {
+export function powertoolsLog(logger: Logger = functionLogger()): Log {
   return {
     info: (message, fields) => logger.info(message, fields ?? {}),
     warn: (message, fields) => logger.warn(message, fields ?? {}),
