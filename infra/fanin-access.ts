@@ -129,9 +129,9 @@ export const HANDLER_ACCESS: Readonly<Record<keyof FaninFunctions, HandlerAccess
     armsTimers: true,
   },
   timer: { items: [AGGREGATES], indexes: [], payloads: true, outputs: true, armsTimers: true },
-  // The sweeper finds due items in `due` and acts on them without re-arming their timers (it is
-  // the timers' safety net).
-  sweeper: { items: [AGGREGATES], indexes: ['due'], payloads: true, outputs: true, armsTimers: false },
+  // The sweeper finds due items in `due` and acts on them (it is the timers' safety net), and arms
+  // the timers of the items entering SQS's 15-minute delay horizon (timers.ts, armEntering).
+  sweeper: { items: [AGGREGATES], indexes: ['due'], payloads: true, outputs: true, armsTimers: true },
   // Control lists (the `due` index a page at a time, then each aggregate: Query), completes and
   // purges (GetItem of the header and request, UpdateItem of the header: seal, lease, emitted,
   // close), and sets parameters (PutItem of `D#<definition>`). It never opens an aggregate or

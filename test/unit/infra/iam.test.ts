@@ -156,9 +156,12 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
-  it('sweeper: aggregates, queries the due index only, claim checks and outputs; no queue to consume and no timer to arm', () => {
-    const fn = synth.fanin.functions.sweeper;
-    const expected = stateHandler(synth, fn).allow(['dynamodb:Query'], [`${table(synth)}/index/due`]);
+  it('sweeper: aggregates, queries the due index only, claim checks and outputs, arms timers entering the horizon; no queue to consume', () => {
+    const { stack, fanin } = synth;
+    const fn = fanin.functions.sweeper;
+    const expected = stateHandler(synth, fn)
+      .allow(['dynamodb:Query'], [`${table(synth)}/index/due`])
+      .allow(SEND, [arn(stack, fanin.queues[QueueRole.TIMER].queue)]);
     expect(actual(synth, fn)).toEqual(expected.toObject());
   });
 
