@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CreateEventBusCommand, DeleteEventBusCommand } from '@aws-sdk/client-eventbridge';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -37,6 +40,7 @@ import {
   SynthesizedPolicies,
   type Verdict,
 } from '../support/policy-proof.ts';
+import { proveRecordedCalls } from '../support/suite-proof.ts';
 
 /**
  * The synthesized IAM against the calls: every handler runs here on clients of its own (as each
@@ -276,6 +280,47 @@ describe('policies proven against the calls', () => {
     expect(fencedVerdicts.filter((v) => v.result !== 'Allowed').map(describeVerdict)).toEqual([]);
   });
 
+  it("the kms: calls the calls on encrypted queues, table and bucket imply are allowed by the function's policy and the key's; without the reply role's kms:Decrypt they are denied", async () => {
+    // Prepare: the scenario's calls, recorded as a run's (its deployment and theirs)
+    if (!scenario) throw new Error('the scenario above did not run');
+    const dir = mkdtempSync(join(tmpdir(), 'fanin-policy-kms-'));
+    const targets = scenario.definitions.flatMap((d) =>
+      d.fanOut?.type === 'splitter'
+        ? [d.fanOut.target]
+        : d.fanOut?.type === 'recipient-list'
+          ? (d.fanOut.recipients ?? [])
+          : [],
+    );
+    writeFileSync(
+      join(dir, 'calls.jsonl'),
+      [{ kind: 'topology', prefix: fanin.topology.prefix, options: {}, targets }, ...scenario.calls]
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
+    );
+
+    try {
+      // Act: the proof of the run, as synthesized and without the reply role's kms:Decrypt on the key
+      const proof = await proveRecordedCalls(dir);
+      const revoked = await proveRecordedCalls(dir, { revokeKeyUse: { fn: 'reply', action: 'kms:Decrypt' } });
+
+      // Assess: the reply function's implied calls were evaluated, and only they are denied without it
+      expect(proof.kmsEvaluated.reply).toBeGreaterThan(0);
+      const denied = (p: typeof proof) =>
+        new Set(p.denials.map((d) => `${d.fn} ${d.action} ${d.stack} ${d.call}`));
+      const before = denied(proof);
+      const added = [...denied(revoked)].filter((d) => !before.has(d));
+      expect(added.length).toBeGreaterThan(0);
+      expect(new Set(added.map((d) => d.split(' ').slice(0, 3).join(' ')))).toEqual(
+        new Set(['reply kms:Decrypt encrypted']),
+      );
+      // (the reply function reads the table, receives from its partitions and reads stored bodies)
+      expect(added.some((d) => d.includes('"kind":"table"'))).toBe(true);
+      expect(added.some((d) => d.includes('ReceiveMessageCommand'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a grant removed from the synthesized policy denies the calls it allowed: without the fan-out's send to ingress, its continuation is denied", async () => {
     // Prepare: the scenario's calls, and the stack they were allowed by
     if (!scenario) throw new Error('the scenario above did not run');
@@ -286,17 +331,25 @@ describe('policies proven against the calls', () => {
     });
     const ingressArn = synth.arnOf(synth.logicalId(synth.fanin.queues.ingress.queue as never));
 
-    // Act: the same calls, evaluated without that one statement (in memory)
-    const verdicts = await evaluateCalls(synth, resourceMap(synth, fanin, bus), scenario.calls, {
+    // Act: the same calls, evaluated as synthesized and without that one grant (in memory)
+    const map = resourceMap(synth, fanin, bus);
+    const as = await evaluateCalls(synth, map, scenario.calls);
+    const without = await evaluateCalls(synth, map, scenario.calls, {
       revoke: { fn: 'fanOut', action: 'sqs:SendMessage', resource: ingressArn },
     });
 
-    // Assess: the continuation, and only it, is denied, by nothing allowing it
-    const denied = verdicts.filter((v) => v.result !== 'Allowed');
-    expect(denied.map((v) => `${v.call.fn} ${v.call.action} ${v.arn}`)).toEqual([
-      `fanOut sqs:SendMessage ${ingressArn}`,
-    ]);
-    expect(denied[0]?.deniedBy).toEqual(['no statement of the role or the resource allows it']);
+    // Assess: the continuation, and only it, is denied in addition, by nothing allowing it
+    const deniedIn = (verdicts: readonly Verdict[]) =>
+      new Set(
+        verdicts.filter((v) => v.result !== 'Allowed').map((v) => `${v.call.fn} ${v.call.action} ${v.arn}`),
+      );
+    const before = deniedIn(as);
+    const added = [...deniedIn(without)].filter((d) => !before.has(d));
+    expect(added).toEqual([`fanOut sqs:SendMessage ${ingressArn}`]);
+    const continuation = without.find(
+      (v) => v.call.fn === 'fanOut' && v.arn === ingressArn && v.result !== 'Allowed',
+    );
+    expect(continuation?.deniedBy).toEqual(['no statement of the role or the resource allows it']);
   });
 });
 

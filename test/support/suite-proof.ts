@@ -161,7 +161,13 @@ export function impliedKmsActions(action: string): string[] {
  * Evaluates the records of a run (see the module's comment).
  * @param dir the directory the workers wrote their records to
  */
-export async function proveRecordedCalls(dir: string): Promise<PolicyProof> {
+export async function proveRecordedCalls(
+  dir: string,
+  options: {
+    /** Takes `action` on the key out of `fn`'s role in the encrypted stacks (in memory): the proof's own test. */
+    readonly revokeKeyUse?: { readonly fn: FunctionName; readonly action: string };
+  } = {},
+): Promise<PolicyProof> {
   const { topologies, calls } = readRecords(dir);
   const byCaller: Record<string, number> = {};
   for (const call of calls) byCaller[call.fn] = (byCaller[call.fn] ?? 0) + (call.count ?? 1);
@@ -239,12 +245,16 @@ export async function proveRecordedCalls(dir: string): Promise<PolicyProof> {
     };
     const shapeLabel = JSON.stringify(group.shape);
     for (const [variant, synth] of Object.entries(stacks) as ['plain' | 'encrypted', SynthesizedPolicies][]) {
-      const evaluator = new PolicyEvaluator(synth);
+      const keyId = synth.key ? synth.logicalId(synth.key) : undefined;
+      const revoke = options.revokeKeyUse;
+      const evaluator = new PolicyEvaluator(
+        synth,
+        revoke && keyId ? { revoke: { ...revoke, resource: synth.arnOf(keyId) } } : {},
+      );
       const queues = new Map(synth.idsOf('AWS::SQS::Queue').map((id) => [synth.nameOf(id), id]));
       const tableId = synth.logicalId(synth.fanin.table as never);
       const bucketId = synth.logicalId(synth.fanin.bucket as never);
       const busId = synth.fanin.eventBus ? synth.logicalId(synth.fanin.eventBus as never) : undefined;
-      const keyId = synth.key ? synth.logicalId(synth.key) : undefined;
       const used = new Set<string>();
       const pending: Promise<void>[] = [];
       for (const call of group.calls) {
