@@ -38,6 +38,12 @@ export interface AggregateHeader {
   readonly requestId?: string;
   /** Sub-requests sent so far, when a large fan-out records its progress (absent: none recorded). */
   readonly dispatchedUpTo?: number;
+  /**
+   * How many of its sub-requests may have been sent: raised before each chunk is sent (0 at
+   * open), so one at or past it was certainly never sent — a result lists it missing as never
+   * asked. Absent: not recorded (no sub-requests, or a header from before it was).
+   */
+  readonly askedUpTo?: number;
   /** The reply that opened a self-starting aggregate. */
   readonly openedBy?: string;
   /** Partition keys its replies are spread over (the definition's `writeShards`, fixed at open). */
@@ -174,6 +180,8 @@ export interface StateStore {
   ): Promise<{ readonly created: boolean; readonly header: AggregateHeader }>;
   /** Records how many sub-requests a large fan-out has sent. */
   markDispatched(aggregateId: string, upTo: number): Promise<void>;
+  /** Records, before they are sent, that the sub-requests below `upTo` may be sent (`askedUpTo`). */
+  markAsked(aggregateId: string, upTo: number): Promise<void>;
   /**
    * The header, read consistently unless `consistent: false` (half the read units; may miss a
    * header just written and show an older status, never other definition, expected or shards).

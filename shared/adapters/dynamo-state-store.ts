@@ -95,6 +95,10 @@ export class DynamoStateStore implements StateStore {
     return aggregates.markDispatched(this.table, aggregateId, upTo);
   }
 
+  public markAsked(aggregateId: string, upTo: number): Promise<void> {
+    return aggregates.markAsked(this.table, aggregateId, upTo);
+  }
+
   public getHeader(
     aggregateId: string,
     options: { readonly consistent?: boolean } = {},

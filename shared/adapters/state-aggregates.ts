@@ -69,7 +69,12 @@ export async function openAggregate(
     await table.client.send(
       new PutCommand({
         TableName: table.tableName,
-        Item: { pk, sk: SortKey.HEADER, ...headerAttributes(header) },
+        Item: {
+          pk,
+          sk: SortKey.HEADER,
+          ...headerAttributes(header),
+          ...(header.askedUpTo !== undefined ? { askedUpTo: header.askedUpTo } : {}),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -96,6 +101,24 @@ export async function markDispatched(table: StateTable, aggregateId: string, upT
         ConditionExpression:
           'attribute_exists(pk) AND (attribute_not_exists(dispatchedUpTo) OR dispatchedUpTo < :n)',
         ExpressionAttributeValues: { ':n': upTo },
+      }),
+    ),
+  );
+}
+
+/** Raises `askedUpTo` to `upTo` (before those sub-requests are sent) while open; never lowers it. */
+export async function markAsked(table: StateTable, aggregateId: string, upTo: number): Promise<void> {
+  // A failed condition: another attempt raised it as far already.
+  await unlessConditionFails(
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+        UpdateExpression: 'SET askedUpTo = :n',
+        // Only while open: a sealed result's never-asked list is fixed with its header.
+        ConditionExpression: '#status = :open AND (attribute_not_exists(askedUpTo) OR askedUpTo < :n)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':n': upTo, ':open': AggregateStatus.OPEN },
       }),
     ),
   );
@@ -128,13 +151,15 @@ export async function headerOf(
   item: Record<string, unknown>,
   chunks?: readonly Record<string, unknown>[],
 ): Promise<AggregateHeader> {
+  // How far a fan-out may have sent its sub-requests: written by this module alone (open, markAsked).
+  const asked = typeof item.askedUpTo === 'number' ? { askedUpTo: item.askedUpTo } : {};
   const ref = memberSetRefOf(item);
-  if (!ref) return toHeader(item);
+  if (!ref) return { ...toHeader(item), ...asked };
   const set =
     (chunks && memberSetOf(ref, chunks)) ??
     memberSetOf(ref, await readMemberChunks(table, String(item.pk), ref));
-  if (set) return toHeader(item, set);
-  if (item.status === AggregateStatus.CLOSED) return toHeader(item, 'gone');
+  if (set) return { ...toHeader(item, set), ...asked };
+  if (item.status === AggregateStatus.CLOSED) return { ...toHeader(item, 'gone'), ...asked };
   throw new Error(`aggregate ${String(item.aggregateId)}: its sealed member set is missing chunks`);
 }
 

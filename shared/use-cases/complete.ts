@@ -118,6 +118,16 @@ export async function completeAggregate(
   if (!sealed) return false;
   ctx.metrics?.count(OUTCOME_METRICS[sealed.outcome ?? built.outcome], sealed.definition);
   ctx.metrics?.latency(MetricName.COMPLETION_LATENCY, sealed.definition, at - sealed.openedAt);
+  if (header.askedUpTo !== undefined && header.expected !== undefined && header.askedUpTo < header.expected) {
+    // Its fan-out may have raised askedUpTo since the read (it does only while the aggregate is
+    // open): the result names the never-asked from the header as sealed, as any resumer does.
+    const current = await ctx.store.getHeader(aggregateId);
+    if (current?.lease !== lease) return true;
+    if (current.askedUpTo !== header.askedUpTo) {
+      await finish(ctx, current, definition);
+      return true;
+    }
+  }
   await finish(ctx, sealed, definition, built.message);
   return true;
 }
@@ -468,15 +478,20 @@ export function missingOf(
   header: AggregateHeader,
   replies: readonly ReplyRecord[],
   request: unknown,
-): { replyId: string; label?: string }[] {
+): { replyId: string; label?: string; asked?: false }[] {
   if (header.expected === undefined || replies.length >= header.expected) return [];
-  return labelMissing(
+  const missing = labelMissing(
     missingReplyIds(
       header.expected,
       replies.map((r) => r.replyId),
     ),
     request,
   );
+  const asked = header.askedUpTo;
+  // Sub-requests its fan-out never sent (it was stopped before them, and not yet resumed): said so.
+  return asked === undefined
+    ? missing
+    : missing.map((m) => (Number(m.replyId) >= asked ? { ...m, asked: false } : m));
 }
 
 export function labelMissing(ids: string[], request: unknown): { replyId: string; label?: string }[] {

@@ -115,6 +115,8 @@ export async function handleRequest(
     shards: definition.writeShards,
     closeBy: closeByOf(definition, now, deadlineOf(params, now)),
     ...(deadline !== undefined ? { deadline } : {}),
+    // None sent yet: raised before each chunk is sent, so a result can name those never asked.
+    ...(plan.subRequests.length > 0 ? { askedUpTo: 0 } : {}),
   };
   const labels = plan.subRequests.map((s) => s.label ?? null);
   let request: StoredPayload | undefined;
@@ -145,7 +147,7 @@ export async function handleRequest(
   // A tombstone: this request was handled before (a retry, a redelivery, a DLQ redrive).
   if (current.status !== AggregateStatus.OPEN) return;
   await consolidateHeld(ctx, aggregateId);
-  if (!(await dispatch(ctx, plan, current.dispatchedUpTo ?? 0, options))) {
+  if (!(await dispatch(ctx, plan, current, options))) {
     // Out of time: the rest is sent by the same request, queued again (it resumes from the
     // recorded progress, and the sub-requests already sent keep their reply ids).
     await ctx.requeue(raw);
@@ -180,17 +182,24 @@ const DISPATCH_MARGIN_MS = 5_000;
 async function dispatch(
   ctx: FaninContext,
   plan: Plan,
-  from: number,
+  header: AggregateHeader,
   options: FanOutOptions,
 ): Promise<boolean> {
+  const from = header.dispatchedUpTo ?? 0;
   const total = plan.subRequests.length;
   if (from >= total) return true;
   const all = await subRequestsOf(ctx, plan);
+  let asked = header.askedUpTo;
   for (let start = from; start < total; start += DISPATCH_CHUNK) {
     if (start > from && (options.remainingTimeMs?.() ?? Number.POSITIVE_INFINITY) < DISPATCH_MARGIN_MS) {
       return false;
     }
     const end = Math.min(total, start + DISPATCH_CHUNK);
+    // Recorded before the send: a sub-request at or past `askedUpTo` was certainly never sent.
+    if (asked !== undefined && asked < end) {
+      await ctx.store.markAsked(plan.aggregateId, end);
+      asked = end;
+    }
     await ctx.sender.send(all.slice(start, end));
     if (end < total) await ctx.store.markDispatched(plan.aggregateId, end);
   }

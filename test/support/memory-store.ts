@@ -101,6 +101,16 @@ export class MemoryStateStore implements StateStore {
       record.header = { ...record.header, dispatchedUpTo: upTo };
   }
 
+  public async markAsked(aggregateId: string, upTo: number): Promise<void> {
+    const record = this.headerRecord(aggregateId);
+    if (
+      record &&
+      record.header.status === AggregateStatus.OPEN &&
+      (record.header.askedUpTo === undefined || record.header.askedUpTo < upTo)
+    )
+      record.header = { ...record.header, askedUpTo: upTo };
+  }
+
   public async getHeader(aggregateId: string): Promise<AggregateHeader | undefined> {
     const record = this.headerRecord(aggregateId);
     return record ? structuredClone(record.header) : undefined;
