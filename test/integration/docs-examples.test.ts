@@ -23,8 +23,9 @@ import { onPath, requireTool } from '../support/tools.ts';
  * state file (`FANIN_STATE`), region `us-east-1`, dummy credentials and the runtime's endpoints
  * (`AWS_ENDPOINT_URL_<SERVICE>`: "your AWS settings" for `--stack`). A placeholder the reader
  * fills in (`<fauxqs port>`) is replaced by its value, and `big.json` (the reader's own large
- * request) is provided. A block passes when it exits 0 and no `fanin` command in it reported an
- * error (a failure before `&&` does not stop a shell).
+ * request) is provided. A block passes when it exits 0, no `fanin` command in it reported an
+ * error (a failure before `&&` does not stop a shell), and it printed what the text says: each
+ * `# prints: <text>` after a command, and the results in PROMISES.
  */
 
 /** A fenced example in a markdown file. */
@@ -94,6 +95,9 @@ const PROMISES: readonly [string, RegExp][] = [
   ['import json, boto3', /'body': \{'rate': 3\.4\}/],
 ];
 
+/** A command's promise of what it prints, as a comment after it: `npx fanin --version   # prints: 0.2.0`. */
+const PRINTS = /# prints: (.+)$/gm;
+
 /** An error line of the fanin CLI: a usage error (commander's) or a failed command. */
 const CLI_ERROR = /^(error: |fanin [a-z-]+: )/m;
 
@@ -134,6 +138,9 @@ function readerEnvironment(): NodeJS.ProcessEnv {
   }
   delete env.FANIN_STATE;
   delete env.FANIN_STACK;
+  // A reader's shell has no such setting: the fanin CLI and npm start silence the SDK's Node 20
+  // notice themselves, and an example that shows it must say so.
+  delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
   return env;
 }
 
@@ -211,7 +218,6 @@ async function runExample(example: Example, dir: string, runtime: StartedRuntime
     AWS_DEFAULT_REGION: runtime.state.region,
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
 }
 
@@ -291,6 +297,10 @@ for (const file of FILES) {
         expect(result.stderr, report).not.toMatch(CLI_ERROR);
         for (const [line, promise] of PROMISES) {
           if (example.code.includes(line)) expect(result.stdout, report).toMatch(promise);
+        }
+        // What the text says a command prints, on its own line: `# prints: <text>`.
+        for (const [, printed] of example.code.matchAll(PRINTS)) {
+          expect(result.stdout, report).toContain((printed ?? '').trim());
         }
       }, 180_000);
     }
