@@ -171,7 +171,7 @@ describe('timers beyond the horizon are armed once, by the sweep', () => {
     // Prepare
     await start();
     const due = await open('day', 'f-1');
-    fanin.clock.now = due - HORIZON;
+    fanin.clock.now = due - HORIZON + ARMING_MARGIN_MS;
     const failing = fanin.buildContext({
       timers: {
         ...fanin.ctx.timers,
