@@ -343,6 +343,7 @@ export function assemble(input: Measured): Results {
             by_open_seconds: openTimeResults(input.openTime, {
               headlineUsd: faninTotal,
               stepFunctionsStandardUsd: round(sfnBill.total + sfnClientBill.total, 2),
+              stepFunctionsClientsUsd: sfnClientBill.total,
               prices,
             }),
             open_time_assumptions: OPEN_TIME_ASSUMPTIONS,

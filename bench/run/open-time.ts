@@ -334,6 +334,8 @@ export function openTimeResults(
   context: {
     readonly headlineUsd: number;
     readonly stepFunctionsStandardUsd: number;
+    /** The clients' share of the Step Functions figure (producer, responders, consumer), which durable functions share. */
+    readonly stepFunctionsClientsUsd: number;
     readonly prices: Prices;
   },
 ): Record<string, OpenTimeResult> {
@@ -350,7 +352,10 @@ export function openTimeResults(
       all_in_ratio_to_one_minute: round(allIn / context.headlineUsd, 4),
       anchors: {
         step_functions_standard: context.stepFunctionsStandardUsd,
-        lambda_durable_functions: round(durableFunctionsPerMillion(10, f.open_seconds, context.prices), 2),
+        lambda_durable_functions: round(
+          durableFunctionsPerMillion(10, f.open_seconds, context.prices) + context.stepFunctionsClientsUsd,
+          2,
+        ),
         step_functions_express:
           f.open_seconds <= 300
             ? round(stepFunctionsExpressPerMillionFor(f.open_seconds, context.prices), 2)
