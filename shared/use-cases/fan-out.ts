@@ -30,7 +30,6 @@ import {
 import { evaluate } from './evaluate.ts';
 import { consolidateHeld } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
-import { onTime } from './late.ts';
 import { checkRecipient } from './recipients.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 
@@ -157,7 +156,7 @@ export async function handleRequest(
     await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: current.deadline }, now);
   }
   await armFirstSnapshot(ctx, definition, current, now);
-  await evaluate(ctx, definition, onTime(await ctx.store.readAggregate(aggregateId)));
+  await evaluate(ctx, definition, await ctx.store.readAggregate(aggregateId));
 }
 
 /** What the invocation running a fan-out tells it. */

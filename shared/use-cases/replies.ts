@@ -1,5 +1,5 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, openDueAt, scoreOf } from '../engine/completion.ts';
+import { deadlineOf, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
@@ -24,9 +24,8 @@ import {
 import { evaluate } from './evaluate.ts';
 import { handleUnknown } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
-import { AFTER_DEADLINE, onTime, routeLate } from './late.ts';
+import { routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
-import { expireAggregate } from './timers.ts';
 
 /** The two characters JSON.stringify leaves as they are and SQS refuses in a message. */
 const NONCHARACTER = /[\ufffe\uffff]/;
@@ -49,11 +48,6 @@ export interface Reply {
   readonly claimed?: Definition;
   /** The message id it first came with (`fanin-origin-message-id` once the distributor moved it). */
   readonly messageId: string;
-  /**
-   * When it arrived, when that was before it is recorded (a held reply: when it was held); else
-   * it arrives when it is recorded. Decides whether it came before the deadline (late.ts).
-   */
-  readonly receivedAt?: number;
 }
 
 /**
@@ -212,7 +206,7 @@ async function recordable(
     failure === undefined ? await scoreOf(definition, reply.inbound).catch(() => undefined) : undefined;
   return {
     replyId: reply.replyId,
-    receivedAt: reply.receivedAt ?? receivedAt,
+    receivedAt,
     expiresAt: replyExpiry(ctx, definition, header),
     messageId: reply.messageId,
     ...(reply.claimed ? { definition: reply.claimed.name } : {}),
@@ -332,29 +326,6 @@ async function recordAndEvaluate(
   // each reply id once, whichever items hold it.
   const fates = await ctx.store.putReplies(header.aggregateId, records, header.shards);
   for (const fate of fates) ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
-  // A reply received at or after the deadline (its timer lost, or not yet fired) is never a member
-  // (late.ts, onTimeReplies), whoever seals: the aggregate is timed out here, as its timer would
-  // (the deadline decides it on the replies received before it), and the completer routes these
-  // replies late. An inactivity deadline that replies moved on leaves it open: evaluated below.
-  const due = openDueAt(header);
-  // (A held reply arrived before its aggregate existed: never after it; and one consolidated by
-  // the deadline's own handling must not call that handling again.)
-  const afterDeadline = new Set(
-    due === undefined
-      ? []
-      : records
-          .filter((r, i) => replies[i]?.receivedAt === undefined && r.receivedAt >= due)
-          .map((r) => r.replyId),
-  );
-  if (afterDeadline.size > 0) {
-    await expireAggregate(ctx, header.aggregateId, false);
-    const current = await ctx.store.getHeader(header.aggregateId);
-    if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
-    if (completionStateOf(current) !== 'open') {
-      await settle(ctx, definition, current, replies, afterDeadline);
-      return;
-    }
-  }
   // A failed reply can end any aggregate at once (beyond the tolerance), so its batch reads the
   // set whatever its trigger says; but it still leaves the trigger's mark (a block found complete,
   // its count added): a later batch learns "all arrived" from those marks alone, and a block
@@ -381,7 +352,7 @@ async function recordAndEvaluate(
     await settle(ctx, definition, after, replies);
     return;
   }
-  const result = await evaluate(ctx, definition, onTime(snapshot));
+  const result = await evaluate(ctx, definition, snapshot);
   if (result === 'lost') {
     // Another invocation sealed it between our read and our seal: its member set decides.
     const sealed = await ctx.store.getHeader(header.aggregateId);
@@ -415,27 +386,23 @@ async function triggered(
 
 /**
  * Replies to an aggregate that is no longer open: members of its sealed set are duplicates
- * (nothing to do), the others are late (`afterDeadline`: received after its deadline). A
- * completing aggregate whose owner's lease ran out is resumed on the way.
+ * (nothing to do), the others are late. A completing aggregate whose owner's lease ran out is
+ * resumed on the way.
  */
 async function settle(
   ctx: FaninContext,
   definition: Definition,
   header: AggregateHeader,
   replies: readonly Reply[],
-  afterDeadline: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const members = new Set(header.members ?? []);
   for (const reply of replies) {
     if (!members.has(reply.replyId)) {
-      await routeLate(
-        ctx,
-        definition,
-        header,
-        reply.replyId,
-        { messageId: reply.messageId, body: reply.raw.body, attributes: reply.raw.attributes },
-        ...(afterDeadline.has(reply.replyId) ? [AFTER_DEADLINE] : []),
-      );
+      await routeLate(ctx, definition, header, reply.replyId, {
+        messageId: reply.messageId,
+        body: reply.raw.body,
+        attributes: reply.raw.attributes,
+      });
     }
   }
   if (completionStateOf(header) === 'completing') await resumeCompletion(ctx, header);
