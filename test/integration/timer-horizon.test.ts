@@ -28,6 +28,13 @@ const DEFINITIONS = [
     maxOpenSeconds: 31 * 86_400,
   },
   {
+    name: 'idle',
+    fanOut: { type: 'none' },
+    completion: { strategy: 'all' },
+    timeoutSeconds: 86_400,
+    inactivityTimeoutSeconds: 3_600,
+  },
+  {
     name: 'held',
     fanOut: { type: 'none' },
     completion: { strategy: 'all' },
@@ -211,6 +218,33 @@ describe('timers beyond the horizon are armed once, by the sweep', () => {
 
     // Assess
     expect(await fanin.outputs('timed-out')).toMatchObject([{ aggregateId: 'l-1' }]);
+  });
+
+  it('an inactivity timeout that moves beyond the horizon arms nothing as it moves; the sweep arms the moved deadline', async () => {
+    // Prepare: an hour of inactivity allowed; a reply half an hour in
+    await start();
+    const first = await open('idle', 'i-1');
+    fanin.clock.advance(30 * 60_000);
+    await fanin.sendReply({ v: 1 }, { 'fanin-aggregate-id': 'i-1', 'fanin-reply-id': '0' });
+    await fanin.drain();
+    const since = fanin.probe.now;
+
+    // Act 1: the first deadline comes; the reply moves it an hour after the reply
+    fanin.clock.now = first;
+    await fire({ kind: 'deadline', aggregateId: 'i-1', dueAt: first });
+    const moved = (await fanin.ctx.store.getHeader('i-1'))?.deadline as number;
+    const armedByTheMove = timersSent(since);
+
+    // Act 2: the sweep whose window reaches the moved deadline
+    fanin.clock.now = moved - HORIZON + ARMING_MARGIN_MS;
+    await fanin.sweep();
+
+    // Assess
+    expect(moved).toBe(first + 30 * 60_000);
+    expect(armedByTheMove).toEqual([]);
+    expect(timersSent(since).map((t) => t.timer)).toEqual([
+      { kind: 'deadline', aggregateId: 'i-1', dueAt: moved },
+    ]);
   });
 
   it('a held reply whose unknown timeout is a day away is armed by the sweep as it enters the horizon', async () => {
