@@ -1,6 +1,6 @@
-import type { DefinitionInput } from '../shared/engine/definition.ts';
+import type { Definition, DefinitionInput } from '../shared/engine/definition.ts';
 import { parseDefinitions } from '../shared/engine/definition.ts';
-import { idOf, type Ledger, type Publication, type SentInput } from './ledger.ts';
+import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } from './ledger.ts';
 
 /**
  * The properties every run must keep, checked on its ledger once it reached quiescence
@@ -19,7 +19,16 @@ import { idOf, type Ledger, type Publication, type SentInput } from './ledger.ts
  * - `no-dead-letters`: nothing ends in a DLQ (a refused input goes to the error output instead);
  * - `reasons`: every error, late and unknown output, and every failed result, says why;
  * - `all-arrived-completes`: an aggregate waiting for all its replies, whose replies were all sent
- *   long before its deadline, is not timed out at it.
+ *   long before its deadline, is not timed out at it;
+ * - `no-member-after-deadline`: every member of a result was received (delivered to a reply
+ *   invocation) while its aggregate did not exist yet, or was open with its clock at or before the
+ *   deadline its header held at that moment (a deadline moved by an inactivity timeout or
+ *   `set-parameters` counts as it stood then);
+ * - `condition-decides`: an aggregate of strategy all, count or first whose condition held on the
+ *   replies recorded before the deadline in force when the last of them was recorded is not timed
+ *   out (its rule decides the outcome);
+ * - `own-request`: a result built from its stored request (a custom aggregation reading
+ *   `request.body.tag`) shows a request that was sent for that aggregate and not refused.
  */
 export interface Violation {
   readonly invariant: string;
@@ -51,6 +60,12 @@ const ALWAYS = ['deadline', 'external', 'purge', 'failures'];
 
 /** How long a sent reply may take to be recorded, crashes and redeliveries included. */
 const SETTLE_MS = 15 * 60 * 1000;
+/**
+ * How long before its deadline a condition must have held for `condition-decides`: the deadline's
+ * own handler reads the set after that (a put taking effect in the last instant before it may be
+ * read or not, by the clocks' skews).
+ */
+const DECIDES_MARGIN_MS = 1000;
 
 /** Checks every invariant on a finished run's ledger. */
 export function checkInvariants(ledger: Ledger, definitionInputs: readonly DefinitionInput[]): Violation[] {
@@ -120,12 +135,13 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
     const failures = Array.isArray(output.failures)
       ? (output.failures as { replyId: string; body: unknown }[])
       : [];
+    const sentBodies = groupBy(sent, (s) => s.replyId ?? '');
     const seen = new Set<string>();
     for (const member of [...members, ...failures]) {
       if (seen.has(member.replyId))
         fail('members-sent', `reply ${member.replyId} is in the result twice`, aggregateId);
       seen.add(member.replyId);
-      const bodies = sent.filter((s) => s.replyId === member.replyId).map((s) => canonical(s.body));
+      const bodies = (sentBodies.get(member.replyId) ?? []).map((s) => canonical(s.body));
       if (!bodies.includes(canonical(member.body))) {
         fail(
           'members-sent',
@@ -177,6 +193,57 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
       }
     }
   }
+  // no-member-after-deadline, condition-decides, own-request.
+  const recordings = groupBy(ledger.recordings, (e) => e.aggregateId);
+  for (const [aggregateId, { output }] of results) {
+    const definition = definitions.get(String(output.definition));
+    const members =
+      Array.isArray(output.result) && definition?.aggregation.algorithm === 'collect'
+        ? (output.result as { replyId: string }[])
+        : [];
+    const failures = Array.isArray(output.failures) ? (output.failures as { replyId: string }[]) : [];
+    for (const late of lateMembers(
+      [...members, ...failures].map((m) => m.replyId),
+      ledger.receipts.filter((e) => e.aggregateId === aggregateId),
+      recordings.get(aggregateId) ?? [],
+    )) {
+      fail(
+        'no-member-after-deadline',
+        `reply ${late.replyId.slice(0, 40)} is a member, yet it was received at ${late.clock}, ${late.clock - late.inForce} ms after the deadline then in force (${late.inForce})`,
+        aggregateId,
+      );
+    }
+    if (output.completedBy === 'deadline' && definition !== undefined) {
+      const held = conditionHeldAt(definition, recordings.get(aggregateId) ?? []);
+      if (
+        held !== undefined &&
+        held.deadline !== undefined &&
+        held.clock + DECIDES_MARGIN_MS < held.deadline
+      ) {
+        fail(
+          'condition-decides',
+          `its ${definition.completion.strategy} condition held on replies recorded by ${held.clock}, ${held.deadline - held.clock} ms before its deadline, yet it timed out`,
+          aggregateId,
+        );
+      }
+    }
+    const tag = (output.result as { tag?: unknown } | undefined)?.tag;
+    if (typeof tag === 'string') {
+      const own = ledger.inputs.some(
+        (i) =>
+          i.kind === 'request' &&
+          i.aggregateId === aggregateId &&
+          !errored.has(i.messageId) &&
+          tagOf(i.body) === tag,
+      );
+      if (!own)
+        fail(
+          'own-request',
+          `its result reads request ${tag.slice(0, 80)}, which was refused or never sent for it`,
+          aggregateId,
+        );
+    }
+  }
   // nothing-lost: replies.
   for (const [aggregateId, sent] of sentTo) {
     const result = results.get(aggregateId)?.output;
@@ -186,6 +253,7 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
     const closedAt = Number(result?.closedAt ?? Number.POSITIVE_INFINITY);
     const definition = definitions.get(String(result?.definition ?? sent[0]?.definition));
     const byReply = groupBy(sent, (s) => s.replyId ?? '');
+    let memberIds: Set<string> | undefined;
     for (const [replyId, copies] of byReply) {
       if (copies.some((c) => errored.has(c.messageId))) continue;
       if (lateOrUnknown.has(`${aggregateId}\u0000${replyId}`)) continue;
@@ -205,10 +273,13 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
       }
       const members = Array.isArray(result.result) && definition?.aggregation.algorithm === 'collect';
       if (members && recordedBeforeClose && !missing.has(replyId)) {
-        const inResult = [
-          ...(result.result as { replyId: string }[]),
-          ...((result.failures as { replyId: string }[]) ?? []),
-        ].some((m) => m.replyId === replyId);
+        memberIds ??= new Set(
+          [
+            ...(result.result as { replyId: string }[]),
+            ...((result.failures as { replyId: string }[]) ?? []),
+          ].map((m) => m.replyId),
+        );
+        const inResult = memberIds.has(replyId);
         if (!inResult && result.outcome !== 'purged' && result.completedBy !== 'failures') {
           fail('nothing-lost', `reply ${replyId} is neither in the result nor late`, aggregateId);
         }
@@ -246,6 +317,86 @@ export function checkInvariants(ledger: Ledger, definitionInputs: readonly Defin
     );
   }
   return dedupe(violations);
+}
+
+/**
+ * The members received after the deadline in force when they were received. A reply's arrival
+ * is the first delivery of it to a reply invocation (by that invocation's clock) while its
+ * aggregate was open, or before its aggregate existed (held: in time). The deadline in force is
+ * the one the header fixed at open (its parameters' `timeoutSeconds` from `openedAt`, request
+ * `parameters` and `set-parameters` included) or its `closeBy`, whichever is first; with an
+ * inactivity timeout, the last arrival in time (by its recording's clock, the later one) plus the
+ * timeout, never past that.
+ */
+function lateMembers(
+  members: readonly string[],
+  receipts: readonly ReplyEvent[],
+  recordings: readonly ReplyEvent[],
+): { replyId: string; clock: number; inForce: number }[] {
+  const header = receipts.find((e) => e.exists && e.openedAt !== undefined);
+  if (header === undefined) return [];
+  const openedAt = header.openedAt as number;
+  const end = Math.min(
+    header.timeoutSeconds === undefined ? Number.POSITIVE_INFINITY : openedAt + header.timeoutSeconds * 1000,
+    header.closeBy ?? Number.POSITIVE_INFINITY,
+  );
+  const idle = header.inactivityTimeoutSeconds;
+  const arrival = new Map<string, number>();
+  for (const e of receipts) {
+    if (e.exists && !e.open) continue;
+    const at = e.exists ? e.clock : Number.NEGATIVE_INFINITY;
+    if (at < (arrival.get(e.replyId) ?? Number.POSITIVE_INFINITY)) arrival.set(e.replyId, at);
+  }
+  const recorded = new Map<string, number>();
+  for (const e of recordings) recorded.set(e.replyId, Math.max(recorded.get(e.replyId) ?? 0, e.clock));
+  const wanted = new Set(members);
+  const late: { replyId: string; clock: number; inForce: number }[] = [];
+  let last = openedAt;
+  for (const [replyId, at] of [...arrival].sort((a, b) => a[1] - b[1])) {
+    const inForce = Math.min(idle === undefined ? Number.POSITIVE_INFINITY : last + idle * 1000, end);
+    if (at > inForce) {
+      if (wanted.has(replyId)) late.push({ replyId, clock: at, inForce });
+      continue;
+    }
+    last = Math.max(last, at, recorded.get(replyId) ?? 0);
+  }
+  return late;
+}
+
+/**
+ * The recording at which an aggregate's all/count/first condition first held on the replies
+ * recorded so far (each reply id once, its first recording), if it ever did while its header was
+ * open with a deadline.
+ */
+function conditionHeldAt(definition: Definition, events: readonly ReplyEvent[]): ReplyEvent | undefined {
+  const completion = definition.completion;
+  const strategy = completion.strategy;
+  if (strategy !== 'all' && strategy !== 'count' && strategy !== 'first') return undefined;
+  const seen = new Set<string>();
+  let successes = 0;
+  for (const event of [...events].sort((a, b) => a.at - b.at)) {
+    if (seen.has(event.replyId)) continue;
+    seen.add(event.replyId);
+    if (!event.failure) successes += 1;
+    if (!event.open || event.deadline === undefined) continue;
+    const expected = event.expected ?? Number.POSITIVE_INFINITY;
+    const holds =
+      strategy === 'all'
+        ? seen.size >= expected
+        : strategy === 'first'
+          ? successes >= 1
+          : successes >= Math.min(expected, event.count ?? (completion as { count: number }).count);
+    if (holds) return event;
+  }
+  return undefined;
+}
+
+function tagOf(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { tag?: unknown }).tag;
+  } catch {
+    return undefined;
+  }
 }
 
 function waitsForAll(completion: { strategy: string; completeWhenAllArrived?: boolean }): boolean {

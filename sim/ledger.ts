@@ -38,6 +38,35 @@ export interface Publication {
   readonly task: string;
 }
 
+/**
+ * A reply as fanin handled it: received by a reply invocation (the event source's batch or a
+ * drain's receive), or recorded in its aggregate (a put that took effect), with the aggregate's
+ * header as it stood in the table at that moment: the deadline then in force.
+ */
+export interface ReplyEvent {
+  readonly aggregateId: string;
+  readonly replyId: string;
+  /** Virtual time. */
+  readonly at: number;
+  /** The clock of the invocation that handled it (virtual time plus its skew). */
+  readonly clock: number;
+  /** The header's deadline at that moment (undefined: no header, or none set). */
+  readonly deadline?: number;
+  /** The aggregate's header existed at that moment. */
+  readonly exists: boolean;
+  /** The header was open at that moment. */
+  readonly open: boolean;
+  readonly failure?: boolean;
+  /** The header's expected count and its parameters' count at that moment. */
+  readonly expected?: number;
+  readonly count?: number;
+  /** The header's open time, end of allowed life, and parameters (fixed at open). */
+  readonly openedAt?: number;
+  readonly closeBy?: number;
+  readonly timeoutSeconds?: number;
+  readonly inactivityTimeoutSeconds?: number;
+}
+
 /** A message left in a dead-letter queue at the end of a run. */
 export interface DeadLetter {
   readonly queue: string;
@@ -49,6 +78,10 @@ export class Ledger {
   public readonly inputs: SentInput[] = [];
   public readonly subRequests: SubRequest[] = [];
   public readonly publications: Publication[] = [];
+  /** Every delivery of a reply to a reply invocation (the first is when fanin received it). */
+  public readonly receipts: ReplyEvent[] = [];
+  /** Every reply a put recorded in its aggregate (`recorded`, not `duplicate`). */
+  public readonly recordings: ReplyEvent[] = [];
   public deadLetters: DeadLetter[] = [];
   /** Aggregates whose due item stayed overdue sweep after sweep (the sweeper could not end them). */
   public readonly stuck = new Set<string>();

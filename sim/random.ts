@@ -9,8 +9,9 @@ export class Random {
   private c: number;
   private d: number;
 
-  public constructor(seed: number) {
-    this.a = 0x9e3779b9;
+  /** `stream` picks another sequence for the same seed (0: the run's own). */
+  public constructor(seed: number, stream = 0) {
+    this.a = (0x9e3779b9 ^ stream) >>> 0;
     this.b = 0x243f6a88;
     this.c = 0xb7e15162;
     this.d = seed >>> 0;

@@ -1,5 +1,6 @@
 import type { DefinitionInput } from '../shared/engine/definition.ts';
 import type { Random } from './random.ts';
+import { drawScenarios, noScenarios, type Scenarios } from './scenarios.ts';
 
 /**
  * What producers, responders and operators do in one run, drawn from everything the wire
@@ -49,6 +50,8 @@ export interface Workload {
   readonly bucket: boolean;
   readonly replyPartitions: number;
   readonly drained: boolean;
+  /** The rare targeted scenarios drawn beside it (sim/scenarios.ts). */
+  readonly scenarios: Scenarios;
 }
 
 /** A body every reply carries: a value, scores, and a secret naming its aggregate and reply. */
@@ -164,8 +167,14 @@ const CATALOGUE: Record<string, (random: Random, bus: boolean) => DefinitionInpu
   }),
 };
 
-/** Draws one run's workload. `big` allows the rare huge aggregates. */
-export function drawWorkload(random: Random, options: { readonly big?: boolean } = {}): Workload {
+/**
+ * Draws one run's workload. `big` allows the rare huge aggregates; `scenarios`, a stream of its
+ * own, draws the rare targeted scenarios (none drawn: the workload is exactly as without it).
+ */
+export function drawWorkload(
+  random: Random,
+  options: { readonly big?: boolean; readonly scenarios?: Random } = {},
+): Workload {
   const eventBridge = random.chance(0.6);
   const bucket = random.chance(0.5);
   const names = random.shuffle(Object.keys(CATALOGUE)).slice(0, random.between(3, 7));
@@ -230,21 +239,28 @@ export function drawWorkload(random: Random, options: { readonly big?: boolean }
               : { command, definition: random.pick(names) };
     actions.push({ at, queue: 'control', body: JSON.stringify(body), attributes: {}, kind: 'control' });
   }
+  const scenarios = options.scenarios
+    ? drawScenarios(options.scenarios, { present: names, bus: eventBridge, replyPartitions })
+    : noScenarios();
+  definitions.push(...scenarios.definitions);
+  actions.push(...scenarios.actions);
   actions.sort((a, b) => a.at - b.at);
+  const responders = {
+    duplicate: random.pick([0, 0.05, 0.2]),
+    differentBody: random.pick([0, 0.05]),
+    failure: random.pick([0, 0.05, 0.2]),
+    silent: random.pick([0, 0.02, 0.1]),
+    late: random.pick([0, 0.05]),
+  };
   return {
     definitions,
     actions,
-    responders: {
-      duplicate: random.pick([0, 0.05, 0.2]),
-      differentBody: random.pick([0, 0.05]),
-      failure: random.pick([0, 0.05, 0.2]),
-      silent: random.pick([0, 0.02, 0.1]),
-      late: random.pick([0, 0.05]),
-    },
+    responders,
     eventBridge,
-    bucket,
+    bucket: bucket || scenarios.bucket,
     replyPartitions,
     drained: random.chance(0.2),
+    scenarios,
   };
 }
 

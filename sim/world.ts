@@ -7,8 +7,10 @@ import {
   makeSweeperHandler,
   makeTimerHandler,
 } from '../functions/handlers.ts';
+import { aggregateKey, SortKey } from '../shared/adapters/state-keys.ts';
 import { createContext } from '../shared/app.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
+import { AggregateStatus } from '../shared/engine/constants.ts';
 import {
   describeTopology,
   OUTPUT_ROLES,
@@ -20,10 +22,13 @@ import type { FaninContext } from '../shared/use-cases/context.ts';
 import { drawProfile, type FaultCounts, type FaultProfile, faultPlan, noFaults } from './faults.ts';
 import { Ledger } from './ledger.ts';
 import { Random } from './random.ts';
+import { BULK_TARGET } from './scenarios.ts';
 import { type PendingCall, Scheduler, type TaskEnd } from './scheduler.ts';
 import { createModels, type Models, modelClients, Storage } from './storage.ts';
 import { drawWorkload, replyBody, TARGETS, type Workload } from './workload.ts';
 
+/** The scenarios' stream of chance (sim/scenarios.ts), beside the run's own. */
+const SCENARIO_STREAM = 0x5ce7a210;
 /** Virtual time every run starts at (a fixed instant, so runs compare). */
 export const START = Date.UTC(2026, 0, 1);
 /** The longest a run may go on in virtual time: past a year's deadline and its lease. */
@@ -79,7 +84,11 @@ export class World {
       random: this.random,
       keepTrace: options.keepTrace ?? false,
     });
-    this.workload = drawWorkload(this.random, { big: options.big ?? false });
+    this.workload = drawWorkload(this.random, {
+      big: options.big ?? false,
+      // The targeted scenarios draw from a stream of their own (sim/scenarios.ts).
+      scenarios: new Random(this.seed, SCENARIO_STREAM),
+    });
     this.profile = drawProfile(this.random, START);
     this.topology = describeTopology({
       prefix: 'sim',
@@ -91,6 +100,7 @@ export class World {
     this.models = createModels(() => this.scheduler.now, this.random, this.topology);
     this.storage = new Storage(this.models, this.topology, this.workload.bucket, this.workload.eventBridge, [
       ...TARGETS,
+      ...this.workload.scenarios.targets,
     ]);
     this.config = {
       tableName: this.topology.tableName,
@@ -108,13 +118,18 @@ export class World {
       trace.add(
         `t=${this.scheduler.now} #${this.scheduler.current()?.id ?? '-'} log ${level} ${message} ${JSON.stringify(fields ?? {}).slice(0, 300)}`,
       );
-    this.newContext = () =>
-      createContext(this.config, clients, {
+    this.newContext = () => {
+      const ctx = createContext(this.config, clients, {
         clock: this.scheduler.clock,
         log: { info: () => {}, warn: log('warn'), error: log('error') },
       });
+      this.observeRecordings(ctx);
+      return ctx;
+    };
     for (const role of OUTPUT_ROLES) this.outputRoles.set(this.storage.queueUrls[role], role);
-    for (const name of TARGETS) this.targets.add(this.storage.urlOf(name));
+    for (const name of [...TARGETS, ...this.workload.scenarios.targets])
+      this.targets.add(this.storage.urlOf(name));
+    if (this.workload.scenarios.targets.includes(BULK_TARGET)) this.bulkUrl = this.storage.urlOf(BULK_TARGET);
     const visibilityMs = this.topology.queues.ingress.visibilityTimeoutSeconds * 1000;
     this.scheduler.faults = faultPlan({
       random: this.random,
@@ -208,6 +223,72 @@ export class World {
     };
   }
 
+  /**
+   * Watches the store's reply puts (without changing them): each reply a put recorded goes to the
+   * ledger with the moment it took effect and the header as it stood then, for the timing
+   * invariants (no member received after its deadline; a condition that held before it decides).
+   */
+  private observeRecordings(ctx: FaninContext): void {
+    const store = ctx.store;
+    const putReplies = store.putReplies.bind(store);
+    store.putReplies = async (aggregateId, replies, shards) => {
+      const fates = await putReplies(aggregateId, replies, shards);
+      replies.forEach((reply, i) => {
+        if (fates[i] !== 'recorded') return;
+        this.ledger.recordings.push(this.replyEvent(aggregateId, reply.replyId, reply.failure !== undefined));
+      });
+      return fates;
+    };
+  }
+
+  /** A reply event now, with the aggregate's header as the table holds it (read outside the run). */
+  private replyEvent(aggregateId: string, replyId: string, failure: boolean) {
+    const { Item } = this.models.dynamodb.handle('GetCommand', {
+      TableName: this.topology.tableName,
+      Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+      ConsistentRead: true,
+    }) as { Item?: Record<string, unknown> };
+    const params = (Item?.params ?? {}) as {
+      count?: number;
+      timeoutSeconds?: number;
+      inactivityTimeoutSeconds?: number;
+    };
+    const number = (name: string, value: unknown) => (typeof value === 'number' ? { [name]: value } : {});
+    return {
+      aggregateId,
+      replyId,
+      at: this.scheduler.now,
+      clock: this.scheduler.clock(),
+      ...(typeof Item?.deadline === 'number' ? { deadline: Item.deadline } : {}),
+      exists: Item !== undefined,
+      open: Item?.status === AggregateStatus.OPEN,
+      ...(failure ? { failure } : {}),
+      ...(typeof Item?.expected === 'number' ? { expected: Item.expected } : {}),
+      ...(typeof params.count === 'number' ? { count: params.count } : {}),
+      ...number('openedAt', Item?.openedAt),
+      ...number('closeBy', Item?.closeBy),
+      ...number('timeoutSeconds', params.timeoutSeconds),
+      ...number('inactivityTimeoutSeconds', params.inactivityTimeoutSeconds),
+    };
+  }
+
+  /** Receipts of replies by a reply invocation (a batch's records, or what a drain received). */
+  private received(messages: readonly { MessageAttributes?: Record<string, unknown> }[], skew: number): void {
+    for (const m of messages) {
+      const attribute = (name: string) => {
+        const value = m.MessageAttributes?.[name];
+        return typeof value === 'string'
+          ? value
+          : (value as { StringValue?: string } | undefined)?.StringValue;
+      };
+      const aggregateId = attribute('fanin-aggregate-id');
+      const replyId = attribute('fanin-reply-id');
+      if (aggregateId === undefined || replyId === undefined) continue;
+      const event = this.replyEvent(aggregateId, replyId, attribute('fanin-failure') !== undefined);
+      this.ledger.receipts.push({ ...event, clock: this.scheduler.now + skew });
+    }
+  }
+
   /** Runs the workload, then the world to quiescence; fills {@link ledger}. */
   public async run(): Promise<void> {
     for (const action of this.workload.actions) {
@@ -291,6 +372,7 @@ export class World {
     consumer.inFlight += 1;
     const skew = this.profile.skewMs > 0 ? this.random.between(-this.profile.skewMs, this.profile.skewMs) : 0;
     if (skew !== 0) this.faults.skew += 1;
+    if (consumer.role.startsWith('reply:')) this.received(messages, skew);
     this.scheduler.trace.add(
       `t=${this.scheduler.now} receive ${consumer.role} ${messages.map((m) => `${m.MessageId}(${m.ReceiveCount})`).join(' ')}`,
     );
@@ -313,7 +395,10 @@ export class World {
         if (response !== undefined) {
           for (const m of messages) {
             if (failed.has(m.MessageId)) continue;
-            if (this.random.chance(this.profile.duplicateDelivery)) {
+            // Never on a message's last delivery before its DLQ (calm): a delete lost there would
+            // take a message that succeeded to the DLQ, which SQS's own (rare, independent)
+            // redeliveries do not do.
+            if (!calm && this.random.chance(this.profile.duplicateDelivery)) {
               // The delete is lost: SQS delivers the message again after its visibility timeout.
               this.faults['duplicate-delivery'] += 1;
               continue;
@@ -329,8 +414,15 @@ export class World {
     this.wake(consumer.url, 1);
   }
 
+  /** The paced bulk responder's queue (scenario `bulk`), when the run has one. */
+  private bulkUrl: string | undefined;
+
   /** A responder: takes what its queue holds and answers each sub-request by the policy. */
   private respond(url: string): void {
+    if (url === this.bulkUrl) {
+      this.respondPaced(url);
+      return;
+    }
     const messages = this.storage.receive(url, 10, undefined);
     if (messages.length === 0) return;
     const policy = this.workload.responders;
@@ -370,6 +462,46 @@ export class World {
           }),
         );
       }
+    }
+    this.wake(url, 0);
+  }
+
+  /**
+   * The bulk scenario's responder: answers each sub-request once, in index order (20 ms apart),
+   * never silent nor late, a failure exactly where the scenario says.
+   */
+  private respondPaced(url: string): void {
+    const messages = this.storage.receive(url, 10, undefined);
+    if (messages.length === 0) return;
+    for (const m of messages) {
+      this.storage.remove(url, m.ReceiptHandle);
+      const attributes: Record<string, string> = {};
+      for (const [name, value] of Object.entries(m.MessageAttributes))
+        if (name.startsWith('fanin-')) attributes[name] = value;
+      const aggregateId = attributes['fanin-aggregate-id'] ?? '';
+      const replyId = attributes['fanin-reply-id'] ?? '';
+      const replyTo = attributes['fanin-reply-to'];
+      this.ledger.subRequests.push({
+        aggregateId,
+        replyId,
+        definition: attributes['fanin-definition'] ?? '',
+        at: this.scheduler.now,
+      });
+      if (replyTo === undefined) continue;
+      const failure = this.workload.scenarios.bulkFailures.has(`${aggregateId}\u0000${replyId}`);
+      const body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
+      const delay = 1000 + Number(replyId) * 20 + this.random.between(0, 30);
+      this.scheduler.at(this.scheduler.now + delay, () =>
+        this.send({
+          at: 0,
+          queue: this.partitionOf(replyTo),
+          body,
+          attributes: failure ? { ...attributes, 'fanin-failure': 'responder down' } : attributes,
+          aggregateId,
+          replyId,
+          kind: 'reply',
+        }),
+      );
     }
     this.wake(url, 0);
   }
@@ -489,6 +621,14 @@ export class World {
         }
         this.wake(url, Number(entry.DelaySeconds ?? 0) * 1000);
       }
+    }
+    if (
+      call.service === 'sqs' &&
+      call.command === 'ReceiveMessageCommand' &&
+      this.storage.replyQueueUrls.includes(input.QueueUrl as string)
+    ) {
+      const messages = (result as { Messages?: { MessageAttributes?: Record<string, unknown> }[] }).Messages;
+      this.received(messages ?? [], call.task.skew);
     }
     if (call.service === 'eventbridge' && call.command === 'PutEventsCommand') {
       const entries = (input.Entries as { Detail?: string }[] | undefined) ?? [];

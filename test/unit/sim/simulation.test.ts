@@ -95,6 +95,124 @@ describe('the invariants', () => {
     expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['members-sent']);
   });
 
+  const event = (replyId: string, clock: number, header: { deadline?: number; exists?: boolean } = {}) => ({
+    aggregateId: 'agg-1',
+    replyId,
+    at: clock,
+    clock,
+    exists: header.exists ?? true,
+    open: header.exists ?? true,
+    openedAt: 0,
+    timeoutSeconds: 10,
+    expected: 2,
+    ...(header.deadline !== undefined ? { deadline: header.deadline } : {}),
+  });
+  const sent = (ledger: Ledger, replyId: string) =>
+    ledger.inputs.push({
+      kind: 'reply',
+      messageId: `m${replyId}`,
+      at: 0,
+      body: '{"v":1}',
+      attributes: {},
+      aggregateId: 'agg-1',
+      replyId,
+    });
+
+  it('a member received after the deadline in force breaks no-member-after-deadline; one held before the open does not', () => {
+    const ledger = new Ledger();
+    sent(ledger, '0');
+    sent(ledger, '1');
+    // Reply 0 was held before the aggregate existed (in time); reply 1 came 2 s after the 10 s deadline.
+    ledger.receipts.push(event('0', 0, { exists: false }), event('1', 12_000, { deadline: 10_000 }));
+    ledger.publications.push({
+      channel: 'timed-out',
+      text: result({
+        type: 'fanin.aggregate.timed-out',
+        completedBy: 'deadline',
+        closedAt: 60_000,
+        result: [
+          { replyId: '0', body: { v: 1 } },
+          { replyId: '1', body: { v: 1 } },
+        ],
+      }),
+      at: 60_000,
+      task: 't',
+    });
+    const violations = checkInvariants(ledger, definitions).filter(
+      (v) => v.invariant === 'no-member-after-deadline',
+    );
+    expect(violations.map((v) => v.detail.split(' is a member')[0])).toEqual(['reply 1']);
+  });
+
+  it('an all aggregate timed out although every expected reply was recorded before its deadline breaks condition-decides', () => {
+    const ledger = new Ledger();
+    sent(ledger, '0');
+    sent(ledger, '1');
+    ledger.recordings.push(event('0', 1_000, { deadline: 10_000 }), event('1', 2_000, { deadline: 10_000 }));
+    ledger.publications.push({
+      channel: 'timed-out',
+      text: result({
+        type: 'fanin.aggregate.timed-out',
+        completedBy: 'deadline',
+        closedAt: 10_000,
+        counts: { expected: 2 },
+        result: [
+          { replyId: '0', body: { v: 1 } },
+          { replyId: '1', body: { v: 1 } },
+        ],
+      }),
+      at: 10_000,
+      task: 't',
+    });
+    expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['condition-decides']);
+  });
+
+  it('a result that reads a refused request breaks own-request', () => {
+    const ledger = new Ledger();
+    ledger.inputs.push(
+      {
+        kind: 'request',
+        messageId: 'm1',
+        at: 0,
+        body: '{"tag":"mine"}',
+        attributes: {},
+        aggregateId: 'agg-1',
+      },
+      {
+        kind: 'request',
+        messageId: 'm2',
+        at: 0,
+        body: '{"tag":"thief"}',
+        attributes: {},
+        aggregateId: 'agg-1',
+      },
+    );
+    ledger.publications.push(
+      {
+        channel: 'error',
+        text: JSON.stringify({
+          id: 'e1',
+          type: 'fanin.error',
+          reason: 'aggregate id in use',
+          message: { messageId: 'm2' },
+        }),
+        at: 0,
+        task: 't',
+      },
+      {
+        channel: 'completed',
+        text: result({
+          type: 'fanin.aggregate.completed',
+          completedBy: 'all-arrived',
+          result: { tag: 'thief' },
+        }),
+        at: 0,
+        task: 't',
+      },
+    );
+    expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['own-request']);
+  });
+
   it('a request with neither a result nor an error output breaks result-after-quiescence', () => {
     const ledger = new Ledger();
     ledger.inputs.push({
