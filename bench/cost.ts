@@ -297,8 +297,9 @@ export function fixedMonthly(
   // not-empty alarm per DLQ (10 + N), a depth alarm per reply partition (N), the use cases' 3, and
   // infra/observability.ts's: errors and throttles of the 6 handlers (12), the table's read and
   // write throttles (2), the oldest message of each consumed queue (4 + N), failing sweeps and
-  // distributor cycles (2).
-  const alarms = 33 + 3 * n;
+  // distributor cycles (2), each handler's duration near its timeout (6) and the completion
+  // latency's p99 (1).
+  const alarms = 40 + 3 * n;
   const polled = 3 + n;
   const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * minutes;
   const invocation = (count: number, ms: number) =>
@@ -306,7 +307,7 @@ export function fixedMonthly(
   const items: FixedItem[] = [
     {
       item: 'CloudWatch alarms',
-      how: `33 + 3N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
+      how: `40 + 3N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
       usd: alarms * prices.cloudwatch.standard_alarm_per_month,
     },
     {
