@@ -1,30 +1,23 @@
 import { relative } from 'node:path';
-import { parseArgs } from 'node:util';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigFileError, findConfigFile, loadLocalConfig } from './config.ts';
 import { DEMOS, Demo, type DemoName } from './demo/run.ts';
 import { LocalRuntime } from './runtime.ts';
 import { processAlive, readState, stateFilePath } from './state.ts';
 
 /**
- * `npm start`: the local runtime. See `npm start -- --help` and README.md ("Local runtime and CLI").
+ * `npm start`: the local runtime. See `npm start -- --help` and docs/cli.md ("`npm start`"). Its
+ * options are read with commander, as `npx fanin`'s are: the same spellings (`--name value`,
+ * `--name=value`), the same "Did you mean …?" and exit code 2 for a usage error.
  */
-const USAGE = `Usage: npm start -- [options]
+const DESCRIPTION =
+  'Runs fanin on this machine: starts the emulators (fauxqs for SQS and S3, DynamoDB Local) unless ' +
+  'AWS_ENDPOINT_URL points at LocalStack, provisions the topology of fanin.config.ts, runs every ' +
+  'handler behind Lambda-like pollers, the sweeper and the distributor on their schedules, and ' +
+  'serves the dashboard. Ctrl-C stops it.';
 
-Runs fanin on this machine: starts the emulators (fauxqs for SQS and S3, DynamoDB Local) unless
-AWS_ENDPOINT_URL points at LocalStack, provisions the topology of fanin.config.ts, runs every
-handler behind Lambda-like pollers, the sweeper and the distributor on their schedules, and serves
-the dashboard. Ctrl-C stops it.
-
-Options:
-  --demo[=NAME]       run a demo end to end, then stop; exit 0 when it completed.
-                      NAME: loan (loan broker), auction, all (default)
-  --config <file>     configuration file (default: the first of fanin.config.ts, .js, .mjs, .json here)
-  --prefix <prefix>   prefix of every resource name (default: the config's, else "fanin")
-  --port <n>          dashboard port on 127.0.0.1 (default: the config's, 4780; 0 = any free port)
-  --no-dashboard      serve no dashboard
-  --state <file>      where to record the running runtime (default: $FANIN_STATE or .fanin/runtime.json)
-  --quiet             do not log every output as it is published
-  -h, --help          this help`;
+/** A usage error's exit code, as `npx fanin`'s (local/cli/program.ts). */
+const USAGE_EXIT_CODE = 2;
 
 // The SDK warns on every run that its 2027 releases need Node 22; fanin targets Node 20 on purpose.
 // Set once at start-up, before any client exists (as bin/fanin.js does); the demos' processes inherit it.
@@ -35,49 +28,61 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-// parseArgs has no optional values: `--demo` alone means every demo.
-const argv = process.argv.slice(2).map((arg) => (arg === '--demo' ? '--demo=all' : arg));
-let values: {
-  demo?: string;
+function portNumber(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new InvalidArgumentError(`must be 0-65535 (given "${value}")`);
+  return port;
+}
+
+const program = new Command('npm start --')
+  .description(DESCRIPTION)
+  .usage('[options]')
+  .helpOption('-h, --help', 'this help')
+  .exitOverride()
+  .showSuggestionAfterError(true)
+  .showHelpAfterError('(add --help for usage)')
+  .addOption(
+    new Option(
+      '--demo [name]',
+      'run a demo end to end, then stop; exit 0 when it completed (loan: the loan broker, auction, all)',
+    )
+      .choices(DEMOS)
+      .preset('all'),
+  )
+  .option(
+    '--config <file>',
+    'configuration file (default: the first of fanin.config.ts, .js, .mjs, .json here)',
+  )
+  .option('--prefix <prefix>', 'prefix of every resource name (default: the config\'s, else "fanin")')
+  .option(
+    '--port <n>',
+    "dashboard port on 127.0.0.1 (default: the config's, 4780; 0 = any free port)",
+    portNumber,
+  )
+  .option('--no-dashboard', 'serve no dashboard')
+  .option(
+    '--state <file>',
+    'where to record the running runtime (default: $FANIN_STATE or .fanin/runtime.json)',
+  )
+  .option('--quiet', 'do not log every output as it is published');
+try {
+  program.parse(process.argv.slice(2), { from: 'user' });
+} catch (error) {
+  // Help and version end with code 0; commander has printed what it had to say.
+  process.exit(error instanceof CommanderError && error.exitCode !== 0 ? USAGE_EXIT_CODE : 0);
+}
+const values = program.opts<{
+  demo?: DemoName;
   config?: string;
   prefix?: string;
-  port?: string;
-  'no-dashboard'?: boolean;
+  port?: number;
+  dashboard: boolean;
   state?: string;
   quiet?: boolean;
-  help?: boolean;
-};
-try {
-  ({ values } = parseArgs({
-    args: argv,
-    options: {
-      demo: { type: 'string' },
-      config: { type: 'string' },
-      prefix: { type: 'string' },
-      port: { type: 'string' },
-      'no-dashboard': { type: 'boolean' },
-      state: { type: 'string' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }));
-} catch (error) {
-  fail(`${(error as Error).message}\n\n${USAGE}`, 2);
-}
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const demo = values.demo as DemoName | undefined;
-if (demo !== undefined && !DEMOS.includes(demo))
-  fail(`--demo must be one of ${DEMOS.join(', ')} (given "${demo}")`, 2);
-let port: number | false | undefined;
-if (values['no-dashboard']) port = false;
-else if (values.port !== undefined) {
-  port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    fail(`--port must be 0-65535 (given "${values.port}")`, 2);
-}
+}>();
+const demo = values.demo;
+const port: number | false | undefined = values.dashboard === false ? false : values.port;
 
 const cwd = process.cwd();
 const stateFile = stateFilePath(cwd, values.state);
