@@ -12,6 +12,7 @@ import { add, emptySummary, type SeedResult, type Summary, simulateSeed } from '
  *   npm run simulate -- --seed 1234 --show order-7                       ... and every output that names order-7
  *   --skip 12,40                                    leaves those seeds out (known failures)
  *   --big                                           lets runs draw the rare huge aggregates more often
+ *   --pending                                       also checks the pending invariants (invariants.ts)
  *
  * Exits 1 when any seed broke an invariant.
  */
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     'budget-seconds': { type: 'string' },
     find: { type: 'boolean', default: false },
     big: { type: 'boolean', default: false },
+    pending: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     show: { type: 'string' },
@@ -54,9 +56,10 @@ function report(summary: Summary): string {
 
 async function main(): Promise<number> {
   const big = values.big ?? false;
+  const pending = values.pending ?? false;
   if (values.seed !== undefined) {
     const seed = Number(values.seed) >>> 0;
-    const result = await simulateSeed(seed, { keepTrace: true, big });
+    const result = await simulateSeed(seed, { keepTrace: true, big, pending });
     for (const line of result.trace ?? []) console.log(line);
     const show = values.show;
     if (show !== undefined) {
@@ -102,7 +105,7 @@ async function main(): Promise<number> {
   for (let n = 0; n < count; n += 1) {
     if (budgetMs !== undefined && performance.now() - began > budgetMs) break;
     if (skipped.has((start + n) >>> 0)) continue;
-    const result = await simulateSeed((start + n) >>> 0, { big });
+    const result = await simulateSeed((start + n) >>> 0, { big, pending });
     add(summary, result);
     summary.seconds = (performance.now() - began) / 1000;
     if (result.violations.length > 0) {

@@ -28,7 +28,7 @@ export interface SeedResult {
 /** Runs one seed to quiescence and checks every invariant. */
 export async function simulateSeed(
   seed: number,
-  options: { keepTrace?: boolean; big?: boolean } = {},
+  options: { keepTrace?: boolean; big?: boolean; pending?: boolean } = {},
 ): Promise<SeedResult> {
   const world = new World(seed, options);
   const restore = neutralise(world.scheduler);
@@ -42,7 +42,7 @@ export async function simulateSeed(
   }
   const violations = error
     ? [{ invariant: 'simulation', detail: error }]
-    : checkInvariants(world.ledger, world.workload.definitions);
+    : checkInvariants(world.ledger, world.workload.definitions, { pending: options.pending ?? false });
   const digest = world.scheduler.trace.digest();
   const aggregates = new Set(world.ledger.inputs.map((i) => i.aggregateId).filter((id) => id !== undefined))
     .size;
