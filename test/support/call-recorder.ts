@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
 /**
@@ -20,10 +21,9 @@ import { SQSClient } from '@aws-sdk/client-sqs';
  *   its handler inside {@link runAs}, so everything it calls, timers and retries included, is that
  *   function's (the receive and delete of the event source too: Lambda makes them with the
  *   function's role);
- * - else, the use case on the call's (async) stack that is a function's entry point
+ * - a use case on the call's (async) stack that is a function's entry point
  *   ({@link ENTRY_POINTS}): a test calling `handleReplies` or `sweep` directly calls as the
- *   reply function or the sweeper. The outermost entry point wins, as one Lambda invocation runs
- *   under one role whatever use cases it goes through.
+ *   reply function or the sweeper ({@link currentCaller} says which wins when there are several).
  * test/support/policy-proof.ts evaluates the records against the synthesized policies.
  */
 
@@ -287,16 +287,44 @@ function currentStack(): Frame[] {
   }
 }
 
-/** Who makes the call now being sent (see the module's comment). */
+/** The repository's root, as the stack names files. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RECORDER = fileURLToPath(import.meta.url);
+
+function pathOf(file: string): string {
+  return file.startsWith('file://') ? fileURLToPath(file) : file;
+}
+
+function isEntry(frame: Frame, entry: (typeof ENTRY_POINTS)[number]): boolean {
+  return frame.name === entry.name && frame.file.endsWith(entry.file);
+}
+
+/**
+ * Who makes the call now being sent (see the module's comment), in this order:
+ * - a call the test's own code makes (its innermost caller outside the SDK is under `test/`: a
+ *   producer or responder it plays, an assertion, a hook it runs inside a handler) is the test's;
+ * - else the innermost entry point on the stack: a test that runs one function's use case inside
+ *   another's (a fan-out landing inside a timer's claim, to race them) calls as the inner one;
+ *   the timer's entry points inside the sweep (it expires what is due) are the sweeper's;
+ * - else the function whose invocation this is ({@link runAs});
+ * - else where the call comes from (provisioning, the client library, the CLI, a handler), or the test.
+ */
 export function currentCaller(): Caller {
+  const stack = currentStack().map((f) => ({ ...f, file: pathOf(f.file) }));
+  const caller = stack.find(
+    (f) => f.file.startsWith(ROOT) && !f.file.includes('/node_modules/') && f.file !== RECORDER,
+  );
+  if (caller?.file.startsWith(`${ROOT}test/`)) return 'test';
+  for (let i = 0; i < stack.length; i++) {
+    const frame = stack[i] as Frame;
+    const entry = ENTRY_POINTS.find((e) => isEntry(frame, e));
+    if (!entry) continue;
+    const sweep = ENTRY_POINTS.find((e) => e.name === 'sweep') as (typeof ENTRY_POINTS)[number];
+    if (entry.fn === 'timer' && stack.slice(i + 1).some((f) => isEntry(f, sweep))) return 'sweeper';
+    return entry.fn;
+  }
   const fn = running.getStore();
   if (fn) return fn;
-  const stack = currentStack();
-  for (let i = stack.length - 1; i >= 0; i--) {
-    const frame = stack[i] as Frame;
-    const entry = ENTRY_POINTS.find((e) => frame.name === e.name && frame.file.includes(e.file));
-    if (entry) return entry.fn;
-  }
   for (const frame of stack) {
     const origin = OTHER_ORIGINS.find((o) => frame.file.includes(o.file));
     if (origin) return origin.caller;
@@ -321,6 +349,8 @@ export interface RecordedTopology {
   readonly options: Record<string, unknown>;
   /** The queues the definitions fan out to, by name (or URL), as the definitions name them. */
   readonly targets: readonly string[];
+  /** The test file that started it (for the report). */
+  readonly testFile?: string;
 }
 
 type Sink = { calls: Map<string, { call: RecordedCall; count: number }>; lines: string[]; file: string };

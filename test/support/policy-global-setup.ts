@@ -40,7 +40,7 @@ export default function setup(): () => Promise<void> {
           .slice(0, 20)
           .map(
             (d) =>
-              `  ${d.fn} ${d.action} ${d.arn} (${d.stack}; ${d.call}): ${d.result} by ${d.deniedBy.join('; ')}`,
+              `  ${d.fn} ${d.action} ${d.arn} (${d.stack}; ${d.call}${d.testFile ? `; in ${d.testFile}` : ''}): ${d.result} by ${d.deniedBy.join('; ')}`,
           )
           .join('\n');
         console.error(`\n[policy] calls AWS would deny:\n${listed}\n`);

@@ -1,4 +1,5 @@
-import { afterAll } from 'vitest';
+import { relative } from 'node:path';
+import { afterAll, expect } from 'vitest';
 import { QueueDrainer } from '../../local/drainer.ts';
 import { QueuePoller } from '../../local/poller.ts';
 import { Distributor } from '../../shared/partitions/distributor.ts';
@@ -73,7 +74,13 @@ if (dir) {
             ? [...(d.fanOut.recipients ?? [])]
             : [],
       );
-      recordTopology({ prefix: fanin.topology.prefix, options: topologyOptions, targets });
+      const testPath = expect.getState().testPath;
+      recordTopology({
+        prefix: fanin.topology.prefix,
+        options: topologyOptions,
+        targets,
+        ...(testPath ? { testFile: relative(process.cwd(), testPath) } : {}),
+      });
       return fanin;
     };
     Object.assign(recorded, { [WRAPPED]: true });

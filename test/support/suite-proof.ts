@@ -78,6 +78,8 @@ export interface Denial {
   readonly result: string;
   readonly deniedBy: readonly string[];
   readonly count: number;
+  /** The test file whose deployment the call was made in. */
+  readonly testFile?: string;
 }
 
 /** What {@link proveRecordedCalls} found. */
@@ -305,6 +307,7 @@ export async function proveRecordedCalls(
             result: decision.result,
             deniedBy: decision.deniedBy,
             count: call.count ?? 1,
+            ...(byPrefix.get(prefix)?.testFile ? { testFile: byPrefix.get(prefix)?.testFile } : {}),
           });
         if (!mapped) {
           deny('-', call.action, {
