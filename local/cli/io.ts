@@ -167,7 +167,7 @@ export function withIsoTimes(value: unknown): unknown {
   for (const [key, field] of Object.entries(value)) {
     out[key] = withIsoTimes(field);
     if (
-      key.endsWith('At') &&
+      (key.endsWith('At') || key === 'deadline') &&
       typeof field === 'number' &&
       Number.isFinite(field) &&
       !(`${key}Iso` in value)
