@@ -398,6 +398,15 @@ export interface RawMessage {
   readonly attributes: Readonly<Record<string, string>>;
   /** How many times it has been received (1 on first delivery). */
   readonly receiveCount: number;
+  /**
+   * When SQS accepted it (its `SentTimestamp`, epoch ms, SQS's clock): the same on every
+   * redelivery, so a reply's arrival does not move when a handler dies and SQS hands it back
+   * later. A copy the distributor moved has the time of its move. Absent when the transport
+   * does not say (a reply then arrives when it is recorded).
+   */
+  readonly sentAt?: number;
+  /** Who sent it, as SQS says (`SenderId`); absent when the transport does not say. */
+  readonly senderId?: string;
 }
 
 /**

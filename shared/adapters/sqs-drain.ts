@@ -104,7 +104,7 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
           MaxNumberOfMessages: asked,
           WaitTimeSeconds: wait,
           MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+          MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'SenderId'],
         }),
       );
       receives += 1;

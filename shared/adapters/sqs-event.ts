@@ -3,7 +3,8 @@ import type { SQSRecord } from 'aws-lambda';
 import type { RawMessage } from '../ports.ts';
 
 /**
- * A Lambda SQS record as the use cases see it: body, string attributes, id and receive count.
+ * A Lambda SQS record as the use cases see it: body, string attributes, id, receive count and
+ * when SQS accepted it and from whom (`SentTimestamp`, `SenderId`).
  * Binary attributes are not part of fanin's wire contract and are left out.
  */
 export function toRawMessage(record: SQSRecord): RawMessage {
@@ -16,11 +17,13 @@ export function toRawMessage(record: SQSRecord): RawMessage {
     body: record.body,
     attributes,
     receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+    ...sentAtOf(record.attributes?.SentTimestamp),
+    ...(record.attributes?.SenderId ? { senderId: record.attributes.SenderId } : {}),
   };
 }
 
 /**
- * A message as a receive returns it (with `ApproximateReceiveCount` asked for), as the use cases
+ * A message as a receive returns it (with `ApproximateReceiveCount`, `SentTimestamp` and `SenderId` asked for), as the use cases
  * see it: what {@link toRawMessage} makes of the record Lambda would have built from it.
  */
 export function rawMessageOf(message: Message): RawMessage {
@@ -33,5 +36,13 @@ export function rawMessageOf(message: Message): RawMessage {
     body: message.Body ?? '',
     attributes,
     receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+    ...sentAtOf(message.Attributes?.SentTimestamp),
+    ...(message.Attributes?.SenderId ? { senderId: message.Attributes.SenderId } : {}),
   };
+}
+
+/** SQS's `SentTimestamp` (epoch ms) as the message's `sentAt`, when it is there and a number. */
+function sentAtOf(value: string | undefined): { sentAt?: number } {
+  const sentAt = value === undefined || value === '' ? Number.NaN : Number(value);
+  return Number.isFinite(sentAt) ? { sentAt } : {};
 }

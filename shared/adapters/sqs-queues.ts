@@ -32,6 +32,14 @@ export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<Queu
  */
 export const ORIGIN_ATTRIBUTE = WireAttribute.ORIGIN_MESSAGE_ID;
 
+/**
+ * The message attribute that carries when SQS first accepted a moved message (its first
+ * `SentTimestamp`): a reply moved after its aggregate's deadline still arrived before it when it
+ * reached fanin before it. The reply path takes it only from a copy a mover sent (replies.ts,
+ * arrivalOf). Left out, like the origin id, when the message has no room for another attribute.
+ */
+export const SENT_AT_ATTRIBUTE = WireAttribute.ORIGIN_SENT_AT;
+
 /** SQS's limit of message attributes on one message. */
 const MAX_MESSAGE_ATTRIBUTES = 10;
 
@@ -46,6 +54,11 @@ export interface MoveOptions extends MoveRequest {
   readonly deduplicationPrefix?: string;
   /** FIFO targets: the group of a message that had none. @default 'default' */
   readonly defaultGroup?: string;
+  /**
+   * The SQS senders (`SenderId`) of fanin's movers: a message one of them sent keeps the first
+   * send time it carries; any other's is stamped with its own `SentTimestamp`. @default none
+   */
+  readonly trustedSenders?: readonly string[];
 }
 
 /**
@@ -53,7 +66,8 @@ export interface MoveOptions extends MoveRequest {
  * target, delete what was sent from the source.
  *
  * Identity survives the move: each copy carries {@link ORIGIN_ATTRIBUTE} (kept from the source
- * when the message was moved before, else the source's message id), its body as is (a claim-check
+ * when the message was moved before, else the source's message id), {@link SENT_AT_ATTRIBUTE}
+ * (when SQS first accepted it), its body as is (a claim-check
  * pointer stays a pointer), its message attributes, and on a FIFO target its group and a
  * deduplication id of the source message id (a retried move of the same message is deduplicated
  * by SQS). A crash between the send and the delete leaves a duplicate with the same identity,
@@ -91,7 +105,7 @@ export async function moveMessages(sqs: SQSClient, options: MoveOptions): Promis
           WaitTimeSeconds: waitSeconds,
           VisibilityTimeout: options.visibilitySeconds,
           MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['MessageGroupId'],
+          MessageSystemAttributeNames: ['MessageGroupId', 'SentTimestamp', 'SenderId'],
         }),
         call,
       );
@@ -152,6 +166,16 @@ function copyOf(
   options: MoveOptions,
 ): { entry: SendMessageBatchRequestEntry; origin: string | undefined } {
   const attributes = { ...(m.MessageAttributes ?? {}) } as Record<string, MessageAttributeValue>;
+  // When SQS first accepted it: the time a mover's own copy carries (trustedSenders), else the
+  // source's SentTimestamp — a time any other sender put in the attribute is replaced, never kept.
+  const sentAt = Number(m.Attributes?.SentTimestamp ?? Number.NaN);
+  const carried = Number(attributes[SENT_AT_ATTRIBUTE]?.StringValue || Number.NaN);
+  const sender = m.Attributes?.SenderId;
+  const byMover =
+    sender !== undefined &&
+    (options.trustedSenders ?? []).some((id) => sender === id || sender.startsWith(`${id}:`));
+  const first = byMover && Number.isFinite(carried) ? Math.min(carried, sentAt) : sentAt;
+  delete attributes[SENT_AT_ATTRIBUTE];
   const kept = attributes[ORIGIN_ATTRIBUTE]?.StringValue;
   let origin: string | undefined = kept || m.MessageId;
   if (!kept && origin) {
@@ -160,6 +184,9 @@ function copyOf(
     } else {
       origin = undefined;
     }
+  }
+  if (Number.isFinite(first) && Object.keys(attributes).length < MAX_MESSAGE_ATTRIBUTES) {
+    attributes[SENT_AT_ATTRIBUTE] = { DataType: 'Number', StringValue: String(first) };
   }
   return {
     origin,

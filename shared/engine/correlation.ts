@@ -25,6 +25,12 @@ export const WireAttribute = {
    * keeps the message's identity across moves.
    */
   ORIGIN_MESSAGE_ID: 'fanin-origin-message-id',
+  /**
+   * Set by the distributor on a copy it moves: when SQS first accepted the message (its
+   * `SentTimestamp`, epoch ms). Taken as the reply's arrival only on a message whose SQS sender
+   * is one of fanin's movers (`trustedMovers`); from anyone else it is ignored.
+   */
+  ORIGIN_SENT_AT: 'fanin-origin-sent-at',
 } as const;
 
 /**

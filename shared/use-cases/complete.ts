@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { aggregate, byReplyOrder, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
-import { CompletedBy } from '../engine/completion.ts';
+import { CompletedBy, decide, openDueAt } from '../engine/completion.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
@@ -17,9 +17,10 @@ import {
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
 import { replyExpiry } from './aggregate-life.ts';
+import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
-import { validReplies } from './evaluate.ts';
-import { routeLate } from './late.ts';
+import { completionState, validReplies } from './evaluate.ts';
+import { AFTER_DEADLINE, onTimeReplies, routeLate } from './late.ts';
 
 /** The output each outcome goes to. */
 const OUTPUT_OF: Record<Outcome, OutputRole> = {
@@ -69,7 +70,6 @@ export async function completeAggregate(
   ending: Outcome | EndingOf,
   snapshot?: AggregateSnapshot,
 ): Promise<boolean> {
-  const { outcome, completedBy, reason } = endingOf(ending);
   const read = snapshot ?? (await ctx.store.readAggregate(aggregateId));
   const header = read.header;
   if (!header) return false;
@@ -80,7 +80,15 @@ export async function completeAggregate(
   }
   if (stage !== 'open') return false;
   const definition = ctx.definitions.get(header.definition);
-  const members = validReplies(header, read.replies);
+  // Never a reply received after the deadline in force (late.ts), whoever ends the aggregate.
+  const valid = validReplies(header, read.replies);
+  const members = onTimeReplies(header, valid);
+  const decided =
+    members.length < valid.length && definition
+      ? await decidedOnMembers(ctx, definition, header, members, endingOf(ending))
+      : endingOf(ending);
+  if (!decided) return false;
+  const { outcome, completedBy, reason } = decided;
   const at = ctx.clock();
   const built = await buildOutput(
     ctx,
@@ -122,6 +130,31 @@ export async function completeAggregate(
   }
   await finish(ctx, sealed, definition, built.message);
   return true;
+}
+
+/**
+ * The ending of an aggregate decided again on its members, when its caller decided on replies
+ * that include some received after the deadline (which are never members): its completion rules
+ * first, as after a reply, then — once the deadline has passed, or when the caller's was the
+ * deadline's decision — the deadline's. A control command's ending (external, purge) stands.
+ * `undefined` when the members decide nothing yet (a clock behind the recorder's): no seal.
+ */
+async function decidedOnMembers(
+  ctx: FaninContext,
+  definition: Definition,
+  header: AggregateHeader,
+  members: readonly StoredReply[],
+  given: ReturnType<typeof endingOf>,
+): Promise<ReturnType<typeof endingOf> | undefined> {
+  if (given.completedBy === CompletedBy.EXTERNAL || given.completedBy === CompletedBy.PURGE) return given;
+  const { state, best } = completionState(definition, { header, replies: members });
+  const byRules = await decideOnReplies(ctx, definition, header, members, state, best);
+  if (byRules.complete) return byRules;
+  const due = openDueAt(header);
+  if (given.completedBy !== CompletedBy.DEADLINE && (due === undefined || ctx.clock() < due))
+    return undefined;
+  const atDeadline = decide(definition, state, { type: 'deadline' });
+  return atDeadline.complete ? atDeadline : undefined;
 }
 
 /** How a caller ends an aggregate: an outcome, what completed it, and why when it failed. */
@@ -200,15 +233,24 @@ async function finishUnderLease(
   const members = new Set(header.members ?? []);
   // Replies recorded after the read the members came from, but whose own read saw the aggregate
   // still open: they are late by definition, and this is where they are told so.
+  // Replies received after the deadline in force are never members: routed late here too.
   const after = await ctx.store.readAggregate(aggregateId);
   if (definition) {
+    const inTime = new Set(onTimeReplies(header, after.replies).map((r) => r.replyId));
     for (const reply of after.replies) {
       if (members.has(reply.replyId) || reply.late) continue;
-      await routeLate(ctx, definition, header, reply.replyId, {
-        ...(reply.messageId ? { messageId: reply.messageId } : {}),
-        body: reply.payloadRef ? '' : reply.payload,
-        retained: true,
-      });
+      await routeLate(
+        ctx,
+        definition,
+        header,
+        reply.replyId,
+        {
+          ...(reply.messageId ? { messageId: reply.messageId } : {}),
+          body: reply.payloadRef ? '' : reply.payload,
+          retained: true,
+        },
+        ...(inTime.has(reply.replyId) ? [] : [AFTER_DEADLINE]),
+      );
     }
   }
   let message = prebuilt;

@@ -47,6 +47,12 @@ export interface FaninContext {
   /** Puts a request back on the ingress queue, for a large fan-out to go on in another invocation. */
   readonly requeue: (message: RawMessage) => Promise<void>;
   /**
+   * The SQS senders (`SenderId`: an IAM user id, or a role id followed by `:` and a session) of
+   * fanin's distributor: only their copies' `fanin-origin-sent-at` is taken as a reply's arrival
+   * (replies.ts, arrivalOf). None by default: a moved reply arrives when it was moved.
+   */
+  readonly trustedMovers?: readonly string[];
+  /**
    * Sends a command to the control queue: the continuation of a `complete` or `purge` of every
    * aggregate of a definition (or of all), from the cursor where this invocation stopped.
    */

@@ -6,6 +6,7 @@ import type { AggregateHeader, AggregateSnapshot, StoredReply } from '../ports.t
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import { decideOnReplies } from './completion-rules.ts';
 import type { FaninContext } from './context.ts';
+import { onTime } from './late.ts';
 
 /**
  * Completion evaluated on an aggregate as read: which of its replies count, the state they make,
@@ -44,7 +45,8 @@ export function validReplies(header: AggregateHeader, replies: readonly StoredRe
 }
 
 /**
- * Evaluates completion on an aggregate as read in one consistent query. The decision is taken on
+ * Evaluates completion on an aggregate as read in one consistent query, on the replies that may
+ * be members (valid, and received before the deadline in force: late.ts). The decision is taken on
  * the whole set (a score threshold on the best score so far), so it never depends on which
  * invocation read last.
  */
@@ -61,8 +63,10 @@ export async function evaluate(
     return 'waiting';
   }
   if (stage !== 'open') return 'waiting';
-  const { state, best } = completionState(definition, snapshot);
-  const members = validReplies(header, snapshot.replies);
+  // Only replies received before the deadline in force may be members (late.ts).
+  const counted = onTime(snapshot);
+  const { state, best } = completionState(definition, counted);
+  const members = counted.replies;
   const decision = await decideOnReplies(ctx, definition, header, members, state, best);
   if (!decision.complete) return 'waiting';
   return (await completeAggregate(ctx, header.aggregateId, decision, snapshot)) ? 'completed' : 'lost';

@@ -140,12 +140,14 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
 /** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */
 async function heldAsReply(ctx: FaninContext, held: HeldReply): Promise<Reply> {
   const body = held.bodyRef ? await loadStored(ctx, { payload: '', payloadRef: held.bodyRef }) : held.body;
-  return asReply(ctx, {
+  // It arrived when it was held: before its aggregate existed, so before its deadline.
+  const reply = await asReply(ctx, {
     aggregateId: held.aggregateId,
     replyId: held.replyId,
     raw: { messageId: held.messageId, body, attributes: held.attributes },
     ...(held.definition ? { definition: held.definition } : {}),
   });
+  return { ...reply, receivedAt: held.receivedAt, held: true };
 }
 
 /** A reply kept aside (held, or about to be reported unknown) as a reply again. */

@@ -1,5 +1,5 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, scoreOf } from '../engine/completion.ts';
+import { deadlineOf, openDueAt, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
@@ -24,8 +24,9 @@ import {
 import { evaluate } from './evaluate.ts';
 import { handleUnknown } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
-import { routeLate } from './late.ts';
+import { AFTER_DEADLINE, routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
+import { expireAggregate } from './timers.ts';
 
 /** The two characters JSON.stringify leaves as they are and SQS refuses in a message. */
 const NONCHARACTER = /[\ufffe\uffff]/;
@@ -48,6 +49,41 @@ export interface Reply {
   readonly claimed?: Definition;
   /** The message id it first came with (`fanin-origin-message-id` once the distributor moved it). */
   readonly messageId: string;
+  /**
+   * When it arrived ({@link arrivalOf}: when SQS first accepted it; a held reply: when it was
+   * held); else it arrives when it is recorded. Decides whether it came before the deadline
+   * (late.ts, onTimeReplies).
+   */
+  readonly receivedAt?: number;
+  /** Kept aside before its aggregate existed and consolidated now (held.ts). */
+  readonly held?: boolean;
+}
+
+/**
+ * When a reply arrived at fanin: when SQS first accepted it (docs/wire-contract.md, "Late
+ * replies"), never later than now (a clock of SQS's ahead of this one's takes nothing from the
+ * reply). That is its `SentTimestamp`, the same on every redelivery, so a reply whose first
+ * handling died before the deadline still arrived before it; on a copy the distributor moved, the
+ * time it carries (`fanin-origin-sent-at`) when SQS says a mover sent the copy (`trustedMovers`),
+ * and never later than the copy's own. From any other sender that attribute is ignored: a
+ * responder could set it. Without a `SentTimestamp`, now.
+ *
+ * @example
+ * arrivalOf({ sentAt: 1_000, attributes: {} }, 5_000, []); // 1000
+ * arrivalOf({ sentAt: 9_000, attributes: {} }, 5_000, []); // 5000
+ */
+export function arrivalOf(
+  raw: Pick<RawMessage, 'sentAt' | 'senderId' | 'attributes'>,
+  now: number,
+  trustedMovers: readonly string[],
+): number {
+  if (raw.sentAt === undefined) return now;
+  const sender = raw.senderId;
+  const carried = Number(raw.attributes[WireAttribute.ORIGIN_SENT_AT] || Number.NaN);
+  const byMover =
+    sender !== undefined && trustedMovers.some((id) => sender === id || sender.startsWith(`${id}:`));
+  const sent = byMover && Number.isFinite(carried) ? Math.min(carried, raw.sentAt) : raw.sentAt;
+  return Math.min(sent, now);
 }
 
 /**
@@ -177,7 +213,15 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
   // Kept on every item of the reply: a producer's own origin id is bounded like any identifier.
   const originProblem = identifierProblem(messageId, MAX_KEY_LENGTH);
   if (originProblem) throw new BadMessageError(`${WireAttribute.ORIGIN_MESSAGE_ID} ${originProblem}`);
-  return { raw: original, inbound, aggregateId, replyId, messageId, ...(claimed ? { claimed } : {}) };
+  return {
+    raw: original,
+    inbound,
+    aggregateId,
+    replyId,
+    messageId,
+    receivedAt: arrivalOf(original, ctx.clock(), ctx.trustedMovers ?? []),
+    ...(claimed ? { claimed } : {}),
+  };
 }
 
 /** The aggregate id of a self-starting aggregate: its definition and correlation key. */
@@ -206,7 +250,7 @@ async function recordable(
     failure === undefined ? await scoreOf(definition, reply.inbound).catch(() => undefined) : undefined;
   return {
     replyId: reply.replyId,
-    receivedAt,
+    receivedAt: reply.receivedAt ?? receivedAt,
     expiresAt: replyExpiry(ctx, definition, header),
     messageId: reply.messageId,
     ...(reply.claimed ? { definition: reply.claimed.name } : {}),
@@ -326,6 +370,25 @@ async function recordAndEvaluate(
   // each reply id once, whichever items hold it.
   const fates = await ctx.store.putReplies(header.aggregateId, records, header.shards);
   for (const fate of fates) ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
+  // Past the deadline (its timer lost, or not yet fired), the reply path does what the timer
+  // would: the deadline decides on the replies received before it (late.ts, onTimeReplies; a
+  // reply received at or after it is never a member, whoever seals), and the completer routes the
+  // others late. An inactivity deadline that on-time replies moved on leaves it open: evaluated
+  // below. (A held reply arrived before its aggregate existed; a batch of them is consolidated by
+  // the deadline's own handling, which must not be called again.)
+  const due = openDueAt(header);
+  const afterDeadline = new Set(
+    due === undefined ? [] : records.filter((r) => r.receivedAt >= due).map((r) => r.replyId),
+  );
+  if (due !== undefined && ctx.clock() >= due && !replies.some((r) => r.held)) {
+    await expireAggregate(ctx, header.aggregateId, false);
+    const current = await ctx.store.getHeader(header.aggregateId);
+    if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
+    if (completionStateOf(current) !== 'open') {
+      await settle(ctx, definition, current, replies, afterDeadline);
+      return;
+    }
+  }
   // A failed reply can end any aggregate at once (beyond the tolerance), so its batch reads the
   // set whatever its trigger says; but it still leaves the trigger's mark (a block found complete,
   // its count added): a later batch learns "all arrived" from those marks alone, and a block
@@ -386,23 +449,27 @@ async function triggered(
 
 /**
  * Replies to an aggregate that is no longer open: members of its sealed set are duplicates
- * (nothing to do), the others are late. A completing aggregate whose owner's lease ran out is
- * resumed on the way.
+ * (nothing to do), the others are late (`afterDeadline`: received after its deadline). A
+ * completing aggregate whose owner's lease ran out is resumed on the way.
  */
 async function settle(
   ctx: FaninContext,
   definition: Definition,
   header: AggregateHeader,
   replies: readonly Reply[],
+  afterDeadline: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const members = new Set(header.members ?? []);
   for (const reply of replies) {
     if (!members.has(reply.replyId)) {
-      await routeLate(ctx, definition, header, reply.replyId, {
-        messageId: reply.messageId,
-        body: reply.raw.body,
-        attributes: reply.raw.attributes,
-      });
+      await routeLate(
+        ctx,
+        definition,
+        header,
+        reply.replyId,
+        { messageId: reply.messageId, body: reply.raw.body, attributes: reply.raw.attributes },
+        ...(afterDeadline.has(reply.replyId) ? [AFTER_DEADLINE] : []),
+      );
     }
   }
   if (completionStateOf(header) === 'completing') await resumeCompletion(ctx, header);

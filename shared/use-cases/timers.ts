@@ -8,9 +8,10 @@ import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../port
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
-import { completionState, validReplies } from './evaluate.ts';
+import { completionState } from './evaluate.ts';
 import { consolidateHeld, publishUnknown } from './held.ts';
 import { inactivityDeadline } from './inactivity.ts';
+import { onTime } from './late.ts';
 import { takeSnapshot } from './snapshots.ts';
 
 /**
@@ -97,7 +98,9 @@ export async function expireAggregate(
   const snapshot = await ctx.store.readAggregate(aggregateId);
   const latest = snapshot.header;
   if (!latest || completionStateOf(latest) !== 'open') return;
-  const moved = inactivityDeadline(latest, validReplies(latest, snapshot.replies));
+  // Only replies received before the deadline in force count or move it (late.ts, onTimeReplies).
+  const counted = onTime(snapshot);
+  const moved = inactivityDeadline(latest, counted.replies);
   if (moved !== undefined && moved > now) {
     // Replies came since the deadline was set: it moves on instead of timing the aggregate out.
     if (
@@ -119,15 +122,8 @@ export async function expireAggregate(
   // The replies as read decide first, by the completion rules, as after a reply (evaluate.ts): a
   // reply recorded whose evaluation never ran (its invocation died between the write and the
   // read) completes the aggregate by its rule, never as timed out.
-  const { state, best } = completionState(definition, snapshot);
-  const byRules = await decideOnReplies(
-    ctx,
-    definition,
-    latest,
-    validReplies(latest, snapshot.replies),
-    state,
-    best,
-  );
+  const { state, best } = completionState(definition, counted);
+  const byRules = await decideOnReplies(ctx, definition, latest, counted.replies, state, best);
   const decision = byRules.complete ? byRules : decide(definition, state, { type: 'deadline' });
   if (decision.complete) await completeAggregate(ctx, aggregateId, decision, snapshot);
 }

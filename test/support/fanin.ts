@@ -26,6 +26,7 @@ import {
   createSqsClient,
 } from '../../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../../shared/config.ts';
+import { WireAttribute } from '../../shared/engine/correlation.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import type { PartitionedDestination } from '../../shared/partitions/destination.ts';
 import type { Distributor } from '../../shared/partitions/distributor.ts';
@@ -41,12 +42,38 @@ import { handleTimer, sweep } from '../../shared/use-cases/timers.ts';
 import { AwsProbe, type Publication, TERMINAL_ROLES } from './aws-probe.ts';
 import { aws } from './clients.ts';
 
+/** The `SenderId` the SQS emulator gives every message, whoever sent it. */
+export const EMULATOR_SENDER = '000000000000';
+
 /** A clock the test moves by hand, so timeouts are exercised without waiting for them. */
 export class TestClock {
-  public now = Date.now();
-  public readonly read = (): number => this.now;
+  private current = Date.now();
+  private readonly start = this.current;
+  /** When (wall clock) each move took effect, and the time it set. */
+  private readonly moves: { readonly wall: number; readonly now: number }[] = [];
+  public readonly read = (): number => this.current;
+  public get now(): number {
+    return this.current;
+  }
+  /** Moves the clock (forward or back), as {@link advance}. */
+  public set now(value: number) {
+    // Each move starts a wall-clock millisecond of its own, so a message SQS stamped before it
+    // is never taken as sent after it (atWall).
+    const started = Date.now();
+    while (Date.now() === started) {
+      // a millisecond at most
+    }
+    this.current = value;
+    this.moves.push({ wall: Date.now(), now: value });
+  }
   public advance(ms: number): void {
-    this.now += ms;
+    this.now = this.current + ms;
+  }
+  /** What this clock read at a wall-clock time (an SQS `SentTimestamp`): SQS's clock as the test's. */
+  public atWall(wall: number): number {
+    let at = this.start;
+    for (const m of this.moves) if (m.wall <= wall) at = m.now;
+    return at;
   }
 }
 
@@ -180,7 +207,26 @@ export class FaninUnderTest {
     visibilitySeconds: number,
     handler: ConstructorParameters<typeof QueuePoller>[0]['handler'],
   ): ConstructorParameters<typeof QueuePoller>[0]['handler'] {
-    return async (event) => {
+    return async (given) => {
+      // SQS stamps a message by the wall clock, and a move carries that stamp; the handlers read
+      // the test's clock (TestClock.atWall).
+      const asTest = (wall: string | undefined) => String(this.clock.atWall(Number(wall)));
+      const event = {
+        ...given,
+        Records: given.Records.map((r) => {
+          const carried = r.messageAttributes[WireAttribute.ORIGIN_SENT_AT];
+          return {
+            ...r,
+            attributes: { ...r.attributes, SentTimestamp: asTest(r.attributes.SentTimestamp) },
+            messageAttributes: carried?.stringValue
+              ? {
+                  ...r.messageAttributes,
+                  [WireAttribute.ORIGIN_SENT_AT]: { ...carried, stringValue: asTest(carried.stringValue) },
+                }
+              : r.messageAttributes,
+          };
+        }),
+      };
       for (const record of event.Records) {
         const at = this.visibleAgainAt.get(record.messageId);
         if (at !== undefined && this.clock.now < at) this.clock.advance(at - this.clock.now);
@@ -262,7 +308,12 @@ export class FaninUnderTest {
 
   /** Rebuilds the context with overrides (e.g. a store that crashes at a failpoint). */
   public buildContext(overrides: Partial<FaninContext> = {}): FaninContext {
-    const base = createContext(this.config, this.clients, { clock: this.clock.read, log: this.log });
+    const base = {
+      ...createContext(this.config, this.clients, { clock: this.clock.read, log: this.log }),
+      // The emulator names every sender so: the distributor's copies carry their first send time
+      // (a test of the sender rule overrides this).
+      trustedMovers: [EMULATOR_SENDER],
+    };
     this.ctx = { ...base, ...this.overrides, ...overrides };
     return this.ctx;
   }
