@@ -191,16 +191,8 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
   // An id is carried in SQS messages (timers, outputs) and in keys: a character SQS refuses (only
   // a body's JSON escapes can hold one) would fail every delivery of this reply into the DLQ, and
   // a lone surrogate has no UTF-8 form (two of them would be one id in DynamoDB).
-  for (const [what, id] of [
-    ['aggregate id', aggregateId],
-    ['reply id', replyId],
-  ] as const) {
-    const bad = NOT_CARRIED.exec(id)?.[0];
-    if (bad !== undefined)
-      throw new BadMessageError(
-        `${what} holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, which SQS cannot carry (a control character, a lone surrogate, U+FFFE or U+FFFF)`,
-      );
-  }
+  assertCarried('aggregate id', aggregateId);
+  assertCarried('reply id', replyId);
   // JSON can escape U+FFFE and U+FFFF (SQS carries the escape), but JSON.stringify writes them
   // back as they are, and SQS refuses them: a result, snapshot or output holding this body could
   // never be sent, and the aggregate would stay completing. Refused here, while it is one reply.
@@ -325,16 +317,52 @@ export async function judgeAndRecord(
   if (!definition)
     throw new Error(`aggregate ${header.aggregateId} names unknown definition ${header.definition}`);
   const accepted: Reply[] = [];
-  for (const reply of replies) {
+  const originals = new Map<Reply, Reply>();
+  for (const original of replies) {
+    let reply: Reply;
+    try {
+      reply = await identifiedBy(definition, original);
+    } catch (error) {
+      if (!isUnfixable(error)) throw error;
+      await routeError(ctx, 'reply', original.raw, error.message);
+      await onSettled(original);
+      continue;
+    }
     const refusal = refusalOf(definition, header, reply);
     if (refusal) {
       await routeError(ctx, 'reply', reply.raw, refusal);
-      await onSettled(reply);
-    } else accepted.push(reply);
+      await onSettled(original);
+    } else {
+      accepted.push(reply);
+      originals.set(reply, original);
+    }
   }
   if (accepted.length === 0) return;
   await recordAndEvaluate(ctx, definition, header, accepted);
-  for (const reply of accepted) await onSettled(reply);
+  for (const reply of accepted) await onSettled(originals.get(reply) ?? reply);
+}
+
+/**
+ * A reply identified as its aggregate's definition says. A reply that names its aggregate by
+ * `fanin-aggregate-id` alone was given an id before its definition was known (its `fanin-reply-id`,
+ * else its transport identity); when the definition reads reply ids from the message
+ * (`replyId`), that id is the one duplicates are recognised by, whichever way the reply found
+ * its aggregate — else one bid sent twice would count twice.
+ */
+async function identifiedBy(definition: Definition, reply: Reply): Promise<Reply> {
+  if (reply.claimed || !definition.replyId) return reply;
+  const replyId = await replyIdOf(definition, reply.inbound);
+  assertCarried('reply id', replyId);
+  return replyId === reply.replyId ? reply : { ...reply, replyId };
+}
+
+/** Refuses an id SQS could not carry in the messages that name it (timers, outputs). */
+function assertCarried(what: string, id: string): void {
+  const bad = NOT_CARRIED.exec(id)?.[0];
+  if (bad !== undefined)
+    throw new BadMessageError(
+      `${what} holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, which SQS cannot carry (a control character, a lone surrogate, U+FFFE or U+FFFF)`,
+    );
 }
 
 function refusalOf(definition: Definition, header: AggregateHeader, reply: Reply): string | undefined {
