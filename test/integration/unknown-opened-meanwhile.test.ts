@@ -33,6 +33,29 @@ describe('a reply found unknown while its aggregate opens', () => {
    * that read's answer, as it was, is returned.
    */
   const pausedAfterHeaderRead = (meanwhile: () => Promise<void>): FaninContext => {
+    // The other invocations run as a task started here, outside the paused reply handler, and
+    // released when it pauses; the handler polls for its end rather than awaiting it, so neither
+    // its async stack nor its async context holds the handler, and the policy proof's recorder
+    // takes their calls for their own functions', not the paused reply handler's.
+    let released!: () => void;
+    const release = new Promise<void>((resolve) => {
+      released = resolve;
+    });
+    const state: { done: boolean; error?: unknown } = { done: false };
+    void (async () => {
+      await release;
+      try {
+        await meanwhile();
+      } catch (error) {
+        state.error = error;
+      }
+      state.done = true;
+    })();
+    const others = async () => {
+      released();
+      while (!state.done) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (state.error) throw state.error;
+    };
     let reads = 0;
     const store = new Proxy(fanin.ctx.store, {
       get(target, property, receiver) {
@@ -41,7 +64,7 @@ describe('a reply found unknown while its aggregate opens', () => {
         return async (...args: unknown[]) => {
           const answer = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           reads += 1;
-          if (reads === 2) await meanwhile();
+          if (reads === 2) await others();
           return answer;
         };
       },
