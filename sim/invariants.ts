@@ -69,10 +69,10 @@ const DECIDES_MARGIN_MS = 1000;
 
 /**
  * Invariants checked only when asked (`--pending`): each states a guarantee whose product fix is
- * not in yet, so that seeds breaking it do not fail every run meanwhile. `no-member-after-deadline`
- * waits for issue 28, item 3 (the reply path's late-by-deadline rule, reverted by 41f3a98).
+ * not in yet, so that seeds breaking it do not fail every run meanwhile. None today:
+ * `no-member-after-deadline` is checked since issue 28, item 3 landed (a84a784).
  */
-export const PENDING_INVARIANTS: ReadonlySet<string> = new Set(['no-member-after-deadline']);
+export const PENDING_INVARIANTS: ReadonlySet<string> = new Set<string>();
 
 /** Checks every invariant on a finished run's ledger (the pending ones too with `pending`). */
 export function checkInvariants(
@@ -334,7 +334,9 @@ export function checkInvariants(
 
 /**
  * The members received after the deadline in force when they were received. A reply's arrival
- * is the first delivery of it to a reply invocation (by that invocation's clock) while its
+ * is the earliest of its copies' acceptance by SQS (`SentTimestamp`, the same on every
+ * redelivery of a copy) and the first delivery of it to a reply invocation (by that invocation's
+ * clock) while its
  * aggregate was open, or before its aggregate existed (held: in time). The deadline in force is
  * the one the header fixed at open (its parameters' `timeoutSeconds` from `openedAt`, request
  * `parameters` and `set-parameters` included) or its `closeBy`, whichever is first; with an
@@ -357,7 +359,9 @@ function lateMembers(
   const arrival = new Map<string, number>();
   for (const e of receipts) {
     if (e.exists && !e.open) continue;
-    const at = e.exists ? e.clock : Number.NEGATIVE_INFINITY;
+    // Its arrival at fanin (wire-contract.md, "Late replies and the deadline"): when SQS accepted
+    // the copy, or the invocation's clock if earlier.
+    const at = e.exists ? Math.min(e.clock, e.sentAt ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY;
     if (at < (arrival.get(e.replyId) ?? Number.POSITIVE_INFINITY)) arrival.set(e.replyId, at);
   }
   const recorded = new Map<string, number>();

@@ -50,6 +50,8 @@ export interface ReplyEvent {
   readonly at: number;
   /** The clock of the invocation that handled it (virtual time plus its skew). */
   readonly clock: number;
+  /** When SQS accepted the copy delivered (its `SentTimestamp`), on a receipt. */
+  readonly sentAt?: number;
   /** The header's deadline at that moment (undefined: no header, or none set). */
   readonly deadline?: number;
   /** The aggregate's header existed at that moment. */

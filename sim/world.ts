@@ -273,7 +273,10 @@ export class World {
   }
 
   /** Receipts of replies by a reply invocation (a batch's records, or what a drain received). */
-  private received(messages: readonly { MessageAttributes?: Record<string, unknown> }[], skew: number): void {
+  private received(
+    messages: readonly { MessageAttributes?: Record<string, unknown>; Attributes?: Record<string, string> }[],
+    skew: number,
+  ): void {
     for (const m of messages) {
       const attribute = (name: string) => {
         const value = m.MessageAttributes?.[name];
@@ -285,7 +288,12 @@ export class World {
       const replyId = attribute('fanin-reply-id');
       if (aggregateId === undefined || replyId === undefined) continue;
       const event = this.replyEvent(aggregateId, replyId, attribute('fanin-failure') !== undefined);
-      this.ledger.receipts.push({ ...event, clock: this.scheduler.now + skew });
+      const sent = Number(m.Attributes?.SentTimestamp);
+      this.ledger.receipts.push({
+        ...event,
+        clock: this.scheduler.now + skew,
+        ...(Number.isFinite(sent) ? { sentAt: sent } : {}),
+      });
     }
   }
 
