@@ -259,7 +259,7 @@ describe('member sets beyond one item', () => {
     fanin.clock.advance(61_000);
 
     // Act: the completer dies just after its chunk's put (the chunk written, the seal never
-    // sent); one more reply is recorded; then its deadline completes the aggregate
+    // sent); one more reply sent in time is recorded; then its deadline completes the aggregate
     fanin.probe.crashAt(
       {
         name: 'DynamoDB.PutItem',
@@ -271,7 +271,10 @@ describe('member sets beyond one item', () => {
     const crashed = fanin.probe.disarm();
     const openAfterCrash = (await itemsOf(id)).find((i) => i.sk === 'H');
     const extra = longIds(1, LONGEST_REPLY_ID, 'd')[0] as string;
-    await record(id, [extra]);
+    // Sent before the deadline (SQS accepted it 30 s ago), handled only now: it counts
+    // (wire-contract.md, "Late replies and the deadline").
+    const inTime = { ...replyMessage(id, extra), sentAt: fanin.clock.now - 30_000 };
+    expect((await handleReplies(fanin.ctx, [inTime])).size).toBe(0);
     // This aggregate's deadline only: others of this file are sealed by hand, never published.
     await expireAggregate(fanin.ctx, id, false);
     await fanin.drain();
