@@ -48,12 +48,18 @@ describe('a reply between the completer’s read and its seal', () => {
     // recorded by another invocation, which sees the aggregate still open and acknowledges it
     let raced: Set<string> | undefined;
     const completer = sealingAfter(healthy, async () => {
-      raced = await handleReplies(healthy, [
+      // The racing invocation's clock is behind (before the deadline), so it records b and
+      // leaves the decision to the completer instead of timing the aggregate out itself.
+      const behind = { ...healthy, clock: () => fanin.clock.now - 30_000 };
+      raced = await handleReplies(behind, [
         {
           messageId: 'm-racer',
           body: JSON.stringify({ r: 1 }),
           attributes: { 'fanin-aggregate-id': 'race-1', 'fanin-reply-id': 'b' },
           receiveCount: 1,
+          // Sent before the deadline (else it would be late for that alone, wire-contract.md
+          // "Late replies and the deadline"), handled only now.
+          sentAt: fanin.clock.now - 30_000,
         },
       ]);
     });
