@@ -435,19 +435,7 @@ export class World {
     if (messages.length === 0) return;
     const policy = this.workload.responders;
     for (const m of messages) {
-      this.storage.remove(url, m.ReceiptHandle);
-      const attributes: Record<string, string> = {};
-      for (const [name, value] of Object.entries(m.MessageAttributes))
-        if (name.startsWith('fanin-')) attributes[name] = value;
-      const aggregateId = attributes['fanin-aggregate-id'] ?? '';
-      const replyId = attributes['fanin-reply-id'] ?? '';
-      const replyTo = attributes['fanin-reply-to'];
-      this.ledger.subRequests.push({
-        aggregateId,
-        replyId,
-        definition: attributes['fanin-definition'] ?? '',
-        at: this.scheduler.now,
-      });
+      const { attributes, aggregateId, replyId, replyTo } = this.takeSubRequest(url, m);
       if (replyTo === undefined || this.random.chance(policy.silent)) continue;
       const failure = this.random.chance(policy.failure);
       const copies = this.random.chance(policy.duplicate) ? 2 : 1;
@@ -474,6 +462,26 @@ export class World {
     this.wake(url, 0);
   }
 
+  /** A responder takes a sub-request off its queue: its fanin attributes, recorded in the ledger. */
+  private takeSubRequest(
+    url: string,
+    m: { ReceiptHandle: string; MessageAttributes: Record<string, string> },
+  ) {
+    this.storage.remove(url, m.ReceiptHandle);
+    const attributes: Record<string, string> = {};
+    for (const [name, value] of Object.entries(m.MessageAttributes))
+      if (name.startsWith('fanin-')) attributes[name] = value;
+    const aggregateId = attributes['fanin-aggregate-id'] ?? '';
+    const replyId = attributes['fanin-reply-id'] ?? '';
+    this.ledger.subRequests.push({
+      aggregateId,
+      replyId,
+      definition: attributes['fanin-definition'] ?? '',
+      at: this.scheduler.now,
+    });
+    return { attributes, aggregateId, replyId, replyTo: attributes['fanin-reply-to'] };
+  }
+
   /**
    * The bulk scenario's responder: answers each sub-request once, in index order (20 ms apart),
    * never silent nor late, a failure exactly where the scenario says.
@@ -482,19 +490,7 @@ export class World {
     const messages = this.storage.receive(url, 10, undefined);
     if (messages.length === 0) return;
     for (const m of messages) {
-      this.storage.remove(url, m.ReceiptHandle);
-      const attributes: Record<string, string> = {};
-      for (const [name, value] of Object.entries(m.MessageAttributes))
-        if (name.startsWith('fanin-')) attributes[name] = value;
-      const aggregateId = attributes['fanin-aggregate-id'] ?? '';
-      const replyId = attributes['fanin-reply-id'] ?? '';
-      const replyTo = attributes['fanin-reply-to'];
-      this.ledger.subRequests.push({
-        aggregateId,
-        replyId,
-        definition: attributes['fanin-definition'] ?? '',
-        at: this.scheduler.now,
-      });
+      const { attributes, aggregateId, replyId, replyTo } = this.takeSubRequest(url, m);
       if (replyTo === undefined) continue;
       const failure = this.workload.scenarios.bulkFailures.has(`${aggregateId}\u0000${replyId}`);
       const body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
