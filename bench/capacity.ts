@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import type { Topology } from '../shared/topology/topology.ts';
 
 /**
  * DynamoDB's published capacity rules, applied to item images.
@@ -98,6 +99,21 @@ export interface TableShape {
   readonly partitionKey: string;
   readonly sortKey: string;
   readonly indexes: readonly IndexShape[];
+}
+
+/** The state table of a topology, as far as capacity is concerned. */
+export function tableShapeOf(table: Topology['table']): TableShape {
+  return {
+    name: table.name,
+    partitionKey: table.partitionKey.name,
+    sortKey: table.sortKey.name,
+    indexes: table.indexes.map((index) => ({
+      name: index.name,
+      partitionKey: index.partitionKey.name,
+      sortKey: index.sortKey.name,
+      projection: index.projection,
+    })),
+  };
 }
 
 /** The size of an item's entry in an index, or undefined when the item is not in it (sparse index). */

@@ -31,7 +31,7 @@ import {
   type TopologyOptions,
 } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
-import type { TableShape } from './capacity.ts';
+import { type TableShape, tableShapeOf } from './capacity.ts';
 import { OutputCollector } from './collector.ts';
 import { DrainBatches } from './drain-batches.ts';
 import type { Meter } from './meter.ts';
@@ -223,17 +223,7 @@ export class Rig {
     const provisioned = await provisionTopology(topology, setup);
     const { QueueUrl } = await setup.sqs.send(new CreateQueueCommand({ QueueName: targetName }));
     if (!QueueUrl) throw new Error('no URL for the responders queue');
-    const tableShape: TableShape = {
-      name: topology.table.name,
-      partitionKey: topology.table.partitionKey.name,
-      sortKey: topology.table.sortKey.name,
-      indexes: topology.table.indexes.map((index) => ({
-        name: index.name,
-        partitionKey: index.partitionKey.name,
-        sortKey: index.sortKey.name,
-        projection: index.projection,
-      })),
-    };
+    const tableShape = tableShapeOf(topology.table);
     meter.registerTable(tableShape);
     return new Rig({
       topology,

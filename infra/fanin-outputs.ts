@@ -1,20 +1,10 @@
 import { CfnOutput, Stack } from 'aws-cdk-lib';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as events from 'aws-cdk-lib/aws-events';
-import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { QueueRole, type Topology } from '../shared/topology/topology.ts';
-import type { FaninQueue } from './fanin-queue.ts';
+import { QueueRole } from '../shared/topology/topology.ts';
+import type { HandlerScope } from './fanin-handlers.ts';
 
-/** What the outputs name: the Fanin construct's resources. */
-export interface OutputsScope extends Construct {
-  readonly topology: Topology;
-  readonly table: dynamodb.ITable;
-  readonly bucket: s3.IBucket;
-  readonly queues: Readonly<Record<QueueRole, FaninQueue>>;
-  readonly replyPartitions: readonly FaninQueue[];
-  readonly eventBus?: events.IEventBus;
-}
+/** What the outputs name: the Fanin construct's resources, as the handlers are built from them. */
+export type OutputsScope = HandlerScope;
 
 /** The output key of each queue role: `<construct><Role>QueueUrl`. */
 const ROLE_KEYS: Readonly<Record<QueueRole, string>> = {

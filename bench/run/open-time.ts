@@ -7,6 +7,7 @@ import { createContext } from '../../shared/app.ts';
 import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import { describeTopology, OUTPUT_ROLES } from '../../shared/topology/topology.ts';
+import { tableShapeOf } from '../capacity.ts';
 import { billPerMillion, type Prices, usageOf } from '../cost.ts';
 import { type Counters, diff, total } from '../counters.ts';
 import { Meter } from '../meter.ts';
@@ -99,17 +100,7 @@ async function measureOne(connection: Connection, prices: Prices, seconds: numbe
     esmLabel.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
   meter.instrumentSqs(faninClients.sqs, 'fanin', (url) => esmLabel.get(url) ?? 'other');
   meter.instrumentDynamo(faninClients.dynamoDb, 'fanin');
-  meter.registerTable({
-    name: topology.table.name,
-    partitionKey: topology.table.partitionKey.name,
-    sortKey: topology.table.sortKey.name,
-    indexes: topology.table.indexes.map((index) => ({
-      name: index.name,
-      partitionKey: index.partitionKey.name,
-      sortKey: index.sortKey.name,
-      projection: index.projection,
-    })),
-  });
+  meter.registerTable(tableShapeOf(topology.table));
   let now = Date.UTC(2027, 0, 4, 0, 0, 0);
   const pending: { body: string; visibleAt: number; id: number }[] = [];
   let sent = 0;
