@@ -350,6 +350,24 @@ export const RuntimeParametersSchema = z.strictObject({
 });
 export type RuntimeParameters = z.infer<typeof RuntimeParametersSchema>;
 
+/**
+ * Why runtime parameters (a `set-parameters` command) cannot apply to a definition: a count or a
+ * score threshold only where its completion has one to change, as for a request's parameters.
+ */
+export function runtimeParameterIssues(definition: Definition, parameters: RuntimeParameters): string[] {
+  const issues: string[] = [];
+  const strategy = definition.completion.strategy;
+  if (parameters.count !== undefined && countRuleOf(definition.completion) === undefined)
+    issues.push(
+      `parameters.count: completion strategy '${strategy}' of "${definition.name}" has no count to set`,
+    );
+  if (parameters.threshold !== undefined && thresholdRuleOf(definition.completion) === undefined)
+    issues.push(
+      `parameters.threshold: completion strategy '${strategy}' of "${definition.name}" has no score threshold to set`,
+    );
+  return issues;
+}
+
 /** The parameters an aggregate is opened with: the definition's, overridden by the runtime ones. */
 export interface EffectiveParameters {
   readonly timeoutSeconds?: number;

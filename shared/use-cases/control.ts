@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { MAX_CURSOR_LENGTH } from '../adapters/state-due.ts';
 import { Outcome } from '../engine/constants.ts';
-import { type Definition, RuntimeParametersSchema } from '../engine/definition.ts';
+import { type Definition, RuntimeParametersSchema, runtimeParameterIssues } from '../engine/definition.ts';
 import { matchesPattern } from '../engine/event-pattern.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { MAX_AGGREGATE_ID_BYTES } from '../engine/limits.ts';
@@ -314,6 +314,11 @@ async function toCommand(ctx: FaninContext, body: unknown): Promise<ControlComma
     !ctx.definitions.has(command.definition)
   ) {
     throw new BadMessageError(`unknown definition "${command.definition}"`);
+  }
+  if (command.command === 'set-parameters') {
+    const definition = ctx.definitions.get(command.definition);
+    const [issue] = definition ? runtimeParameterIssues(definition, command.parameters) : [];
+    if (issue !== undefined) throw new BadMessageError(`invalid set-parameters: ${issue}`);
   }
   return command;
 }

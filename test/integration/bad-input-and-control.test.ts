@@ -385,6 +385,17 @@ describe('control bus', () => {
       { command: 'set-parameters', definition: 'alpha', parameters: { timeoutSeconds: -1 } },
       'parameters.timeoutSeconds',
     ],
+    // Stored, a count for a definition without a count rule was acknowledged and never applied.
+    [
+      'a count for a definition that completes on all',
+      { command: 'set-parameters', definition: 'alpha', parameters: { count: 2 } },
+      'parameters.count: completion strategy \'all\' of "alpha" has no count to set',
+    ],
+    [
+      'a threshold for a definition that completes on all',
+      { command: 'set-parameters', definition: 'alpha', parameters: { threshold: 3 } },
+      'has no score threshold to set',
+    ],
     [
       'an event no definition matches',
       { source: 'x', 'detail-type': 'y', detail: {} },
