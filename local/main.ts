@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { Definition } from '../shared/engine/definition.ts';
 import { ConfigFileError, findConfigFile, loadLocalConfig } from './config.ts';
 import { DEMOS, Demo, type DemoName } from './demo/run.ts';
 import { LocalRuntime } from './runtime.ts';
@@ -202,8 +203,21 @@ function printBanner(runtime: LocalRuntime, ms: number): void {
   for (const [k, v] of rows) log(`  ${k.padEnd(width)}  ${v}`);
   log(`definitions: ${[...runtime.topology.definitions.keys()].join(', ')}`);
   if (demo === undefined) {
-    log('try:  npx fanin send loan-broker --payload \'{"amount":250000,"termYears":30}\' --wait');
-    log('      npx fanin --help');
+    const suggestion = trySuggestion(runtime.topology.definitions);
+    if (suggestion !== undefined) log(`try:  ${suggestion}`);
+    log(`${suggestion !== undefined ? '      ' : 'try:  '}npx fanin --help`);
     log('Ctrl-C stops.');
   }
+}
+
+/**
+ * The first command the start banner suggests: the example configuration's loan request, or a
+ * request to the configuration's first definition that takes one (none when every definition is
+ * self-starting).
+ */
+function trySuggestion(definitions: ReadonlyMap<string, Definition>): string | undefined {
+  if (definitions.get('loan-broker')?.mode === 'initialized')
+    return 'npx fanin send loan-broker --payload \'{"amount":250000,"termYears":30}\' --wait';
+  const first = [...definitions.values()].find((d) => d.mode === 'initialized');
+  return first && `npx fanin send ${first.name} --payload '{}' --wait`;
 }

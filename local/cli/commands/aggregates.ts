@@ -220,17 +220,19 @@ export const show: Command = {
       store.listHeld(aggregateId),
     ]);
     const found = snapshot.header;
+    if (!found && held.length > 0) {
+      // Replies came before their request: no aggregate yet, but what it will find is held.
+      if (io.wantsJson) io.json({ aggregateId, status: 'not opened', held: held.map(heldSummary) });
+      else {
+        io.out(`aggregate ${aggregateId}: not opened yet; ${held.length} unknown replies held for it`);
+        showHeld(io, held);
+      }
+      return 0;
+    }
     if (!found) throw new CommandError(`no aggregate "${aggregateId}" in table ${target.tableName}`);
     const replies = snapshot.replies.filter((r) => !r.late);
     // An open aggregate's header counts nothing (replies are never written to it): count here.
     const header = found.status === 'open' ? { ...found, received: replies.length } : found;
-    const parse = (text: string): unknown => {
-      try {
-        return JSON.parse(text);
-      } catch {
-        return text;
-      }
-    };
     if (io.wantsJson) {
       io.json({
         ...headerSummary(header),
@@ -240,14 +242,9 @@ export const show: Command = {
         replies: replies.map((r) => ({
           replyId: r.replyId,
           receivedAt: r.receivedAt,
-          body: r.payloadRef ? { payloadRef: r.payloadRef } : parse(r.payload),
+          body: r.payloadRef ? { payloadRef: r.payloadRef } : parseBody(r.payload),
         })),
-        held: held.map((h) => ({
-          replyId: h.replyId,
-          receivedAt: h.receivedAt,
-          dueAt: h.dueAt,
-          body: parse(h.body),
-        })),
+        held: held.map(heldSummary),
       });
       return 0;
     }
@@ -269,7 +266,7 @@ export const show: Command = {
         replies.map((r) => [
           `  ${r.replyId}`,
           new Date(r.receivedAt).toISOString(),
-          compact(parse(r.payload), 80),
+          compact(parseBody(r.payload), 80),
         ]),
       )) {
         io.out(line);
@@ -277,13 +274,30 @@ export const show: Command = {
     } else if (header.status === 'closed') {
       io.out('(no replies recorded; its result went to an output queue)');
     }
-    if (held.length > 0) {
-      io.out('held (unknown) replies:');
-      for (const h of held) io.out(`  ${h.replyId}  due ${when(h.dueAt)}  ${compact(parse(h.body), 60)}`);
-    }
+    showHeld(io, held);
     return 0;
   },
 };
+
+type HeldReply = Awaited<ReturnType<ReturnType<typeof storeOf>['listHeld']>>[number];
+
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function heldSummary(h: HeldReply) {
+  return { replyId: h.replyId, receivedAt: h.receivedAt, dueAt: h.dueAt, body: parseBody(h.body) };
+}
+
+function showHeld(io: { out(line: string): void }, held: readonly HeldReply[]): void {
+  if (held.length === 0) return;
+  io.out('held (unknown) replies:');
+  for (const h of held) io.out(`  ${h.replyId}  due ${when(h.dueAt)}  ${compact(parseBody(h.body), 60)}`);
+}
 
 /** `fanin list`: active aggregates. */
 export const list: Command = {
