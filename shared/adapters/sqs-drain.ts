@@ -46,8 +46,11 @@ export interface DrainOptions {
    */
   readonly timeLeft: (needMs: number) => boolean;
   /**
-   * Each receive long-polls this long (1–20 s): a short poll asks only some of SQS's servers and
-   * may come back short while messages wait. A receive that comes back short ends the drain. @default 1
+   * Each receive long-polls this long (1–20 s), so a receive that finds nothing means the queue
+   * holds nothing visible (a short poll asks only some of SQS's servers and may come back empty
+   * while messages wait). A long poll still returns fewer messages than asked for while more wait
+   * (it returns once some are there, and SQS samples its servers): a short receive alone does not
+   * end the drain. @default 1
    */
   readonly waitTimeSeconds?: number;
 }
@@ -65,17 +68,23 @@ export interface DrainResult {
   /** Messages handled whose delete failed: they come back, and are handled again. */
   readonly undeleted: number;
   /**
-   * True when the drain caught up with the queue: a receive returned fewer messages than it asked
-   * for (none, or the backlog's last few). False when it stopped for time.
+   * True when the drain caught up with the queue: a receive found nothing, or came back short with
+   * only messages sent after the drain began (the backlog is taken; those are the stream). False
+   * when it stopped for time.
    */
   readonly emptied: boolean;
 }
 
 /**
- * Drains `queueUrl` in batches until a receive returns fewer messages than it asked for, or
- * `timeLeft()` says stop. A short receive means the backlog the drain found is taken: going on
- * would follow the replies as they arrive, one or two a receive, which is what an event source
- * does and what a drain is there to avoid. What arrives later waits for the next drain.
+ * Drains `queueUrl` in batches until it has caught up with the queue, or `timeLeft()` says stop.
+ * It has caught up when a receive finds nothing, or comes back short (fewer messages than it asked
+ * for) holding only messages sent after the drain began (their `SentTimestamp`, SQS's clock, after
+ * the drain's start by its own): the backlog it found is taken, and going on would follow the
+ * replies as they arrive, one or two a receive, which is what an event source does and what a drain
+ * is there to avoid. What arrives later waits for the next drain. A short receive that holds a
+ * message of the backlog does not end the drain: a long poll returns fewer than asked for while
+ * more wait (SQS samples its servers), and stopping there would leave the backlog to later drains,
+ * a few receives each. A message without a `SentTimestamp` counts as the backlog's.
  */
 export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
   const { sqs, queueUrl, handle } = options;
@@ -87,6 +96,8 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
   let failed = 0;
   let undeleted = 0;
   let emptied = false;
+  // What was sent by then is the backlog this drain takes; what was sent later is the stream.
+  const began = Date.now();
   // The slowest batch so far, from its first receive to its last delete: the next may take as long.
   let slowest = 0;
   const need = () => (batches === 0 ? 0 : slowest + DRAIN_MARGIN_MS);
@@ -109,7 +120,7 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
       );
       receives += 1;
       batch.push(...Messages);
-      if (Messages.length < asked) {
+      if (Messages.length === 0 || (Messages.length < asked && Messages.every((m) => sentAfter(m, began)))) {
         emptied = true;
         break;
       }
@@ -130,6 +141,12 @@ export async function drainQueue(options: DrainOptions): Promise<DrainResult> {
     slowest = Math.max(slowest, Date.now() - started);
   }
   return { batches, received, receives, failed, undeleted, emptied };
+}
+
+/** True when SQS accepted `message` after `time` (epoch ms); false without a `SentTimestamp`. */
+function sentAfter(message: Message, time: number): boolean {
+  const sentAt = Number(message.Attributes?.SentTimestamp ?? Number.NaN);
+  return Number.isFinite(sentAt) && sentAt > time;
 }
 
 /** Deletes `messages` ten at a time; @returns how many SQS would not delete (they come back). */
