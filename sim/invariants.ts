@@ -20,10 +20,11 @@ import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } 
  * - `reasons`: every error, late and unknown output, and every failed result, says why;
  * - `all-arrived-completes`: an aggregate waiting for all its replies, whose replies were all sent
  *   long before its deadline, is not timed out at it;
- * - `no-member-after-deadline`: every member of a result was received (delivered to a reply
- *   invocation) while its aggregate did not exist yet, or was open with its clock at or before the
- *   deadline its header held at that moment (a deadline moved by an inactivity timeout or
- *   `set-parameters` counts as it stood then);
+ * - `no-member-after-deadline`: every member of a result was received while its aggregate did
+ *   not exist yet, or at or before the deadline in force then; received is the earliest of its
+ *   copies' `SentTimestamp` (when SQS accepted each, from the event source's batch as from a
+ *   drain's receive) and its first delivery to a reply invocation, by that invocation's clock
+ *   (see {@link lateMembers});
  * - `condition-decides`: an aggregate of strategy all, count or first whose condition held on the
  *   replies recorded before the deadline in force when the last of them was recorded is not timed
  *   out (its rule decides the outcome);

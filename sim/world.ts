@@ -274,7 +274,11 @@ export class World {
 
   /** Receipts of replies by a reply invocation (a batch's records, or what a drain received). */
   private received(
-    messages: readonly { MessageAttributes?: Record<string, unknown>; Attributes?: Record<string, string> }[],
+    messages: readonly {
+      MessageAttributes?: Record<string, unknown>;
+      Attributes?: Record<string, string>;
+      SentAt?: number;
+    }[],
     skew: number,
   ): void {
     for (const m of messages) {
@@ -288,7 +292,8 @@ export class World {
       const replyId = attribute('fanin-reply-id');
       if (aggregateId === undefined || replyId === undefined) continue;
       const event = this.replyEvent(aggregateId, replyId, attribute('fanin-failure') !== undefined);
-      const sent = Number(m.Attributes?.SentTimestamp);
+      // A receive's SentTimestamp; the event source's batch comes from the store with its SentAt.
+      const sent = Number(m.Attributes?.SentTimestamp ?? m.SentAt);
       this.ledger.receipts.push({
         ...event,
         clock: this.scheduler.now + skew,
