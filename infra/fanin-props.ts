@@ -67,8 +67,9 @@ export interface FaninProps {
    * default) or whole minutes in seconds, 60-3,600; one value for every partition, or one per
    * partition. An EventBridge rule invokes the reply function every interval; it receives what the
    * partition holds ten messages a receive, records it in batches of `replyBatchSize` (1,000 unless
-   * given), deletes it, and stops at the first receive that comes back short (the backlog it
-   * found is taken) or once half its timeout is spent. Replies wait up to the interval before they
+   * given), deletes it, and stops once it has taken the backlog it found (a receive finds
+   * nothing, or comes back short with only replies sent after the drain began) or once half its
+   * timeout is spent. Replies wait up to the interval before they
    * are recorded; in exchange they take about a tenth of the receives and deletes and far fewer
    * invocations, and an aggregate's replies that arrived within one interval are one pack: the
    * cheapest setting for independent responders (docs/costs.md).

@@ -144,8 +144,9 @@ export interface TopologyOptions {
    * event source, the default) or a whole number of minutes in seconds, 60 to 3,600; one value for
    * every partition, or one per partition. Every interval, one invocation receives what the
    * partition holds ten messages a receive, records it in batches of `replyBatchSize` (1,000 by
-   * default for a drained partition) and deletes it, until a receive comes back short (the
-   * backlog it found is taken) or half its timeout is spent. Replies wait up to the interval (half of it on average) before they are recorded, and
+   * default for a drained partition) and deletes it, until it has taken the backlog it found (a
+   * receive finds nothing, or comes back short with only replies sent after the drain began) or
+   * half its timeout is spent. Replies wait up to the interval (half of it on average) before they are recorded, and
    * in exchange take about a tenth of the receives and deletes, a fraction of the invocations, and
    * the replies of one aggregate that arrived within the interval are one pack: the cheapest way
    * to take replies from independent responders (docs/costs.md). Not with `fifoReplies` nor with a
