@@ -158,7 +158,9 @@ export type HeldClaim = 'counted' | 'unknown';
 /** An item the sweeper found due. */
 export type DueItem =
   | { readonly kind: 'aggregate'; readonly aggregateId: string; readonly dueAt: number }
-  | { readonly kind: 'held'; readonly aggregateId: string; readonly replyId: string; readonly dueAt: number };
+  | { readonly kind: 'held'; readonly aggregateId: string; readonly replyId: string; readonly dueAt: number }
+  /** The next snapshot of an aggregate whose snapshot interval reaches beyond the timers' horizon. */
+  | { readonly kind: 'snapshot'; readonly aggregateId: string; readonly dueAt: number };
 
 /** A window of the `due` index read for arming ({@link StateStore.dueBetween}). */
 export interface DueWindow {
@@ -285,6 +287,14 @@ export interface StateStore {
   armedUntil?(): Promise<number | undefined>;
   /** Moves the arming watermark forward to `to`, never back (`now` dates the item that keeps it). */
   markArmedUntil?(to: number, now: number): Promise<void>;
+  /**
+   * Puts an aggregate's next snapshot in the `due` index (one small item per aggregate, replaced
+   * each period), for a snapshot due beyond the timers' horizon: the sweep arms its timer as it
+   * enters the horizon. A store without it leaves every snapshot timer to its scheduler.
+   */
+  setSnapshotDue?(aggregateId: string, dueAt: number): Promise<void>;
+  /** Removes that item, only while it is still the one due at `dueAt` (no later one replaced it). */
+  clearSnapshotDue?(aggregateId: string, dueAt: number): Promise<void>;
   /** Open aggregates of a definition, oldest first, replies counted (every page: tests and local tools). */
   listOpen(definition: string): Promise<AggregateHeader[]>;
   /** Open and completing aggregates, of one definition or all, oldest first, replies counted (every page). */
@@ -348,7 +358,11 @@ export interface OutputPublisher {
 export type TimerMessage =
   | { readonly kind: 'deadline'; readonly aggregateId: string; readonly dueAt: number }
   | { readonly kind: 'held'; readonly aggregateId: string; readonly replyId: string; readonly dueAt: number }
-  /** Periodic release: snapshot `period` (1, 2, …) of an open aggregate, due at openedAt + period × interval. */
+  /**
+   * Periodic release: snapshot `period` (1, 2, …) of an open aggregate, due at openedAt + period ×
+   * interval. A timer the sweep armed from the `due` index has no `period` (the index keeps keys
+   * and times only): its period is the one due at `dueAt`.
+   */
   | {
       readonly kind: 'snapshot';
       readonly aggregateId: string;
@@ -357,9 +371,10 @@ export type TimerMessage =
     };
 
 /**
- * Arms timers (SQS delay messages of at most 900 s). A deadline or held-reply timer due further
- * than {@link horizonMs} is not sent: its item is in the `due` index, and the sweep arms it once it
- * enters the horizon. A snapshot timer (not in the index) is sent at the horizon and re-armed.
+ * Arms timers (SQS delay messages of at most 900 s). A timer due further than {@link horizonMs} is
+ * not sent: its item is in the `due` index (an aggregate's header, a held reply, an aggregate's
+ * next snapshot: {@link StateStore.setSnapshotDue}), and the sweep arms it once it enters the
+ * horizon.
  */
 export interface TimerScheduler {
   /** How far ahead a timer can be armed precisely (SQS: 900 s); unbounded when absent. */

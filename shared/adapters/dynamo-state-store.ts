@@ -250,6 +250,14 @@ export class DynamoStateStore implements StateStore {
     return arming.markArmedUntil(this.table, to, now);
   }
 
+  public setSnapshotDue(aggregateId: string, dueAt: number): Promise<void> {
+    return arming.setSnapshotDue(this.table, aggregateId, dueAt);
+  }
+
+  public clearSnapshotDue(aggregateId: string, dueAt: number): Promise<void> {
+    return arming.clearSnapshotDue(this.table, aggregateId, dueAt);
+  }
+
   public listActive(definition?: string): Promise<AggregateHeader[]> {
     return due.listActive(this.table, definition);
   }

@@ -10,11 +10,11 @@ export const TIMER_HORIZON_MS = MAX_DELAY_SECONDS * 1000;
 
 /**
  * Timers as SQS delay messages. A timer fires at or after its due time, never before it by more
- * than a second's rounding. A timer of a deadline or a held reply due beyond the 15-minute horizon
- * is not sent at all: its item is in the `due` index, and the sweep arms it when it enters the
- * horizon (timers.ts, `armEntering`), so a long deadline costs one timer, not one every 15
- * minutes. A snapshot timer (not in the index) is sent at the horizon and re-armed when it fires
- * early. Losing one is harmless: the sweeper finds every due item through the `due` index.
+ * than a second's rounding. A timer due beyond the 15-minute horizon is not sent at all: its item
+ * is in the `due` index (a deadline's header, a held reply, an aggregate's next snapshot), and the
+ * sweep arms it when it enters the horizon (timers.ts, `armEntering`), so a long deadline or
+ * snapshot interval costs one timer, not one every 15 minutes. Losing one is harmless: the sweeper
+ * finds every due item through the `due` index.
  */
 export class SqsTimerScheduler implements TimerScheduler {
   public readonly horizonMs = TIMER_HORIZON_MS;
@@ -61,11 +61,11 @@ export class SqsTimerScheduler implements TimerScheduler {
 }
 
 /**
- * Whether a timer is left to the sweep instead of sent: an indexed one (a deadline or a held
- * reply's timeout) due beyond the horizon.
+ * Whether a timer is left to the sweep instead of sent: one due beyond the horizon (its item is in
+ * the `due` index: snapshots.ts writes a snapshot's before it arms one that far).
  */
 export function leftToTheSweep(timer: TimerMessage, now: number): boolean {
-  return timer.kind !== 'snapshot' && timer.dueAt - now > TIMER_HORIZON_MS;
+  return timer.dueAt - now > TIMER_HORIZON_MS;
 }
 
 /** Seconds to delay a timer due at `dueAt`, within SQS's 0–900 s. */

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DueItem, DueWindow } from '../ports.ts';
 import { toDueItem } from './state-items.ts';
-import { aggregateKey, DUE_SHARDS, dueShardKey, KEY_SEPARATOR } from './state-keys.ts';
+import { aggregateKey, DUE_SHARDS, dueShard, dueShardKey, KEY_SEPARATOR, SortKey } from './state-keys.ts';
 import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
@@ -13,6 +13,11 @@ import { queryAll, type StateTable, unlessConditionFails } from './state-table.t
  * (state-keys.ts): under the data-plane roles' `A#*`, and equal to no aggregate's key (none holds
  * the separator) nor to any derived key (those add `s<n>` or `c<n>`). It has no `dueAt`, so it is
  * never in the `due` index, and a TTL, so a deployment that stops sweeping leaves nothing behind.
+ *
+ * A snapshot due beyond the horizon has an item of its own in the `due` index, so the sweep arms
+ * it as it enters the horizon like a deadline: the aggregate's next snapshot (sort key
+ * {@link SortKey.SNAPSHOT}, outside the header-to-replies range an aggregate's read takes),
+ * replaced each period, deleted by the timer or sweep that finds no snapshot to follow.
  */
 
 /** The watermark item's key. */
@@ -79,6 +84,46 @@ export async function markArmedUntil(table: StateTable, to: number, now: number)
           ':to': to,
           ':exp': Math.floor(now / 1000) + ARMING_LIFE_SECONDS,
         },
+      }),
+    ),
+  );
+}
+
+/**
+ * How long a next-snapshot item outlives its due time: the timer or the sweep that acts on it
+ * deletes it or replaces it; the TTL only cleans up after a deployment that stopped sweeping.
+ */
+const SNAPSHOT_ITEM_LIFE_SECONDS = 30 * 24 * 3600;
+
+/** The key of an aggregate's next-snapshot item. */
+function snapshotKey(aggregateId: string): { pk: string; sk: string } {
+  return { pk: aggregateKey(aggregateId), sk: SortKey.SNAPSHOT };
+}
+
+export async function setSnapshotDue(table: StateTable, aggregateId: string, dueAt: number): Promise<void> {
+  const key = snapshotKey(aggregateId);
+  await table.client.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        ...key,
+        dueAt,
+        dueShard: dueShard(`${key.pk}/${SortKey.SNAPSHOT}`),
+        expiresAt: Math.ceil(dueAt / 1000) + SNAPSHOT_ITEM_LIFE_SECONDS,
+      },
+    }),
+  );
+}
+
+export async function clearSnapshotDue(table: StateTable, aggregateId: string, dueAt: number): Promise<void> {
+  // A failed condition: gone already, or replaced by a later period's (which stays).
+  await unlessConditionFails(
+    table.client.send(
+      new DeleteCommand({
+        TableName: table.tableName,
+        Key: snapshotKey(aggregateId),
+        ConditionExpression: 'dueAt = :at',
+        ExpressionAttributeValues: { ':at': dueAt },
       }),
     ),
   );

@@ -43,7 +43,12 @@ export async function dueItems(table: StateTable, now: number, limit: number): P
 }
 
 export async function deferDue(table: StateTable, item: DueItem, until: number): Promise<void> {
-  const sk = item.kind === 'aggregate' ? SortKey.HEADER : heldKey(item.replyId);
+  const sk =
+    item.kind === 'aggregate'
+      ? SortKey.HEADER
+      : item.kind === 'held'
+        ? heldKey(item.replyId)
+        : SortKey.SNAPSHOT;
   await unlessConditionFails(
     table.client.send(
       new UpdateCommand({
@@ -119,11 +124,15 @@ export function decodeCursor(cursor: string): DuePosition {
     throw invalid("key must be an aggregate's");
   if (
     typeof sk !== 'string' ||
-    !(sk === SortKey.HEADER || (sk.startsWith(SortKey.HELD) && sk.length > SortKey.HELD.length)) ||
+    !(
+      sk === SortKey.HEADER ||
+      sk === SortKey.SNAPSHOT ||
+      (sk.startsWith(SortKey.HELD) && sk.length > SortKey.HELD.length)
+    ) ||
     LONE_SURROGATE.test(sk) ||
     Buffer.byteLength(sk) > 1024
   )
-    throw invalid("sort key must be a header's or a held reply's");
+    throw invalid("sort key must be a header's, a held reply's or a next snapshot's");
   return { shard: shard as number, after: { dueAt: dueAt as number, pk, sk } };
 }
 

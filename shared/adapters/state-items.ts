@@ -393,6 +393,7 @@ export function toDueItem(key: Record<string, unknown>): DueItem | undefined {
   if (sk === SortKey.HEADER) return { kind: 'aggregate', aggregateId, dueAt };
   if (sk.startsWith(SortKey.HELD))
     return { kind: 'held', aggregateId, replyId: sk.slice(SortKey.HELD.length), dueAt };
+  if (sk === SortKey.SNAPSHOT) return { kind: 'snapshot', aggregateId, dueAt };
   return undefined;
 }
 

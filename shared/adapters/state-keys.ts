@@ -12,6 +12,7 @@ import { describeTopology, type TableSpec } from '../topology/topology.ts';
  * | reply            | {@link replyPartitionKey}   | {@link replyKey}        |
  * | reply pack       | {@link replyPartitionKey}   | `packKey` (state-packs.ts) |
  * | held reply       | {@link aggregateKey}        | {@link heldKey}         |
+ * | next snapshot    | {@link aggregateKey}        | {@link SortKey}.SNAPSHOT |
  * | block complete   | {@link aggregateKey}        | {@link blockKey}        |
  * | reply counter    | {@link counterKey}          | {@link SortKey}.COUNTER |
  * | parameters       | {@link parametersKey}       | {@link SortKey}.PARAMETERS |
@@ -44,6 +45,8 @@ export const SortKey = {
   HELD: 'U#',
   /** Prefix of a complete block's sort key. */
   BLOCK: 'K#',
+  /** An aggregate's next snapshot when it is due beyond the timers' horizon (state-arming.ts). */
+  SNAPSHOT: 'S',
 } as const;
 
 /** Spreads the `due` index over this many partition keys so it never becomes one hot key. */

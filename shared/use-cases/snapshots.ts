@@ -30,27 +30,42 @@ export const SNAPSHOT_TYPE = 'fanin.aggregate.snapshot';
  *
  * Only the invocation that marked a period arms the next one (or a redelivery of it), so duplicate
  * timers die out at the next period instead of multiplying.
+ *
+ * A snapshot due within the timers' horizon (SQS: 15 minutes) is a timer; one due later is the
+ * aggregate's next-snapshot item in the `due` index ({@link armSnapshot}), whose timer the sweep
+ * arms once as it enters the horizon, and which the sweeper acts on itself when that timer is lost.
+ * So an interval of days costs one timer a period, not one every 15 minutes. The timer armed from
+ * the item carries no period (the period due at its `dueAt`), and the item is deleted by whoever
+ * finds no snapshot to follow it.
  */
 export async function takeSnapshot(
   ctx: FaninContext,
   timer: SnapshotTimer,
   receiveCount: number,
 ): Promise<void> {
-  const { aggregateId, period } = timer;
+  const { aggregateId } = timer;
+  // The item this timer came from, when it came from the `due` index: replaced or deleted below.
+  const item = timer.period === undefined ? timer.dueAt : undefined;
   const header = await ctx.store.getHeader(aggregateId);
-  if (!header || completionStateOf(header) !== 'open') return;
-  const definition = ctx.definitions.get(header.definition);
+  const definition = header ? ctx.definitions.get(header.definition) : undefined;
   const interval = definition?.snapshotIntervalSeconds;
-  if (!definition || interval === undefined) return;
+  if (!header || completionStateOf(header) !== 'open' || !definition || interval === undefined) {
+    await armSnapshot(ctx, undefined, ctx.clock(), aggregateId, item);
+    return;
+  }
+  const period = timer.period ?? snapshotPeriodAt(header.openedAt, interval, timer.dueAt);
   const asOf = snapshotDueAt(header.openedAt, interval, period);
   const now = ctx.clock();
   if (now < asOf) {
-    // Fired early (an interval beyond SQS's 15-minute delay): wait again.
-    await ctx.timers.arm({ kind: 'snapshot', aggregateId, period, dueAt: asOf }, now);
+    // Fired early (a clock behind, a timer of old sent at the horizon): armed again for its time.
+    await armSnapshot(ctx, { kind: 'snapshot', aggregateId, period, dueAt: asOf }, now, aggregateId, item);
     return;
   }
   const mark = await ctx.store.markSnapshot(aggregateId, period);
-  if (mark === 'closed' || mark === 'passed') return;
+  if (mark === 'closed' || mark === 'passed') {
+    await armSnapshot(ctx, undefined, now, aggregateId, item);
+    return;
+  }
   // Marked before: a second delivery of a timer that did its work, unless SQS redelivers it
   // because its invocation died after the mark (then it publishes the same snapshot again).
   if (mark === 'already' && receiveCount <= 1) return;
@@ -58,7 +73,7 @@ export async function takeSnapshot(
   const latest = read.header ?? header;
   const replies = validReplies(latest, read.replies).filter((r) => r.receivedAt <= asOf);
   await publishSnapshot(ctx, definition, latest, replies, period, asOf);
-  await armNextSnapshot(ctx, definition, latest, period, now);
+  await armNextSnapshot(ctx, definition, latest, period, now, item);
 }
 
 /** Arms the first snapshot timer of an aggregate just opened, when its definition asks for snapshots. */
@@ -71,12 +86,22 @@ export async function armFirstSnapshot(
   const interval = definition.snapshotIntervalSeconds;
   if (interval === undefined) return;
   const dueAt = snapshotDueAt(header.openedAt, interval, 1);
-  await ctx.timers.arm({ kind: 'snapshot', aggregateId: header.aggregateId, period: 1, dueAt }, now);
+  await armSnapshot(
+    ctx,
+    { kind: 'snapshot', aggregateId: header.aggregateId, period: 1, dueAt },
+    now,
+    header.aggregateId,
+  );
 }
 
 /** When snapshot `period` of an aggregate opened at `openedAt` is due (epoch ms). */
 export function snapshotDueAt(openedAt: number, intervalSeconds: number, period: number): number {
   return openedAt + period * intervalSeconds * 1000;
+}
+
+/** The period due at `dueAt` (the nearest, at least 1): that of a timer armed from the `due` index. */
+export function snapshotPeriodAt(openedAt: number, intervalSeconds: number, dueAt: number): number {
+  return Math.max(1, Math.round((dueAt - openedAt) / (intervalSeconds * 1000)));
 }
 
 /**
@@ -98,14 +123,56 @@ async function armNextSnapshot(
   header: AggregateHeader,
   period: number,
   now: number,
+  item: number | undefined,
 ): Promise<void> {
   const interval = definition.snapshotIntervalSeconds as number;
   const next = nextSnapshotPeriod(header.openedAt, interval, period, now);
   const dueAt = snapshotDueAt(header.openedAt, interval, next);
   // Past its allowed life the aggregate is closed by then: no timer for nothing.
-  if (header.closeBy !== undefined && dueAt >= header.closeBy) return;
-  await ctx.timers.arm({ kind: 'snapshot', aggregateId: header.aggregateId, period: next, dueAt }, now);
+  const timer: SnapshotTimer | undefined =
+    header.closeBy !== undefined && dueAt >= header.closeBy
+      ? undefined
+      : { kind: 'snapshot', aggregateId: header.aggregateId, period: next, dueAt };
+  await armSnapshot(ctx, timer, now, header.aggregateId, item);
 }
+
+/**
+ * Arms a snapshot `timer` (none: no snapshot follows): within the timers' horizon as a timer;
+ * beyond it as the aggregate's next-snapshot item in the `due` index (it replaces the one there),
+ * which the sweep arms as it enters the horizon. `item` is the due time of the next-snapshot item
+ * the firing timer came from: once a timer replaces it, or nothing does, it is deleted (only while
+ * it is still that one), so the sweeper never finds it due again.
+ */
+async function armSnapshot(
+  ctx: FaninContext,
+  timer: SnapshotTimer | undefined,
+  now: number,
+  aggregateId: string,
+  item?: number,
+): Promise<void> {
+  const horizon = ctx.timers.horizonMs;
+  if (timer && horizon !== undefined && timer.dueAt - now > horizon && ctx.store.setSnapshotDue) {
+    await ctx.store.setSnapshotDue(aggregateId, timer.dueAt);
+    return;
+  }
+  if (timer) await ctx.timers.arm(timer, now);
+  if (item !== undefined) await ctx.store.clearSnapshotDue?.(aggregateId, item);
+}
+
+/**
+ * The sweeper's act on an aggregate's next snapshot found due: its timer was lost (or has not been
+ * delivered yet), so the sweeper takes the snapshot as that timer would. Due for less than
+ * {@link SNAPSHOT_REDELIVERY_MS}, a period marked already is left to the timer that marked it;
+ * due longer, that timer is taken as dead, and the period is published again (same id) and the
+ * next one armed, as a redelivery of it would.
+ */
+export async function sweepSnapshot(ctx: FaninContext, aggregateId: string, dueAt: number): Promise<void> {
+  const overdue = ctx.clock() - dueAt >= SNAPSHOT_REDELIVERY_MS;
+  await takeSnapshot(ctx, { kind: 'snapshot', aggregateId, dueAt }, overdue ? 2 : 1);
+}
+
+/** How long a next-snapshot item stays due before the sweeper takes its timer's invocation as dead. */
+export const SNAPSHOT_REDELIVERY_MS = 60_000;
 
 /**
  * Builds and publishes one snapshot: the aggregation algorithm over the replies recorded by

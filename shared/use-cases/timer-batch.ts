@@ -22,7 +22,10 @@ export class TimerBatch {
   /** The scheduler one record's use case arms through: it only collects. */
   public for(record: string): TimerScheduler {
     const collect = (timer: TimerMessage) => this.pending.push({ record, timer });
+    const { horizonMs } = this.timers;
     return {
+      // Its use cases see the scheduler's horizon (a snapshot beyond it is indexed, not armed).
+      ...(horizonMs !== undefined ? { horizonMs } : {}),
       arm: async (timer) => {
         collect(timer);
       },

@@ -12,7 +12,7 @@ import { completionState } from './evaluate.ts';
 import { consolidateHeld, publishUnknown } from './held.ts';
 import { inactivityDeadline } from './inactivity.ts';
 import { onTime } from './late.ts';
-import { takeSnapshot } from './snapshots.ts';
+import { sweepSnapshot, takeSnapshot } from './snapshots.ts';
 
 /**
  * Handles a timer message. Timers are hints: every action re-reads state and is a no-op when the
@@ -41,7 +41,8 @@ const TimerSchema = z.discriminatedUnion('kind', [
     kind: z.literal('snapshot'),
     aggregateId: z.string(),
     dueAt: z.number(),
-    period: z.int().min(1),
+    // Absent on a timer the sweep armed from the `due` index (snapshots.ts).
+    period: z.int().min(1).optional(),
   }),
 ]);
 
@@ -294,16 +295,18 @@ export async function armEntering(ctx: FaninContext, now: number): Promise<numbe
 
 /** The timer of a due item, for its due time. */
 function timerOf(item: DueItem): TimerMessage {
-  return item.kind === 'aggregate'
-    ? { kind: 'deadline', aggregateId: item.aggregateId, dueAt: item.dueAt }
-    : { kind: 'held', aggregateId: item.aggregateId, replyId: item.replyId, dueAt: item.dueAt };
+  if (item.kind === 'aggregate')
+    return { kind: 'deadline', aggregateId: item.aggregateId, dueAt: item.dueAt };
+  if (item.kind === 'held')
+    return { kind: 'held', aggregateId: item.aggregateId, replyId: item.replyId, dueAt: item.dueAt };
+  return { kind: 'snapshot', aggregateId: item.aggregateId, dueAt: item.dueAt };
 }
 
 /** What the sweeper does with one due item, as its timer would have. */
 function dueItemTask(ctx: FaninContext, item: DueItem): Promise<void> {
-  return item.kind === 'aggregate'
-    ? expireAggregate(ctx, item.aggregateId, false)
-    : expireHeld(ctx, item.aggregateId, item.replyId, false);
+  if (item.kind === 'aggregate') return expireAggregate(ctx, item.aggregateId, false);
+  if (item.kind === 'held') return expireHeld(ctx, item.aggregateId, item.replyId, false);
+  return sweepSnapshot(ctx, item.aggregateId, item.dueAt);
 }
 
 /** Waits for `tasks` to settle, at most `ms`. */

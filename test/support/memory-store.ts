@@ -331,7 +331,7 @@ export class MemoryStateStore implements StateStore {
 
   public async deferDue(item: DueItem, until: number): Promise<void> {
     const record = this.aggregates.get(item.aggregateId);
-    if (!record) return;
+    if (!record || item.kind === 'snapshot') return;
     if (item.kind === 'aggregate') {
       if (record.header && record.dueAt === item.dueAt) record.dueAt = until;
       return;
