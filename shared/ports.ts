@@ -366,7 +366,7 @@ export type TimerMessage =
   | {
       readonly kind: 'snapshot';
       readonly aggregateId: string;
-      readonly period: number;
+      readonly period?: number;
       readonly dueAt: number;
     };
 
