@@ -1,0 +1,795 @@
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  makeControlHandler,
+  makeFanOutHandler,
+  makeReplyHandler,
+  makeSweeperHandler,
+  makeTimerHandler,
+} from '../../../functions/handlers.ts';
+import { findConfigFile, loadLocalConfig } from '../../../local/config.ts';
+import { createContext } from '../../../shared/app.ts';
+import type { RuntimeConfig } from '../../../shared/config.ts';
+import type { DefinitionInput } from '../../../shared/engine/definition.ts';
+import {
+  describeTopology,
+  OUTPUT_ROLES,
+  type OutputRole,
+  QueueRole,
+  type Topology,
+  type TopologyOptions,
+} from '../../../shared/topology/topology.ts';
+import type { FaninContext } from '../../../shared/use-cases/context.ts';
+import {
+  clientsOver,
+  DynamoDbModel,
+  EventBridgeModel,
+  S3Model,
+  SqsModel,
+} from '../../../sim/models/index.ts';
+import { Random } from '../../../sim/random.ts';
+import { Storage } from '../../../sim/storage.ts';
+
+/**
+ * The test kit's engine: one deployment of fanin in memory, the production handlers
+ * (functions/handlers.ts) and their use cases and adapters over the simulation's models of SQS,
+ * DynamoDB, S3 and EventBridge (sim/models), with a clock only the test moves. Nothing runs
+ * until the test acts: each action delivers what it sent through the consumer that would take it
+ * on AWS (fan-out, reply partitions, control, timers) until every queue fanin consumes is still,
+ * and {@link FaninSimulation.advance} moves the clock from one due moment to the next (a delayed
+ * timer message, a message coming back after its visibility timeout, a sweep of the minute),
+ * delivering what each makes due. The models' chaos (duplicate receives, short receives, stale
+ * reads) is off: what happens twice is what the test asked for.
+ */
+
+/** A time span: milliseconds, or a text such as `'500ms'`, `'3s'`, `'10m'`, `'2h'`, `'1d'`, `'1m30s'`. */
+export type Duration = number | string;
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration in milliseconds. @throws Error for a text that is not one */
+export function durationMs(duration: Duration): number {
+  if (typeof duration === 'number') {
+    if (!Number.isFinite(duration) || duration < 0)
+      throw new Error(`duration must be >= 0 ms (given ${duration})`);
+    return duration;
+  }
+  const text = duration.trim();
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text.replace(/\s+/g, '')) {
+    throw new Error(`duration "${duration}" is not a number of ms, s, m, h or d (e.g. '3s', '1m30s')`);
+  }
+  return parts.reduce((sum, p) => sum + Number(p[1]) * (UNITS[p[2] as string] as number), 0);
+}
+
+/** The instant every simulation starts at unless told otherwise (2026-01-01T00:00:00Z). */
+export const DEFAULT_START = Date.UTC(2026, 0, 1);
+
+/** Options of {@link simulate}. */
+export interface SimulateOptions {
+  /** The virtual clock's first instant, epoch ms. @default {@link DEFAULT_START} */
+  readonly start?: number;
+  /** Prefix of fanin's queue and table names (as in fanin.config.ts). @default 'kit' */
+  readonly prefix?: string;
+  /** Seed of the models' ids (message ids, receipt handles): runs with one seed are identical. @default 1 */
+  readonly seed?: number;
+  /** The rest of the topology, as the CDK construct and fanin.config.ts take it (reply partitions, FIFO replies, ...). */
+  readonly topology?: Omit<TopologyOptions, 'definitions' | 'prefix'>;
+  /** Payload size above which the claim check (S3) is used, bytes. @default 262,144 */
+  readonly claimCheckThresholdBytes?: number;
+}
+
+/** A request as a producer sends it to the ingress queue (docs/wire-contract.md). */
+export interface KitRequest {
+  /** The definition's name; may be left out when the simulation has one definition. */
+  readonly definition?: string;
+  readonly aggregateId?: string;
+  readonly requestId?: string;
+  readonly payload?: unknown;
+  readonly items?: readonly unknown[];
+  readonly expected?: number;
+  readonly recipients?: readonly string[];
+  readonly parameters?: Record<string, unknown>;
+  /** Any other field of the body (e.g. a `quorum` a predicate reads as `request.body.quorum`). */
+  readonly [field: string]: unknown;
+}
+
+/** A sub-request fanin sent a recipient, as the recipient receives it. */
+export interface SentSubRequest {
+  /** The recipient's queue name (e.g. `fanin-bank-2`). */
+  readonly recipient: string;
+  readonly aggregateId: string;
+  readonly replyId: string;
+  readonly definition: string;
+  /** The body, parsed when it is JSON. */
+  readonly body: unknown;
+  /** Every message attribute (the `fanin-*` ones a responder copies onto its reply). */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** When fanin sent it, epoch ms of the virtual clock. */
+  readonly sentAt: number;
+}
+
+/** Who a reply answers: a recipient by name, a sub-request, or an aggregate and reply id (a reply fanin has not asked for yet). */
+export type ReplyTarget =
+  | string
+  | SentSubRequest
+  | { readonly aggregateId?: string; readonly replyId?: string; readonly definition?: string };
+
+/** How a reply is sent. */
+export interface ReplyOptions {
+  /** The aggregate whose sub-request to answer when the recipient was asked by several. @default the last request's */
+  readonly aggregateId?: string;
+  /** How many times the responder sends it (distinct SQS messages, one reply id): 2 is a duplicate. @default 1 */
+  readonly copies?: number;
+  /**
+   * How many times SQS delivers each copy again after it was handled (a lost delete): the same
+   * message, same id and SentTimestamp, back after the queue's visibility timeout, so only an
+   * {@link FaninSimulation.advance} past it delivers it. @default 0
+   */
+  readonly redeliveries?: number;
+  /** More message attributes (or overrides of the sub-request's). */
+  readonly attributes?: Readonly<Record<string, string>>;
+}
+
+/** One message fanin published on an output. */
+export interface Publication {
+  readonly channel: OutputRole | 'events';
+  /** The body, parsed. */
+  readonly body: Record<string, unknown>;
+  readonly at: number;
+}
+
+/** What one handler invocation logged at warn or error level. */
+export interface KitLog {
+  readonly level: 'warn' | 'error';
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+  readonly at: number;
+}
+
+interface Consumer {
+  readonly url: string;
+  readonly queueName: string;
+  readonly batchSize: number;
+  readonly handler: (event: SQSEvent) => Promise<unknown>;
+}
+
+const TERMINAL_TYPES = new Set([
+  'fanin.aggregate.completed',
+  'fanin.aggregate.timed-out',
+  'fanin.aggregate.failed',
+  'fanin.aggregate.purged',
+]);
+
+/** One deployment of fanin, in memory, under a virtual clock: see {@link simulate}. */
+export class FaninSimulation {
+  public readonly topology: Topology;
+  public readonly config: RuntimeConfig;
+  /** The models behind the clients (for what the kit does not wrap; their state is fanin's). */
+  public readonly models: {
+    readonly sqs: SqsModel;
+    readonly dynamodb: DynamoDbModel;
+    readonly s3: S3Model;
+    readonly eventBridge: EventBridgeModel;
+  };
+  /** What the handlers logged at warn and error level (info is dropped). */
+  public readonly logs: KitLog[] = [];
+  private clockMs: number;
+  private readonly start: number;
+  private readonly storage: Storage;
+  private readonly consumers: Consumer[] = [];
+  private readonly sweeper: () => Promise<unknown>;
+  private readonly outputUrls = new Map<string, OutputRole>();
+  private readonly redeliver = new Map<string, number>();
+  private readonly published: Publication[] = [];
+  private readonly recipientQueues = new Set<string>();
+  private lastAggregate: string | undefined;
+  private lastSweep: number;
+  /** Invocations of each function, for what a test may want to count. */
+  public readonly invocations: Record<'fanout' | 'reply' | 'control' | 'timer' | 'sweeper', number> = {
+    fanout: 0,
+    reply: 0,
+    control: 0,
+    timer: 0,
+    sweeper: 0,
+  };
+
+  public constructor(definitions: readonly DefinitionInput[], options: SimulateOptions = {}) {
+    this.start = options.start ?? DEFAULT_START;
+    this.clockMs = this.start;
+    this.lastSweep = this.start;
+    const random = new Random(options.seed ?? 1);
+    const draw = () => random.next();
+    const clock = () => this.clockMs;
+    this.topology = describeTopology({
+      ...(options.topology ?? {}),
+      prefix: options.prefix ?? 'kit',
+      definitions,
+    });
+    const days = Math.ceil(this.topology.stateLifeSeconds / 86_400) + 1;
+    this.models = {
+      dynamodb: new DynamoDbModel({ clock, random: draw, staleProbability: 0, expiryProbability: 0 }),
+      sqs: new SqsModel({
+        clock,
+        random: draw,
+        duplicateProbability: 0,
+        shortReceiveProbability: 0,
+        staleDeleteIgnoredProbability: 0,
+      }),
+      s3: new S3Model({ clock, random: draw, expireAfterDays: { '': days }, expiryProbability: 0 }),
+      eventBridge: new EventBridgeModel({ clock, random: draw }),
+    };
+    const recipients = new Set<string>();
+    for (const definition of this.topology.definitions.values()) {
+      const fanOut = definition.fanOut as { type: string; recipients?: readonly string[]; target?: string };
+      if (fanOut.type === 'recipient-list')
+        for (const r of fanOut.recipients ?? []) recipients.add(queueName(r));
+      if (fanOut.type === 'splitter' && fanOut.target !== undefined) recipients.add(queueName(fanOut.target));
+    }
+    const bus = [...this.topology.definitions.values()].some(
+      (d) => (d as { outputs?: { eventBridge?: boolean } }).outputs?.eventBridge === true,
+    );
+    this.storage = new Storage(this.models, this.topology, true, bus, [...recipients]);
+    for (const name of recipients) this.recipientQueues.add(name);
+    this.config = {
+      tableName: this.topology.tableName,
+      queueUrls: this.storage.queueUrls,
+      replyQueueUrls: this.storage.replyQueueUrls,
+      definitions: this.topology.definitions,
+      partitioning: this.topology.partitioning,
+      completionLeaseSeconds: this.topology.completionLeaseSeconds,
+      bucketName: this.topology.bucketName,
+      ...(bus ? { eventBusName: this.storage.eventBusName } : {}),
+      ...(options.claimCheckThresholdBytes !== undefined
+        ? { claimCheckThresholdBytes: options.claimCheckThresholdBytes }
+        : {}),
+    };
+    const clients = clientsOver(this.models, (service, command, input, call) => {
+      const answer = call();
+      this.observe(service, command, input, answer);
+      return service === 's3' && command === 'GetObjectCommand' ? streamed(answer) : answer;
+    });
+    const log =
+      (level: 'warn' | 'error') =>
+      (message: string, fields?: Record<string, unknown>): void => {
+        this.logs.push({ level, message, fields: fields ?? {}, at: this.clockMs });
+      };
+    // One warm execution environment per function, as a quiet Lambda keeps.
+    const context = (): (() => FaninContext) => {
+      const ctx = createContext(this.config, clients, {
+        clock,
+        log: { info: () => {}, warn: log('warn'), error: log('error') },
+      });
+      return () => ctx;
+    };
+    for (const role of OUTPUT_ROLES) this.outputUrls.set(this.storage.queueUrls[role], role);
+    const { consumers, queues } = this.topology;
+    const consume = (url: string, name: string, batchSize: number, handler: Consumer['handler']) =>
+      this.consumers.push({ url, queueName: name, batchSize, handler });
+    const fanOut = makeFanOutHandler(context());
+    const control = makeControlHandler(context());
+    const timer = makeTimerHandler(context());
+    const reply = makeReplyHandler(context());
+    consume(this.storage.queueUrls.ingress, queues.ingress.name, consumers.fanOut.batchSize, (e) => {
+      this.invocations.fanout += 1;
+      return fanOut(e);
+    });
+    consume(this.storage.queueUrls.control, queues.control.name, 1, (e) => {
+      this.invocations.control += 1;
+      return control(e);
+    });
+    this.topology.replyConsumers.forEach((spec, i) => {
+      const partition = this.topology.replyPartitions[i];
+      consume(
+        this.storage.replyQueueUrls[i] as string,
+        partition?.name ?? `reply-${i}`,
+        Math.min(spec.batchSize, 10),
+        (e) => {
+          this.invocations.reply += 1;
+          return reply(e);
+        },
+      );
+    });
+    consume(this.storage.queueUrls.timer, queues.timer.name, consumers.timer.batchSize, (e) => {
+      this.invocations.timer += 1;
+      return timer(e);
+    });
+    const sweep = makeSweeperHandler(context());
+    this.sweeper = () => {
+      this.invocations.sweeper += 1;
+      return sweep();
+    };
+  }
+
+  /** The virtual clock, epoch ms. */
+  public now(): number {
+    return this.clockMs;
+  }
+
+  /** Virtual time since the simulation started, ms. */
+  public elapsed(): number {
+    return this.clockMs - this.start;
+  }
+
+  /**
+   * A producer sends a request to the ingress queue; the fan-out handles it (its sub-requests are
+   * then on the recipients' queues: {@link subRequests}).
+   */
+  public async request(
+    request: KitRequest,
+    attributes: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
+    const definition = request.definition ?? attributes['fanin-definition'] ?? this.onlyDefinition();
+    const body = { ...request, definition };
+    for (const recipient of request.recipients ?? []) this.ensureRecipient(queueName(recipient));
+    if (typeof request.aggregateId === 'string') this.lastAggregate = request.aggregateId;
+    this.storage.send(this.storage.queueUrls.ingress, JSON.stringify(body), attributes, false);
+    await this.settle();
+    if (request.aggregateId === undefined) {
+      const opened = this.sent().at(-1);
+      if (opened !== undefined && opened.definition === definition) this.lastAggregate = opened.aggregateId;
+    }
+  }
+
+  /**
+   * The sub-requests fanin has sent, oldest first: all of them, a recipient's (by queue name, or
+   * the name without the prefix: `'bank-2'` for `fanin-bank-2`), or one aggregate's.
+   */
+  public subRequests(recipient?: string, aggregateId?: string): SentSubRequest[] {
+    return this.sent().filter(
+      (s) =>
+        (recipient === undefined || matchesRecipient(s.recipient, recipient)) &&
+        (aggregateId === undefined || s.aggregateId === aggregateId),
+    );
+  }
+
+  /**
+   * A responder replies: to a recipient's sub-request (the last request's aggregate unless
+   * `options.aggregateId` says), to a given sub-request, or to an aggregate and reply id fanin
+   * has not asked (a reply before its request, a self-starting definition's message). The reply
+   * carries the sub-request's `fanin-*` attributes, as a responder copies them, and goes to its
+   * `fanin-reply-to` (else to the first reply partition); then it is handled.
+   */
+  public async reply(to: ReplyTarget, body: unknown, options: ReplyOptions = {}): Promise<void> {
+    this.sendReply(this.replyAttributes(to, options), body, options);
+    await this.settle();
+  }
+
+  /** A responder sends a failed reply (attribute `fanin-failure` set to `error`), `detail` as its body. */
+  public async fail(
+    to: ReplyTarget,
+    error: string,
+    detail: unknown = null,
+    options: ReplyOptions = {},
+  ): Promise<void> {
+    const attributes = { ...this.replyAttributes(to, options), 'fanin-failure': error };
+    this.sendReply(attributes, detail, options);
+    await this.settle();
+  }
+
+  /**
+   * A message straight to a reply partition, with exactly the attributes given (a self-starting
+   * definition's bid: `run.send({ auctionId: 'lot-7', bidId: 'b1', price: 10 }, { 'fanin-definition': 'auction' })`).
+   */
+  public async send(
+    body: unknown,
+    attributes: Readonly<Record<string, string>> = {},
+    partition = 0,
+  ): Promise<void> {
+    const url = this.storage.replyQueueUrls[partition];
+    if (url === undefined)
+      throw new Error(`no reply partition ${partition} (${this.storage.replyQueueUrls.length} in all)`);
+    this.storage.send(url, JSON.stringify(body), attributes, false);
+    await this.settle();
+  }
+
+  /** An operator's control command to the control queue (`{ command: 'complete', aggregateId }`, purge, list, set-parameters). */
+  public async control(command: Record<string, unknown>): Promise<void> {
+    this.storage.send(this.storage.queueUrls.control, JSON.stringify(command), {}, false);
+    await this.settle();
+  }
+
+  /**
+   * An external event as EventBridge delivers it to the control queue (the stack's rule for a
+   * definition's `externalEventPattern`): `{ source, 'detail-type', detail }`, the rest filled in.
+   * The kit does not match the pattern itself: fanin's control handler does.
+   */
+  public async event(event: {
+    source: string;
+    'detail-type': string;
+    detail?: unknown;
+    [field: string]: unknown;
+  }): Promise<void> {
+    const full = {
+      version: '0',
+      id: `kit-event-${this.clockMs}-${this.published.length}`,
+      account: this.models.sqs.accountId,
+      time: new Date(this.clockMs).toISOString(),
+      region: this.models.sqs.region,
+      resources: [],
+      detail: {},
+      ...event,
+    };
+    this.storage.send(this.storage.queueUrls.control, JSON.stringify(full), {}, false);
+    await this.settle();
+  }
+
+  /**
+   * Moves the clock on by `duration`, delivering on the way everything that becomes due, at the
+   * moment it does: timer messages (SQS delays), messages back after their visibility timeout,
+   * and the sweeper on each minute of the schedule (the topology's `sweepIntervalSeconds`) while
+   * some aggregate is due, as production's EventBridge schedule would find it.
+   */
+  public async advance(duration: Duration): Promise<void> {
+    await this.advanceTo(this.clockMs + durationMs(duration));
+  }
+
+  /** Moves the clock on to `at` (epoch ms), as {@link advance}. */
+  public async advanceTo(at: number): Promise<void> {
+    if (at < this.clockMs) throw new Error(`the clock only moves forward (now ${this.clockMs}, asked ${at})`);
+    await this.settle();
+    for (;;) {
+      const next = this.nextDue(at);
+      if (next === undefined) break;
+      this.clockMs = next.at;
+      if (next.sweep) {
+        this.lastSweep = next.at;
+        await this.sweeper();
+      }
+      await this.settle();
+    }
+    this.clockMs = at;
+    await this.settle();
+  }
+
+  /**
+   * Every message fanin published, oldest first, as a consumer of the outputs receives them (a
+   * FIFO output drops a repeat of one id within five minutes): of one channel (`completed`,
+   * `timed-out`, `late`, `unknown`, `error`, `status`; `events` for the EventBridge bus) or all.
+   * Bodies are parsed; a claim-check pointer is read from the bucket.
+   */
+  public outputs(channel?: OutputRole | 'events'): Record<string, unknown>[] {
+    return this.received(channel).map((p) => p.body);
+  }
+
+  /** As {@link outputs}, with each message's channel and time. */
+  public received(channel?: OutputRole | 'events'): Publication[] {
+    const out: Publication[] = [];
+    for (const [url, role] of this.outputUrls) {
+      if (channel !== undefined && channel !== role) continue;
+      for (const m of this.models.sqs.messages(url)) {
+        const text = this.storage.resolve(m.body, m.attributes as Record<string, { StringValue?: string }>);
+        out.push({ channel: role, body: JSON.parse(text) as Record<string, unknown>, at: m.sentAt });
+      }
+    }
+    if (channel === undefined || channel === 'events') {
+      for (const p of this.published) if (p.channel === 'events') out.push(p);
+    }
+    return out.sort((a, b) => a.at - b.at);
+  }
+
+  /** Every send fanin made to an output, repeats included (below the FIFO queues' deduplication). */
+  public publications(channel?: OutputRole | 'events'): Publication[] {
+    return this.published.filter((p) => channel === undefined || p.channel === channel);
+  }
+
+  /**
+   * The aggregate's terminal output (completed, timed-out, failed or purged), or undefined while
+   * it has none. @param aggregateId default: the last request's aggregate
+   */
+  public result(aggregateId: string | undefined = this.lastAggregate): Record<string, unknown> | undefined {
+    return this.outputs().find((o) => o.aggregateId === aggregateId && TERMINAL_TYPES.has(String(o.type)));
+  }
+
+  /** Messages left in fanin's dead-letter queues (each one a message fanin failed five times). */
+  public deadLetters(): { queue: string; body: string }[] {
+    return this.storage.deadLetters().map(({ queue, body }) => ({ queue, body }));
+  }
+
+  private onlyDefinition(): string {
+    const names = [...this.topology.definitions.keys()];
+    if (names.length !== 1) throw new Error(`name the definition: this simulation has ${names.join(', ')}`);
+    return names[0] as string;
+  }
+
+  private ensureRecipient(name: string): void {
+    if (this.recipientQueues.has(name) || !/^[A-Za-z0-9_-]{1,80}(\.fifo)?$/.test(name)) return;
+    this.recipientQueues.add(name);
+    this.models.sqs.handle('CreateQueueCommand', {
+      QueueName: name,
+      ...(name.endsWith('.fifo') ? { Attributes: { FifoQueue: 'true' } } : {}),
+    });
+  }
+
+  /** Every sub-request on the recipients' queues (never consumed: the test answers them). */
+  private sent(): SentSubRequest[] {
+    const out: SentSubRequest[] = [];
+    for (const name of this.recipientQueues) {
+      const url = this.models.sqs.urlOf(name);
+      for (const m of this.models.sqs.messages(url)) {
+        const attributes: Record<string, string> = {};
+        for (const [key, value] of Object.entries(m.attributes))
+          if (value.StringValue !== undefined) attributes[key] = value.StringValue;
+        const text = this.storage.resolve(m.body, m.attributes as Record<string, { StringValue?: string }>);
+        out.push({
+          recipient: name,
+          aggregateId: attributes['fanin-aggregate-id'] ?? '',
+          replyId: attributes['fanin-reply-id'] ?? '',
+          definition: attributes['fanin-definition'] ?? '',
+          body: parsed(text),
+          attributes,
+          sentAt: m.sentAt,
+        });
+      }
+    }
+    return out.sort((a, b) => a.sentAt - b.sentAt || Number(a.replyId) - Number(b.replyId));
+  }
+
+  private replyAttributes(to: ReplyTarget, options: ReplyOptions): Record<string, string> {
+    let attributes: Record<string, string>;
+    if (typeof to === 'string') {
+      const candidates = this.subRequests(to);
+      const aggregateId = options.aggregateId ?? this.lastAggregate;
+      const mine = candidates.filter((s) => s.aggregateId === aggregateId);
+      const chosen = mine.at(-1) ?? (options.aggregateId === undefined ? candidates.at(-1) : undefined);
+      if (chosen === undefined) {
+        throw new Error(
+          `no sub-request to "${to}"${aggregateId !== undefined ? ` for aggregate ${aggregateId}` : ''}; sent so far: ${
+            this.sent()
+              .map((s) => `${s.recipient} (${s.aggregateId} #${s.replyId})`)
+              .join(', ') || 'none'
+          }`,
+        );
+      }
+      attributes = faninAttributes(chosen.attributes);
+    } else if ('attributes' in to && 'recipient' in to) {
+      attributes = faninAttributes(to.attributes);
+    } else {
+      const target = to as { aggregateId?: string; replyId?: string; definition?: string };
+      const aggregateId = target.aggregateId ?? options.aggregateId ?? this.lastAggregate;
+      const asked = this.sent().find((s) => s.aggregateId === aggregateId && s.replyId === target.replyId);
+      attributes = asked
+        ? faninAttributes(asked.attributes)
+        : {
+            ...(aggregateId !== undefined ? { 'fanin-aggregate-id': aggregateId } : {}),
+            ...(target.replyId !== undefined ? { 'fanin-reply-id': target.replyId } : {}),
+            ...(target.definition !== undefined ? { 'fanin-definition': target.definition } : {}),
+          };
+    }
+    return { ...attributes, ...(options.attributes ?? {}) };
+  }
+
+  private sendReply(attributes: Record<string, string>, body: unknown, options: ReplyOptions): void {
+    const replyTo = attributes['fanin-reply-to'];
+    const url =
+      replyTo !== undefined && this.consumers.some((c) => c.url === replyTo)
+        ? replyTo
+        : (this.storage.replyQueueUrls[0] as string);
+    const copies = options.copies ?? 1;
+    if (!Number.isInteger(copies) || copies < 1)
+      throw new Error(`copies must be a whole number >= 1 (given ${copies})`);
+    for (let c = 0; c < copies; c += 1) {
+      const id = this.storage.send(url, JSON.stringify(body), attributes, false);
+      if ((options.redeliveries ?? 0) > 0) this.redeliver.set(id, options.redeliveries ?? 0);
+    }
+  }
+
+  /** Delivers every visible message of fanin's queues to its consumer, until none is left. */
+  private async settle(): Promise<void> {
+    for (let rounds = 0; ; rounds += 1) {
+      if (rounds > 10_000)
+        throw new Error('the simulation does not settle: a handler keeps sending messages to itself');
+      let delivered = false;
+      for (const consumer of this.consumers) {
+        const messages = this.storage.receive(consumer.url, consumer.batchSize, undefined);
+        if (messages.length === 0) continue;
+        delivered = true;
+        const response = (await consumer.handler({
+          Records: messages.map((m) => recordOf(m, consumer.queueName)),
+        })) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
+        const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+        for (const m of messages) {
+          if (failed.has(m.MessageId)) continue;
+          const again = this.redeliver.get(m.MessageId) ?? 0;
+          if (again > 0) {
+            this.redeliver.set(m.MessageId, again - 1);
+            continue;
+          }
+          this.storage.remove(consumer.url, m.ReceiptHandle);
+        }
+      }
+      if (!delivered) return;
+    }
+  }
+
+  /** The next moment up to `limit` when something becomes due: a message visible, or a sweep. */
+  private nextDue(limit: number): { at: number; sweep: boolean } | undefined {
+    let at = Number.POSITIVE_INFINITY;
+    for (const consumer of this.consumers) {
+      for (const m of this.models.sqs.queue(consumer.url).messages) {
+        if (m.visibleAt > this.clockMs && m.visibleAt < at) at = m.visibleAt;
+      }
+    }
+    const due = this.storage.nextDue();
+    let sweepAt = Number.POSITIVE_INFINITY;
+    if (due !== undefined) {
+      const interval = this.topology.sweepIntervalSeconds * 1000;
+      const grid = (t: number) => this.start + Math.ceil((t - this.start) / interval) * interval;
+      sweepAt = Math.max(grid(due.dueAt), grid(this.lastSweep + 1));
+    }
+    if (sweepAt <= at) {
+      return sweepAt <= limit ? { at: sweepAt, sweep: true } : undefined;
+    }
+    return at <= limit ? { at, sweep: false } : undefined;
+  }
+
+  /** Records each output send that took effect (and each EventBridge entry accepted). */
+  private observe(service: string, command: string, input: Record<string, unknown>, answer: unknown): void {
+    if (service === 'sqs' && (command === 'SendMessageCommand' || command === 'SendMessageBatchCommand')) {
+      const role = this.outputUrls.get(input.QueueUrl as string);
+      if (role === undefined) return;
+      const failed = new Set(((answer as { Failed?: { Id: string }[] })?.Failed ?? []).map((f) => f.Id));
+      const entries =
+        command === 'SendMessageCommand' ? [input] : ((input.Entries ?? []) as Record<string, unknown>[]);
+      for (const entry of entries) {
+        if (failed.has(entry.Id as string)) continue;
+        const text = this.storage.resolve(
+          entry.MessageBody as string,
+          entry.MessageAttributes as Record<string, { StringValue?: string }>,
+        );
+        this.published.push({
+          channel: role,
+          body: JSON.parse(text) as Record<string, unknown>,
+          at: this.clockMs,
+        });
+      }
+    }
+    if (service === 'eventbridge' && command === 'PutEventsCommand') {
+      const answers = (answer as { Entries?: { ErrorCode?: string }[] })?.Entries ?? [];
+      ((input.Entries ?? []) as { Detail?: string }[]).forEach((entry, i) => {
+        if (answers[i]?.ErrorCode) return;
+        this.published.push({
+          channel: 'events',
+          body: JSON.parse(entry.Detail ?? '{}') as Record<string, unknown>,
+          at: this.clockMs,
+        });
+      });
+    }
+  }
+}
+
+/**
+ * A simulation of fanin running `definitions` (one definition or several, as the CDK construct
+ * and fanin.config.ts take them), in memory, at virtual time.
+ */
+export function simulate(
+  definitions: DefinitionInput | readonly DefinitionInput[],
+  options: SimulateOptions = {},
+): FaninSimulation {
+  const list = Array.isArray(definitions) ? definitions : [definitions as DefinitionInput];
+  return new FaninSimulation(list, options);
+}
+
+/** A configuration file's definitions, each ready to simulate with the file's topology: {@link fromConfig}. */
+export interface ConfiguredSimulations {
+  /** The file read. */
+  readonly file: string;
+  /** The prefix its queue names carry (its recipients are `<prefix>-<name>`). */
+  readonly prefix: string;
+  /** The names of its definitions. */
+  readonly names: readonly string[];
+  /** A simulation of the named definitions (default: all of them), with the file's prefix and topology. */
+  simulate(names?: string | readonly string[], options?: Omit<SimulateOptions, 'prefix'>): FaninSimulation;
+}
+
+/**
+ * Reads a configuration file as `npm start` does (fanin.config.ts, .js, .mjs or .json: its
+ * definitions for its prefix, its reply partitions, FIFO replies, receive count, function timeout
+ * and partitioning), for {@link ConfiguredSimulations.simulate}. A `.ts` file needs a runner that
+ * loads TypeScript (vitest, tsx).
+ * @param file default: the first of fanin.config.ts, .js, .mjs, .json in the working directory
+ */
+export async function fromConfig(file?: string): Promise<ConfiguredSimulations> {
+  const config = await loadLocalConfig(await findConfigFile(process.cwd(), file));
+  const names = config.definitions.map((d) => d.name);
+  return {
+    file: config.file,
+    prefix: config.prefix,
+    names,
+    simulate: (wanted = names, options = {}) => {
+      const list = typeof wanted === 'string' ? [wanted] : wanted;
+      for (const name of list)
+        if (!names.includes(name))
+          throw new Error(`${config.file} has no definition "${name}" (it has ${names.join(', ')})`);
+      return new FaninSimulation(
+        config.definitions.filter((d) => list.includes(d.name)),
+        {
+          ...options,
+          prefix: config.prefix,
+          topology: {
+            replyPartitions: config.replyPartitions,
+            fifoReplies: config.fifoReplies,
+            maxReceiveCount: config.maxReceiveCount,
+            functionTimeoutSeconds: config.functionTimeoutSeconds,
+            partitioning: config.partitioning,
+            ...(options.topology ?? {}),
+          },
+          ...(config.claimCheckThresholdBytes !== undefined && options.claimCheckThresholdBytes === undefined
+            ? { claimCheckThresholdBytes: config.claimCheckThresholdBytes }
+            : {}),
+        },
+      );
+    },
+  };
+}
+
+/** A queue's name from a recipient (a name, or a queue URL). */
+function queueName(recipient: string): string {
+  return recipient.includes('/') ? recipient.slice(recipient.lastIndexOf('/') + 1) : recipient;
+}
+
+function matchesRecipient(queue: string, asked: string): boolean {
+  return queue === asked || queue === queueName(asked) || queue.endsWith(`-${asked}`);
+}
+
+function faninAttributes(attributes: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(attributes).filter(([name]) => name.startsWith('fanin-')));
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The S3 model's body as the claim check reads it (`for await` over a stream), as sim/storage.ts gives it. */
+function streamed(answer: unknown): unknown {
+  const body = (answer as { Body?: { transformToByteArray(): Promise<Uint8Array> } & object }).Body;
+  if (body === undefined || Symbol.asyncIterator in body) return answer;
+  return {
+    ...(answer as object),
+    Body: Object.assign(body, {
+      async *[Symbol.asyncIterator]() {
+        yield await body.transformToByteArray();
+      },
+    }),
+  };
+}
+
+/** A received message as Lambda's SQS event source hands it to a handler. */
+function recordOf(
+  message: {
+    MessageId: string;
+    ReceiptHandle: string;
+    Body: string;
+    MessageAttributes: Record<string, string>;
+    ReceiveCount: number;
+    SentAt: number;
+  },
+  queueName: string,
+): SQSRecord {
+  return {
+    messageId: message.MessageId,
+    receiptHandle: message.ReceiptHandle,
+    body: message.Body,
+    attributes: {
+      ApproximateReceiveCount: String(message.ReceiveCount),
+      SentTimestamp: String(message.SentAt),
+      SenderId: 'kit',
+      ApproximateFirstReceiveTimestamp: String(message.SentAt),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes).map(([name, value]) => [
+        name,
+        { stringValue: value, dataType: 'String' },
+      ]),
+    ) as SQSRecord['messageAttributes'],
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
+    awsRegion: 'us-east-1',
+  };
+}
+
+export { QueueRole };
