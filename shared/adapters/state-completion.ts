@@ -140,14 +140,17 @@ export async function seal(
     if (chunked && ref) await deleteChunks(table, pk, ref).catch(() => undefined);
     return undefined;
   }
-  if (!chunked || !ref) return toHeader(written.Attributes);
+  // As every other read of the header gives it (headerOf): how far its fan-out asked.
+  const asked =
+    typeof written.Attributes.askedUpTo === 'number' ? { askedUpTo: written.Attributes.askedUpTo } : {};
+  if (!chunked || !ref) return { ...toHeader(written.Attributes), ...asked };
   // The set as every later reader decodes it from the chunks (ids deduplicated and in order).
   const set = memberSetOf(
     ref,
     chunked.chunks.map((part, n) => ({ sk: memberChunkKey(ref.key, n), part })),
   );
   if (!set) throw new Error(`aggregate ${aggregateId}: the member set written cannot be read back`);
-  return toHeader(written.Attributes, set);
+  return { ...toHeader(written.Attributes, set), ...asked };
 }
 
 /** Deletes the chunks of a member set (a losing seal's). */

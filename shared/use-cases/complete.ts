@@ -228,12 +228,17 @@ async function finishUnderLease(
   definition: Definition | undefined,
   prebuilt?: OutputMessage,
 ): Promise<void> {
-  const lease = header.lease as string;
   const aggregateId = header.aggregateId;
   const members = new Set(header.members ?? []);
   // Replies recorded after the read the members came from, but whose own read saw the aggregate
   // still open: they are late by definition, and this is where they are told so.
   // Replies received after the deadline in force are never members: routed late here too.
+  // The owner, with its result built, skips the read when no reply outside the member set can
+  // exist (membersAreAll): the read would route nothing and rebuild nothing.
+  if (prebuilt && membersAreAll(header, definition)) {
+    await publishAndClose(ctx, header, definition, prebuilt);
+    return;
+  }
   const after = await ctx.store.readAggregate(aggregateId);
   if (definition) {
     const inTime = new Set(onTimeReplies(header, after.replies).map((r) => r.replyId));
@@ -283,6 +288,36 @@ async function finishUnderLease(
     }
     message = built.message;
   }
+  await publishAndClose(ctx, header, definition, message);
+}
+
+/**
+ * Whether a sealed aggregate's member set holds every reply id it can ever have recorded, so that
+ * no reply item outside it exists: a fan-out's aggregate (`askedUpTo`, written only by its
+ * fan-out's open) of a splitter or recipient list, whose replies are recorded only with an index
+ * below `expected` (replies.ts, refusalOf), sealed with all `expected` of them. Then the read
+ * after the seal would find only members: none late, and the owner's result already built.
+ */
+export function membersAreAll(header: AggregateHeader, definition: Definition | undefined): boolean {
+  const expected = header.expected;
+  const type = definition?.fanOut?.type;
+  if (expected === undefined || header.askedUpTo === undefined) return false;
+  if (type !== 'splitter' && type !== 'recipient-list') return false;
+  const members = new Set(header.members ?? []);
+  if (members.size !== expected) return false;
+  for (let i = 0; i < expected; i += 1) if (!members.has(String(i))) return false;
+  return true;
+}
+
+/** Step 4 and 5: publishes the result under the lease, then closes the aggregate. */
+async function publishAndClose(
+  ctx: FaninContext,
+  header: AggregateHeader,
+  definition: Definition | undefined,
+  message: OutputMessage,
+): Promise<void> {
+  const lease = header.lease as string;
+  const aggregateId = header.aggregateId;
   // A paused owner may wake after its lease was taken over: check before publishing again.
   if (ctx.clock() >= (header.leaseUntil ?? 0) - ctx.completionLeaseMs / 2) {
     const current = await ctx.store.getHeader(aggregateId);
