@@ -147,6 +147,7 @@ export interface KitLog {
 }
 
 interface Consumer {
+  readonly fn: 'fanout' | 'reply' | 'control' | 'timer';
   readonly url: string;
   readonly queueName: string;
   readonly batchSize: number;
@@ -184,6 +185,13 @@ export class FaninSimulation {
   private readonly recipientQueues = new Set<string>();
   private lastAggregate: string | undefined;
   private lastSweep: number;
+  /** Messages each function was handed (every copy and redelivery: below fanin's deduplication). */
+  public readonly records: Record<'fanout' | 'reply' | 'control' | 'timer', number> = {
+    fanout: 0,
+    reply: 0,
+    control: 0,
+    timer: 0,
+  };
   /** Invocations of each function, for what a test may want to count. */
   public readonly invocations: Record<'fanout' | 'reply' | 'control' | 'timer' | 'sweeper', number> = {
     fanout: 0,
@@ -220,7 +228,11 @@ export class FaninSimulation {
     };
     const recipients = new Set<string>();
     for (const definition of this.topology.definitions.values()) {
-      const fanOut = definition.fanOut as { type: string; recipients?: readonly string[]; target?: string };
+      const fanOut = (definition.fanOut ?? { type: 'none' }) as {
+        type: string;
+        recipients?: readonly string[];
+        target?: string;
+      };
       if (fanOut.type === 'recipient-list')
         for (const r of fanOut.recipients ?? []) recipients.add(queueName(r));
       if (fanOut.type === 'splitter' && fanOut.target !== undefined) recipients.add(queueName(fanOut.target));
@@ -263,23 +275,35 @@ export class FaninSimulation {
     };
     for (const role of OUTPUT_ROLES) this.outputUrls.set(this.storage.queueUrls[role], role);
     const { consumers, queues } = this.topology;
-    const consume = (url: string, name: string, batchSize: number, handler: Consumer['handler']) =>
-      this.consumers.push({ url, queueName: name, batchSize, handler });
+    const consume = (
+      fn: Consumer['fn'],
+      url: string,
+      name: string,
+      batchSize: number,
+      handler: Consumer['handler'],
+    ) => this.consumers.push({ fn, url, queueName: name, batchSize, handler });
     const fanOut = makeFanOutHandler(context());
     const control = makeControlHandler(context());
     const timer = makeTimerHandler(context());
     const reply = makeReplyHandler(context());
-    consume(this.storage.queueUrls.ingress, queues.ingress.name, consumers.fanOut.batchSize, (e) => {
-      this.invocations.fanout += 1;
-      return fanOut(e);
-    });
-    consume(this.storage.queueUrls.control, queues.control.name, 1, (e) => {
+    consume(
+      'fanout',
+      this.storage.queueUrls.ingress,
+      queues.ingress.name,
+      consumers.fanOut.batchSize,
+      (e) => {
+        this.invocations.fanout += 1;
+        return fanOut(e);
+      },
+    );
+    consume('control', this.storage.queueUrls.control, queues.control.name, 1, (e) => {
       this.invocations.control += 1;
       return control(e);
     });
     this.topology.replyConsumers.forEach((spec, i) => {
       const partition = this.topology.replyPartitions[i];
       consume(
+        'reply',
         this.storage.replyQueueUrls[i] as string,
         partition?.name ?? `reply-${i}`,
         Math.min(spec.batchSize, 10),
@@ -289,7 +313,7 @@ export class FaninSimulation {
         },
       );
     });
-    consume(this.storage.queueUrls.timer, queues.timer.name, consumers.timer.batchSize, (e) => {
+    consume('timer', this.storage.queueUrls.timer, queues.timer.name, consumers.timer.batchSize, (e) => {
       this.invocations.timer += 1;
       return timer(e);
     });
@@ -583,6 +607,7 @@ export class FaninSimulation {
         const messages = this.storage.receive(consumer.url, consumer.batchSize, undefined);
         if (messages.length === 0) continue;
         delivered = true;
+        this.records[consumer.fn] += messages.length;
         const response = (await consumer.handler({
           Records: messages.map((m) => recordOf(m, consumer.queueName)),
         })) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
