@@ -1,4 +1,9 @@
-import { GetQueueAttributesCommand, type Message, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  type Message,
+  type ReceiveMessageCommandInput,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DrainReport, makeReplyDrainHandler, type ReplyDrainEvent } from '../../functions/handlers.ts';
 import { aws } from '../support/clients.ts';
@@ -36,7 +41,7 @@ describe('a reply drain and the backlog it finds', () => {
     queueUrl = fanin.provisioned.replyQueueUrls[0] as string;
     fanin.clients.sqs.middlewareStack.add(
       (next, context) => async (args) => {
-        const input = args.input as { QueueUrl?: string; MaxNumberOfMessages?: number };
+        const input = args.input as ReceiveMessageCommandInput;
         if (!onReceive || context.commandName !== 'ReceiveMessageCommand' || input.QueueUrl !== queueUrl)
           return next(args);
         receiveCount += 1;
