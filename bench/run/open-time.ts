@@ -314,7 +314,7 @@ export interface OpenTimeResult extends OpenTimeFigures {
 
 /** The anchors' assumptions, written out in the results beside the figures. */
 export const OPEN_TIME_ASSUMPTIONS =
-  "Per deadline, ten aggregates opened by one fan-out invocation stay open until their deadline (no reply arrives, so replies are independent) and are timed out by it; the clock is virtual, the handlers and the emulators real. all_in = the headline's end-to-end cost per million aggregates (replies arriving) + this deadline's cost over the 1-minute one's. Step Functions Standard with callbacks bills state transitions, not waiting: its figure is the headline's at every deadline (a .waitForTaskToken task waits up to a year at no charge). Lambda durable functions: a `map` of `waitForCallback` over the ten branches and a step for the result, at prices.json's `lambda_durable_functions` (operations, data written, data retained for the time open plus the default 14-day retention), one re-invocation per callback completed, the branches' and result's SQS sends, and the same clients as Step Functions. Step Functions Express: only where the whole wait fits its five minutes (the 1-minute deadline), with synchronous responders.";
+  "Per deadline, ten aggregates opened by one fan-out invocation stay open until their deadline (no reply arrives, so replies are independent) and are timed out by it; the clock is virtual, the handlers and the emulators real. all_in = the headline's end-to-end cost per million aggregates (replies arriving) + this deadline's cost over the 1-minute one's. Step Functions Standard with callbacks bills state transitions, not waiting: its figure is the headline's at every deadline (a .waitForTaskToken task waits up to a year at no charge). Lambda durable functions: a `map` of `waitForCallback` over the ten branches and a step for the result, at prices.json's `lambda_durable_functions` (operations as the SDK checkpoints them: 4 per branch — the map item's context, the callback's context, the callback, its submitter step — and 3 for the start, the map and the result; data written; data retained for the time open plus the default 14-day retention), one re-invocation per callback completed, the branches' and result's SQS sends, and the same clients as Step Functions. Step Functions Express: only where the whole wait fits its five minutes (the 1-minute deadline), with synchronous responders.";
 
 /**
  * The figures by deadline as the results carry them, against the headline (`allInOneMinute`: its
@@ -360,7 +360,9 @@ export function openTimeResults(
 /**
  * Lambda durable functions for the scatter-gather of `fanOut` branches open `openSeconds`, per
  * million aggregates (prices.json `lambda_durable_functions`): the execution's start, a `map`, per
- * branch a `waitForCallback` of `operations_per_callback` operations, and a step for the result;
+ * branch a `waitForCallback` inside the map of `operations_per_callback` operations (as the SDK
+ * checkpoints them: the map item's child context, the callback's child context, the callback and
+ * its submitter step), and a step for the result;
  * one invocation to start and one replay per completed callback; the branches' sub-requests and
  * the result sent to SQS; its checkpoints written, and retained while open plus the retention.
  */
