@@ -168,6 +168,26 @@ export interface ArrivalPatternResult {
   readonly cost_per_million_aggregates_usd: number;
   /** The same with the `paced` timer variant's firing instead of `timer_firing`'s (requests arriving one at a time). */
   readonly cost_per_million_aggregates_usd_timers_paced?: number;
+  /**
+   * Fan-out 10: what the floor of any design leaves (`reply_floor_per_million_aggregates_usd`) of
+   * `cost_per_million_aggregates_usd`: the aggregate's own work (its header, `due` entry, seal and
+   * close, its fan-out and result, its reads, its Lambda duration), end to end (issue 23).
+   */
+  readonly own_work_per_million_aggregates_usd?: number;
+  /** The same by service (end to end less the floor's part of that service; may be below 0 where fanin batches more than the floor assumes). */
+  readonly own_work_by_service_usd?: {
+    readonly dynamodb: number;
+    readonly sqs: number;
+    readonly lambda: number;
+  };
+  /** The floor the own work is measured against: {@link replyFloorPerMillion} at this pattern's measured batching. */
+  readonly reply_floor_per_million_aggregates_usd?: number;
+  /** That floor's batching: replies per batch and per receive as measured, write units per reply of its packs. */
+  readonly reply_floor_batching?: {
+    readonly replies_per_batch: number;
+    readonly messages_per_receive: number;
+    readonly write_units_per_reply: number;
+  };
   /** The timer variant whose firing the all-in figures include. */
   readonly timer_firing?: TimerVariantName;
   /** Fan-out 10, from the last reply's send to the result read off the output queue. */

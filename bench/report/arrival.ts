@@ -17,6 +17,24 @@ function failedConditions(f: ArrivalFigures): string {
   return byOp.length === 0 ? '0' : byOp.map(([op, n]) => `${fmt(n, 4)} ${op}`).join(', ');
 }
 
+const usdOrDash = (n: number | undefined) => (n === undefined ? '—' : usd(n));
+
+/** What the own-work rows mean, with each pattern's floor batching. */
+function ownWorkText(r: Results, names: readonly ArrivalPatternName[]): string[] {
+  const shown = names.filter((p) => r.arrival[p].reply_floor_batching !== undefined);
+  if (shown.length === 0) return [];
+  const batching = shown.map((p) => {
+    const b = r.arrival[p].reply_floor_batching;
+    return b
+      ? `\`${p}\` ${fmt(b.replies_per_batch, 2)} replies per batch, ${fmt(b.messages_per_receive, 2)} per receive, ${fmt(b.write_units_per_reply, 3)} write units per reply`
+      : '';
+  });
+  return [
+    `The floor is what each reply costs at the least whatever the design (\`replyFloorPerMillion\` in \`bench/cost.ts\`; see "Cost per million aggregates"), taken at the batching the pattern measured: ${batching.join('; ')}. The aggregate's own work is the end-to-end cost less that floor: its header, \`due\` entry, seal and close, its fan-out's requests and result, its reads, its timer, and every Lambda millisecond (the floor counts none); by service, the floor's part of each is taken off, so a service where fanin batches more than the floor assumes (the responders' \`SendMessageBatch\` in \`together\`) can come out below zero. \`arrival.<pattern>.own_work_per_million_aggregates_usd\` in the JSON, beside \`reply_floor_per_million_aggregates_usd\`.`,
+    '',
+  ];
+}
+
 export function arrivalSection(r: Results): string[] {
   const names = (['together', 'independent', 'spread'] as const).filter((p) => r.arrival[p]);
   const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))].sort(
@@ -75,9 +93,32 @@ export function arrivalSection(r: Results): string[] {
               ),
             ]
           : []),
+        ...(names.some((p) => r.arrival[p].own_work_per_million_aggregates_usd !== undefined)
+          ? [
+              [
+                'of which the floor of any design (its batching as measured)',
+                ...names.map((p) => usdOrDash(r.arrival[p].reply_floor_per_million_aggregates_usd)),
+              ],
+              [
+                "**the aggregate's own work per million aggregates**",
+                ...names.map((p) => {
+                  const own = r.arrival[p].own_work_per_million_aggregates_usd;
+                  return own === undefined ? '—' : `**${usd(own)}**`;
+                }),
+              ],
+              [
+                'own work: DynamoDB / SQS / Lambda',
+                ...names.map((p) => {
+                  const by = r.arrival[p].own_work_by_service_usd;
+                  return by ? `${usd(by.dynamodb)} / ${usd(by.sqs)} / ${usd(by.lambda)}` : '—';
+                }),
+              ],
+            ]
+          : []),
       ],
     ),
     '',
+    ...ownWorkText(r, names),
   ];
   const compared = names.filter((p) => r.arrival[p].by_batching.length > 1);
   if (compared.length > 0) {

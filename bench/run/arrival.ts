@@ -1,6 +1,20 @@
-import { addUsage, type Bill, billPerMillion, type Prices, usageOf } from '../cost.ts';
+import {
+  addUsage,
+  type Bill,
+  billPerMillion,
+  measuredFloorBatching,
+  type Prices,
+  replyFloorBill,
+  usageOf,
+} from '../cost.ts';
 import { grouped, total } from '../counters.ts';
-import { type ArrivalPhaseResult, Bodies, percentile, runArrival } from '../phases.ts';
+import {
+  type ArrivalPhaseResult,
+  Bodies,
+  packedWriteUnitsPerReply,
+  percentile,
+  runArrival,
+} from '../phases.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../responders.ts';
 import type { ReplyBatching, Rig } from '../rig.ts';
 import type { ArrivalFigures, ArrivalPatternResult, BatchingComparison, Results } from '../schema.ts';
@@ -272,6 +286,7 @@ export function arrivalResults(
     if (!paced) continue;
     const figures = atDefault.map((p) => arrivalFigures(p, timers, prices));
     const headline = arrivalFigures(paced, timers, prices);
+    const own = ownWork(paced, headline, timers, prices);
     const byFanOut = (pick: (f: ArrivalFigures) => number) =>
       Object.fromEntries(figures.map((f) => [String(f.fan_out), pick(f)]));
     const others = mine
@@ -283,6 +298,7 @@ export function arrivalResults(
       sqs_calls_per_reply: byFanOut((f) => f.sqs_calls),
       cost_per_million_aggregates_usd: headline.cost_per_million_aggregates_usd,
       cost_per_million_aggregates_usd_timers_paced: headline.cost_per_million_aggregates_usd_timers_paced,
+      ...own,
       timer_firing: ARRIVAL_TIMER_VARIANT,
       completion_latency_ms: headline.completion_latency_ms,
       batching_window_seconds: defaultBatching.windowSeconds,
@@ -293,4 +309,39 @@ export function arrivalResults(
     };
   }
   return out as Results['arrival'];
+}
+
+/**
+ * The aggregate's own work of one fan-out 10 phase (issue 23): its end-to-end bill less the floor
+ * of any design at the batching the phase measured (`measuredFloorBatching`), in total and by
+ * service, with that floor beside it.
+ */
+function ownWork(
+  phase: ArrivalPhaseResult,
+  figures: ArrivalFigures,
+  timers: TimerFirings,
+  prices: Prices,
+): Pick<
+  ArrivalPatternResult,
+  | 'own_work_per_million_aggregates_usd'
+  | 'own_work_by_service_usd'
+  | 'reply_floor_per_million_aggregates_usd'
+  | 'reply_floor_batching'
+> {
+  const fanOut = phase.replies / phase.aggregates;
+  const batching = measuredFloorBatching(figures, fanOut, packedWriteUnitsPerReply());
+  const floor = replyFloorBill(fanOut, batching, prices);
+  const { fanin, clients } = bills(phase, timers[ARRIVAL_TIMER_VARIANT], prices);
+  const of = (service: 'dynamodb' | 'sqs' | 'lambda') =>
+    round(fanin[service] + clients[service] - floor[service], 2);
+  return {
+    own_work_per_million_aggregates_usd: round(figures.cost_per_million_aggregates_usd - floor.total, 2),
+    own_work_by_service_usd: { dynamodb: of('dynamodb'), sqs: of('sqs'), lambda: of('lambda') },
+    reply_floor_per_million_aggregates_usd: round(floor.total, 2),
+    reply_floor_batching: {
+      replies_per_batch: round(batching.repliesPerBatch, 2),
+      messages_per_receive: round(batching.messagesPerReceive ?? batching.repliesPerBatch, 2),
+      write_units_per_reply: round(batching.writeUnitsPerReply ?? 1, 3),
+    },
+  };
 }
