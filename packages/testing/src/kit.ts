@@ -208,11 +208,7 @@ export class FaninSimulation {
     const random = new Random(options.seed ?? 1);
     const draw = () => random.next();
     const clock = () => this.clockMs;
-    this.topology = describeTopology({
-      ...(options.topology ?? {}),
-      prefix: options.prefix ?? 'kit',
-      definitions,
-    });
+    this.topology = topologyOf({ ...(options.topology ?? {}), prefix: options.prefix ?? 'kit', definitions });
     const days = Math.ceil(this.topology.stateLifeSeconds / 86_400) + 1;
     this.models = {
       dynamodb: new DynamoDbModel({ clock, random: draw, staleProbability: 0, expiryProbability: 0 }),
@@ -604,6 +600,8 @@ export class FaninSimulation {
         throw new Error('the simulation does not settle: a handler keeps sending messages to itself');
       let delivered = false;
       for (const consumer of this.consumers) {
+        // Most queues are empty most of the time: look before receiving (a receive copies every message).
+        if (!this.models.sqs.queue(consumer.url).messages.some((m) => m.visibleAt <= this.clockMs)) continue;
         const messages = this.storage.receive(consumer.url, consumer.batchSize, undefined);
         if (messages.length === 0) continue;
         delivered = true;
@@ -745,6 +743,21 @@ export async function fromConfig(file?: string): Promise<ConfiguredSimulations> 
       );
     },
   };
+}
+
+/** Topologies already described, by their options (a suite simulates one definition many times). */
+const topologies = new Map<string, Topology>();
+
+/** `describeTopology(options)`, once per distinct options (the topology is read-only). */
+function topologyOf(options: TopologyOptions): Topology {
+  const key = JSON.stringify(options);
+  let topology = topologies.get(key);
+  if (topology === undefined) {
+    topology = describeTopology(options);
+    if (topologies.size > 500) topologies.clear();
+    topologies.set(key, topology);
+  }
+  return topology;
 }
 
 /** A queue's name from a recipient (a name, or a queue URL). */
