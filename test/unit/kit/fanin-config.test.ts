@@ -153,7 +153,7 @@ describe('fanin.config.ts by the kit', () => {
 
     // A day of virtual time is 1,440 snapshot timers (one a minute), each a real timer invocation:
     // about 2 s on a quiet machine, so a longer timeout than the unit default.
-    it("without the event it times out at its one-day deadline, a timer past SQS's 15-minute delay re-armed on the way", {
+    it('without the event it times out at its one-day deadline, after 1,439 snapshots', {
       timeout: 60_000,
     }, async () => {
       const run = config.simulate('order-approval');
