@@ -104,6 +104,12 @@ export interface ReplyToRecord {
 export interface StoredReply extends ReplyToRecord {
   /** Set once the reply was found late (recorded after its aggregate was sealed). */
   readonly late?: boolean;
+  /**
+   * `unknown`: the reply was reported unknown before its aggregate opened ({@link
+   * StateStore.markUnknown}; `late` is set too): never a member, it owes the unknown output (a copy
+   * recorded in a pack after the open: the completer sends it).
+   */
+  readonly owes?: 'unknown';
   /** The key of the pack it was read from; absent when it was read from its own item. */
   readonly pack?: string;
 }
@@ -155,6 +161,21 @@ export interface HeldReply {
 /** The two exclusive fates of a held reply. */
 export type HeldClaim = 'counted' | 'unknown';
 
+/**
+ * What a reply's conditional put did: `recorded`; `duplicate` (recorded before, or twice in one
+ * batch, or reported unknown with its output sent); `unknown` (the reply was reported unknown
+ * before its aggregate opened, {@link StateStore.markUnknown}, and its output is not known sent:
+ * never counted, it owes the unknown output).
+ */
+export type ReplyFate = 'recorded' | 'duplicate' | 'unknown';
+
+/**
+ * What marking a reply late did: `marked` the first time; `late` when it was marked late before.
+ * A reply reported unknown ({@link StateStore.markUnknown}) is never late: `unknown` while it owes
+ * the unknown output, `reported` once that was sent ({@link StateStore.markUnknownSent}).
+ */
+export type LateMark = 'marked' | 'late' | 'unknown' | 'reported';
+
 /** An item the sweeper found due. */
 export type DueItem =
   | { readonly kind: 'aggregate'; readonly aggregateId: string; readonly dueAt: number }
@@ -194,18 +215,14 @@ export interface StateStore {
   ): Promise<AggregateHeader | undefined>;
   /** The request stored when the aggregate was opened. */
   getRequest(aggregateId: string): Promise<StoredPayload | undefined>;
-  /** Records one reply, once: a conditional put by reply id (`duplicate` when it was already there). */
-  putReply(aggregateId: string, reply: ReplyToRecord, shards?: number): Promise<'recorded' | 'duplicate'>;
+  /** Records one reply, once: a conditional put by reply id ({@link ReplyFate}). */
+  putReply(aggregateId: string, reply: ReplyToRecord, shards?: number): Promise<ReplyFate>;
   /**
    * Records the replies of one batch to one aggregate, each once: several in one item (a pack)
    * where they share a partition key, a lone one as {@link putReply} does. One fate per reply, in
    * order (`duplicate` when it was already recorded, or twice in `replies`).
    */
-  putReplies(
-    aggregateId: string,
-    replies: readonly ReplyToRecord[],
-    shards?: number,
-  ): Promise<('recorded' | 'duplicate')[]>;
+  putReplies(aggregateId: string, replies: readonly ReplyToRecord[], shards?: number): Promise<ReplyFate[]>;
   /** Replies recorded (not late) with index ids `first … last`, packed or not: range reads (large fan-outs). */
   countRange(aggregateId: string, first: number, last: number, shards?: number): Promise<number>;
   /** Records that a block of index reply ids is all in (large fan-outs; idempotent). */
@@ -254,8 +271,8 @@ export interface StateStore {
   markEmitted(aggregateId: string, lease: string, channels: readonly OutputChannel[]): Promise<boolean>;
   /** completing → closed under the lease (the header becomes the tombstone); false when not held. */
   close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean>;
-  /** Marks a reply late, once: true the first time (then it is counted on the header). */
-  markLate(aggregateId: string, replyId: string, expiresAt: number, shards?: number): Promise<boolean>;
+  /** Marks a reply late, once ({@link LateMark}; counted on the header the first time). */
+  markLate(aggregateId: string, replyId: string, expiresAt: number, shards?: number): Promise<LateMark>;
   /**
    * Fixes a reply's fate as unknown: marks it late under its own key (for each write-shard count
    * in `shards`) only while its aggregate has no header, atomically with that check; false, and
@@ -267,6 +284,11 @@ export interface StateStore {
     expiresAt: number,
     shards: readonly number[],
   ): Promise<boolean>;
+  /**
+   * Records that the unknown output of a reply {@link markUnknown} marked was sent (each layout in
+   * `shards`): a copy of it put later is a `duplicate`, not `unknown`. Only a mark owing it changes.
+   */
+  markUnknownSent(aggregateId: string, replyId: string, shards: readonly number[]): Promise<void>;
   holdReply(held: HeldReply): Promise<boolean>;
   getHeld(aggregateId: string, replyId: string): Promise<HeldReply | undefined>;
   listHeld(aggregateId: string): Promise<HeldReply[]>;

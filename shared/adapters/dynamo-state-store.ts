@@ -9,7 +9,9 @@ import type {
   DueWindow,
   HeldClaim,
   HeldReply,
+  LateMark,
   OutputChannel,
+  ReplyFate,
   ReplyToRecord,
   Seal,
   StateStore,
@@ -110,7 +112,7 @@ export class DynamoStateStore implements StateStore {
     return aggregates.getRequest(this.table, aggregateId);
   }
 
-  public putReply(aggregateId: string, reply: ReplyToRecord, shards = 1): Promise<'recorded' | 'duplicate'> {
+  public putReply(aggregateId: string, reply: ReplyToRecord, shards = 1): Promise<ReplyFate> {
     return aggregates.putReply(this.table, aggregateId, reply, shards);
   }
 
@@ -118,7 +120,7 @@ export class DynamoStateStore implements StateStore {
     aggregateId: string,
     replies: readonly ReplyToRecord[],
     shards = 1,
-  ): Promise<('recorded' | 'duplicate')[]> {
+  ): Promise<ReplyFate[]> {
     return aggregates.putReplies(this.table, aggregateId, replies, shards);
   }
 
@@ -126,8 +128,12 @@ export class DynamoStateStore implements StateStore {
     return aggregates.readAggregate(this.table, aggregateId);
   }
 
-  public markLate(aggregateId: string, replyId: string, expiresAt: number, shards = 1): Promise<boolean> {
+  public markLate(aggregateId: string, replyId: string, expiresAt: number, shards = 1): Promise<LateMark> {
     return aggregates.markLate(this.table, aggregateId, replyId, expiresAt, shards);
+  }
+
+  public markUnknownSent(aggregateId: string, replyId: string, shards: readonly number[]): Promise<void> {
+    return aggregates.markUnknownSent(this.table, aggregateId, replyId, shards);
   }
 
   public markUnknown(

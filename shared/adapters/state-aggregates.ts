@@ -4,7 +4,9 @@ import { AggregateStatus } from '../engine/constants.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
+  LateMark,
   PayloadPointer,
+  ReplyFate,
   ReplyToRecord,
   StoredPayload,
   StoredReply,
@@ -35,6 +37,14 @@ import { queryAll, type StateTable, unlessConditionFails } from './state-table.t
 
 /** Retries of a throttled reply put beyond the SDK's own, with jittered back-off. */
 const THROTTLE_RETRIES = 10;
+
+/**
+ * The attribute of a late mark that a reply reported unknown has ({@link markUnknown}): `unknown`
+ * while it owes the unknown output, `sent` once that output was sent ({@link markUnknownSent}).
+ */
+const OWES = 'owes';
+const OWES_UNKNOWN = 'unknown' as const;
+const UNKNOWN_SENT = 'sent';
 
 export async function openAggregate(
   table: StateTable,
@@ -195,30 +205,46 @@ export async function getRequest(table: StateTable, aggregateId: string): Promis
 /**
  * One conditional put: the reply's own item, nothing shared. A reply is 1 write unit when its
  * stored form is at most 1 KB, and never contends with the other replies of its aggregate.
+ *
+ * A put that finds the mark {@link markUnknown} left under the reply's key (no reply recorded,
+ * `owes: unknown`) is `unknown`: the reply was reported unknown before its aggregate opened, so it
+ * is never counted, and it owes the unknown output (whose send may have failed: simulation seed
+ * 98), not nothing as a duplicate does.
  */
 export async function putReply(
   table: StateTable,
   aggregateId: string,
   reply: ReplyToRecord,
   shards = 1,
-): Promise<'recorded' | 'duplicate'> {
-  const written = await putOnce(table, replyItem(aggregateId, reply, shards), false);
-  return written === true ? 'recorded' : 'duplicate';
+): Promise<ReplyFate> {
+  const written = await putOnce(table, replyItem(aggregateId, reply, shards), true);
+  if (written === true) return 'recorded';
+  return owesUnknown(written) ? 'unknown' : 'duplicate';
+}
+
+/** Whether an item under a reply's key is the mark of a reply reported unknown (no reply recorded) that still owes its output. */
+function owesUnknown(item: Record<string, unknown> | undefined): boolean {
+  return item?.[OWES] === OWES_UNKNOWN && item.receivedAt === undefined;
+}
+
+/** Whether it is the mark of a reply reported unknown whose unknown output was sent. */
+function sentUnknown(item: Record<string, unknown> | undefined): boolean {
+  return item?.[OWES] === UNKNOWN_SENT && item.receivedAt === undefined;
 }
 
 /**
  * The replies of one batch to one aggregate: a pack where several share a partition key
  * (state-packs.ts), a lone reply in its own item. A pack whose key is taken already (the batch
  * redelivered, or grouped differently) leaves its members that pack holds as duplicates, and
- * records the others one by one.
+ * records the others one by one (a reply reported unknown is `unknown`, as {@link putReply} says).
  */
 export async function putReplies(
   table: StateTable,
   aggregateId: string,
   replies: readonly ReplyToRecord[],
   shards = 1,
-): Promise<('recorded' | 'duplicate')[]> {
-  const fates = new Map<string, 'recorded' | 'duplicate'>();
+): Promise<ReplyFate[]> {
+  const fates = new Map<string, ReplyFate>();
   await Promise.all(
     planWrites(aggregateId, replies, shards).map(async (write) => {
       if (write.kind === 'single') {
@@ -295,6 +321,7 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
   const chunks: Record<string, unknown>[] = [];
   const copies: StoredReply[] = [];
   const lateIds = new Set<string>();
+  const owedIds = new Set<string>();
   const collect = (rows: Record<string, unknown>[]) => {
     for (const item of rows) {
       const sk = String(item.sk);
@@ -305,6 +332,9 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
         // A late mark alone (a reply recorded only in a pack, then found late) has no body.
         if (item.receivedAt !== undefined) copies.push(toReply(item));
         else if (item.late === true && item.replyId !== undefined) lateIds.add(String(item.replyId));
+        // A reply reported unknown, and recorded in a pack since its aggregate opened (putReply
+        // finds the mark, a pack put does not): it owes the unknown output.
+        if (owesUnknown(item) && item.replyId !== undefined) owedIds.add(String(item.replyId));
       }
     }
   };
@@ -329,29 +359,41 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
     );
     for (const rows of others) collect(rows);
   }
-  return { ...(header ? { header } : {}), replies: resolveCopies(header, copies, lateIds) };
+  const replies = resolveCopies(header, copies, lateIds).map((r) =>
+    owedIds.has(r.replyId) ? { ...r, late: true, owes: OWES_UNKNOWN } : r,
+  );
+  return { ...(header ? { header } : {}), replies };
 }
 
+/**
+ * Marks a reply late, once: `marked` the first time (and counted on the header), `late` when it was
+ * marked late before; when its mark is the one {@link markUnknown} left (the reply was reported
+ * unknown, so never late), `unknown` while it owes the unknown output, `reported` once it was sent.
+ */
 export async function markLate(
   table: StateTable,
   aggregateId: string,
   replyId: string,
   expiresAt: number,
   shards = 1,
-): Promise<boolean> {
+): Promise<LateMark> {
   const pk = aggregateKey(aggregateId);
-  const marked = await unlessConditionFails(
-    table.client.send(
+  try {
+    await table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
         UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
         ConditionExpression: 'attribute_not_exists(late)',
         ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
-    ),
-  );
-  if (marked === undefined) return false;
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const old = error.Item ? unmarshallLoose(error.Item) : undefined;
+    return owesUnknown(old) ? 'unknown' : sentUnknown(old) ? 'reported' : 'late';
+  }
   // Counted once per late reply: only the invocation that marked it adds it.
   await unlessConditionFails(
     table.client.send(
@@ -364,13 +406,14 @@ export async function markLate(
       }),
     ),
   );
-  return true;
+  return 'marked';
 }
 
 /**
  * Fixes the fate of a reply reported unknown: a late mark under its own key (under each write-shard
  * layout in `shards`), written only while its aggregate has no header, in one transaction with that
- * check. Once written, an aggregate opened later never counts the reply (its seal reads after the
+ * check; the mark says it owes the unknown output (`owes`), which a copy of the reply put after the
+ * open learns from it ({@link putReply}, {@link markLate}). Once written, an aggregate opened later never counts the reply (its seal reads after the
  * open, so after the mark); when the header exists already, nothing is written and the reply is
  * one of that aggregate's, to record like any other.
  *
@@ -407,8 +450,15 @@ export async function markUnknown(
             Update: {
               TableName: table.tableName,
               Key,
-              UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
-              ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
+              UpdateExpression:
+                'SET late = :true, replyId = :id, #owes = :unknown, expiresAt = if_not_exists(expiresAt, :exp)',
+              ExpressionAttributeNames: { '#owes': OWES },
+              ExpressionAttributeValues: {
+                ':true': true,
+                ':id': replyId,
+                ':unknown': OWES_UNKNOWN,
+                ':exp': expiresAt,
+              },
             },
           })),
         ],
@@ -423,6 +473,38 @@ export async function markUnknown(
       return false;
     throw error;
   }
+}
+
+/**
+ * Records that the unknown output of a reply {@link markUnknown} marked was sent (under each
+ * write-shard layout in `shards`): a copy of the reply put afterwards is a duplicate, and sends it
+ * no more. Only a mark still owing it changes; no item is created.
+ */
+export async function markUnknownSent(
+  table: StateTable,
+  aggregateId: string,
+  replyId: string,
+  shards: readonly number[],
+): Promise<void> {
+  const pks = new Set(
+    (shards.length > 0 ? shards : [1]).map((n) => replyPartitionKey(aggregateId, replyId, n)),
+  );
+  await Promise.all(
+    [...pks].map((pk) =>
+      unlessConditionFails(
+        table.client.send(
+          new UpdateCommand({
+            TableName: table.tableName,
+            Key: { pk, sk: replyKey(replyId) },
+            UpdateExpression: 'SET #owes = :sent',
+            ConditionExpression: '#owes = :unknown',
+            ExpressionAttributeNames: { '#owes': OWES },
+            ExpressionAttributeValues: { ':sent': UNKNOWN_SENT, ':unknown': OWES_UNKNOWN },
+          }),
+        ),
+      ),
+    ),
+  );
 }
 
 function isThrottled(error: unknown): boolean {

@@ -20,7 +20,7 @@ import { replyExpiry } from './aggregate-life.ts';
 import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
 import { completionState, validReplies } from './evaluate.ts';
-import { AFTER_DEADLINE, onTimeReplies, routeLate } from './late.ts';
+import { AFTER_DEADLINE, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
 
 /** The output each outcome goes to. */
 const OUTPUT_OF: Record<Outcome, OutputRole> = {
@@ -243,7 +243,24 @@ async function finishUnderLease(
   if (definition) {
     const inTime = new Set(onTimeReplies(header, after.replies).map((r) => r.replyId));
     for (const reply of after.replies) {
-      if (members.has(reply.replyId) || reply.late) continue;
+      if (members.has(reply.replyId)) continue;
+      // Reported unknown before the open, and recorded in a pack since (late.ts, publishUnknownOutput).
+      if (reply.owes === 'unknown') {
+        await publishUnknownOutput(ctx, {
+          aggregateId,
+          replyId: reply.replyId,
+          message: {
+            messageId: reply.messageId ?? '',
+            body: reply.payloadRef ? '' : reply.payload,
+            attributes: {},
+            retained: true,
+          },
+          definition: reply.definition,
+          shards: [header.shards ?? 1],
+        });
+        continue;
+      }
+      if (reply.late) continue;
       await routeLate(
         ctx,
         definition,

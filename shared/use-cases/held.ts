@@ -1,10 +1,8 @@
 import { stateLifeSeconds } from '../engine/definition.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
-import { replyOutputId } from '../engine/output-ids.ts';
-import { MetricName, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
 import type { HeldReply, RawMessage } from '../ports.ts';
-import { QueueRole } from '../topology/topology.ts';
 import { type FaninContext, loadStored, resolvePayload, storable } from './context.ts';
+import { publishUnknownOutput } from './late.ts';
 import { judgeAndRecord, type Reply } from './replies.ts';
 
 /**
@@ -71,6 +69,11 @@ async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply
  * named could (every definition's, when it named none), under the write shard that definition
  * gives the reply.
  *
+ * The mark says whether the unknown output was sent (late.ts, publishUnknownOutput): a copy of the
+ * reply put once the aggregate has opened that finds it still owed sends it, under the same id,
+ * rather than being taken as a duplicate (the first send may have failed after the mark was
+ * written: simulation seed 98), and never goes to the late output.
+ *
  * When the aggregate has opened since the reply was found unknown (its first look and the mark
  * are separate calls, and the invocation may pause between them), nothing is marked or published:
  * the reply is recorded in it like any reply (counted, a duplicate of a member, or late), so a
@@ -103,17 +106,7 @@ export async function publishUnknown(
     // Gone again since the check (its tombstone expired): marked while it is absent, next time.
     throw new Error(`aggregate ${aggregateId} vanished while reply ${replyId} was being reported unknown`);
   }
-  await ctx.outputs.publish(QueueRole.UNKNOWN, {
-    id: replyOutputId(aggregateId, 'unknown', replyId),
-    type: 'fanin.reply.unknown',
-    aggregateId,
-    ...(definition ? { definition } : {}),
-    replyId,
-    reason: 'no such aggregate',
-    at: ctx.clock(),
-    message: { messageId: raw.messageId, body: raw.body, attributes: raw.attributes },
-  });
-  ctx.metrics?.count(MetricName.REPLIES_UNKNOWN, definition ?? UNKNOWN_DEFINITION);
+  await publishUnknownOutput(ctx, { aggregateId, replyId, message: raw, definition, shards });
 }
 
 /**

@@ -1,8 +1,9 @@
 import { deadlineOf, openDueAt } from '../engine/completion.ts';
+import { WireAttribute } from '../engine/correlation.ts';
 import type { Definition } from '../engine/definition.ts';
 import { replyOutputId } from '../engine/output-ids.ts';
-import { MetricName } from '../observability/metric-names.ts';
-import type { AggregateHeader, AggregateSnapshot, StoredReply } from '../ports.ts';
+import { MetricName, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
+import type { AggregateHeader, AggregateSnapshot, RawMessage, StoredReply } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { replyExpiry } from './aggregate-life.ts';
 import type { FaninContext } from './context.ts';
@@ -69,7 +70,9 @@ export const AFTER_DEADLINE = "the reply came after the aggregate's deadline: it
 /**
  * Routes a late reply: marked on its item once (so the late count on the header counts it once),
  * published on every attempt (the output id is deterministic, so a retry after a crash between
- * the two is not lost and deduplicates).
+ * the two is not lost and deduplicates). A reply whose key holds the mark of a reply reported
+ * unknown (before its aggregate opened: held.ts, publishUnknown) is not late, and never goes to the
+ * late output: its unknown output is sent here if the mark still owes it (its first send failed).
  */
 export async function routeLate(
   ctx: FaninContext,
@@ -84,10 +87,27 @@ export async function routeLate(
   },
   reason = `aggregate is ${header.status}${header.outcome ? ` (${header.outcome})` : ''}: the reply came after its result was fixed`,
 ): Promise<void> {
-  if (
-    await ctx.store.markLate(header.aggregateId, replyId, replyExpiry(ctx, definition, header), header.shards)
-  )
-    ctx.metrics?.count(MetricName.REPLIES_LATE, definition.name);
+  const mark = await ctx.store.markLate(
+    header.aggregateId,
+    replyId,
+    replyExpiry(ctx, definition, header),
+    header.shards,
+  );
+  if (mark === 'unknown') {
+    await publishUnknownOutput(ctx, {
+      aggregateId: header.aggregateId,
+      replyId,
+      message: {
+        messageId: message.messageId ?? '',
+        body: message.body,
+        attributes: message.attributes ?? {},
+      },
+      shards: [header.shards ?? 1],
+    });
+    return;
+  }
+  if (mark === 'reported') return;
+  if (mark === 'marked') ctx.metrics?.count(MetricName.REPLIES_LATE, definition.name);
   if (definition.latePolicy !== 'route') return;
   await ctx.outputs.publish(
     QueueRole.LATE,
@@ -105,4 +125,48 @@ export async function routeLate(
     },
     { eventBridge: definition.outputs.eventBridge },
   );
+}
+
+/** The unknown output of one reply, as {@link publishUnknownOutput} sends it. */
+export interface UnknownOutput {
+  readonly aggregateId: string;
+  readonly replyId: string;
+  /** The reply's message (`retained`: the reply as stored, its kept body without attributes, as the completer has it). */
+  readonly message: Pick<RawMessage, 'messageId' | 'body' | 'attributes'> & { readonly retained?: boolean };
+  /** The definition the reply named, if any (by default its message's `fanin-definition`). */
+  readonly definition?: string;
+  /** The write-shard layouts its mark was written under (StateStore.markUnknown). */
+  readonly shards: readonly number[];
+}
+
+/**
+ * Publishes the unknown output of a reply whose fate is fixed as unknown (its mark written:
+ * held.ts, publishUnknown), under its deterministic id, then records on the mark that it was sent.
+ * A copy of the reply that meets a mark still owing it (the first send failed, simulation seed 98)
+ * sends it again, even once its aggregate has opened (replies.ts, the `unknown` fate; routeLate;
+ * the completer for a copy recorded in a pack); one that meets a mark whose output was sent is a
+ * duplicate, and sends nothing: a reply is on the unknown output once (a crash between the send
+ * and its record sends it again under the same id).
+ */
+export async function publishUnknownOutput(ctx: FaninContext, output: UnknownOutput): Promise<void> {
+  const { aggregateId, replyId, message } = output;
+  const definition =
+    'definition' in output ? output.definition : message.attributes[WireAttribute.DEFINITION];
+  await ctx.outputs.publish(QueueRole.UNKNOWN, {
+    id: replyOutputId(aggregateId, 'unknown', replyId),
+    type: 'fanin.reply.unknown',
+    aggregateId,
+    ...(definition ? { definition } : {}),
+    replyId,
+    reason: 'no such aggregate',
+    at: ctx.clock(),
+    message: {
+      messageId: message.messageId,
+      body: message.body,
+      attributes: message.attributes,
+      ...(message.retained ? { retained: true } : {}),
+    },
+  });
+  ctx.metrics?.count(MetricName.REPLIES_UNKNOWN, definition ?? UNKNOWN_DEFINITION);
+  await ctx.store.markUnknownSent(aggregateId, replyId, output.shards);
 }

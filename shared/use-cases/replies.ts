@@ -24,7 +24,7 @@ import {
 import { evaluate } from './evaluate.ts';
 import { handleUnknown } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
-import { AFTER_DEADLINE, routeLate } from './late.ts';
+import { AFTER_DEADLINE, publishUnknownOutput, routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 import { expireAggregate } from './timers.ts';
 
@@ -384,8 +384,9 @@ async function recordAndEvaluate(
   ctx: FaninContext,
   definition: Definition,
   header: AggregateHeader,
-  replies: readonly Reply[],
+  batch: readonly Reply[],
 ): Promise<void> {
+  let replies = batch;
   if (completionStateOf(header) !== 'open') {
     const duplicates = replies.filter((r) => header.members?.includes(r.replyId)).length;
     ctx.metrics?.count(MetricName.REPLIES_DUPLICATE, definition.name, duplicates);
@@ -393,11 +394,31 @@ async function recordAndEvaluate(
     return;
   }
   const now = ctx.clock();
-  const records = await Promise.all(replies.map((r) => recordable(ctx, definition, header, r, now)));
+  let records = await Promise.all(replies.map((r) => recordable(ctx, definition, header, r, now)));
   // Several replies of this aggregate in the batch share one item (a pack): the read below counts
   // each reply id once, whichever items hold it.
   const fates = await ctx.store.putReplies(header.aggregateId, records, header.shards);
-  for (const fate of fates) ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
+  for (const fate of fates)
+    if (fate !== 'unknown') ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
+  // A reply reported unknown before the aggregate opened (held.ts, publishUnknown) is never
+  // counted, and owes the unknown output: its first send may have failed after its fate was fixed
+  // (simulation seed 98). Sent again under the same id before this delivery is acknowledged; the
+  // rest of the batch goes on without it.
+  const owedReplies = replies.filter((_, i) => fates[i] === 'unknown');
+  const owed = new Set(owedReplies.map((r) => r.replyId));
+  if (owed.size > 0) {
+    for (const reply of owedReplies)
+      await publishUnknownOutput(ctx, {
+        aggregateId: header.aggregateId,
+        replyId: reply.replyId,
+        message: { ...reply.raw, messageId: reply.messageId },
+        definition: reply.claimed?.name,
+        shards: [header.shards ?? 1],
+      });
+    replies = replies.filter((r) => !owed.has(r.replyId));
+    records = records.filter((r) => !owed.has(r.replyId));
+    if (replies.length === 0) return;
+  }
   // Past the deadline (its timer lost, or not yet fired), the reply path does what the timer
   // would: the deadline decides on the replies received before it (late.ts, onTimeReplies; a
   // reply received at or after it is never a member, whoever seals), and the completer routes the

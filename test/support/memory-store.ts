@@ -12,10 +12,12 @@ import type {
   DueItem,
   HeldClaim,
   HeldReply,
+  LateMark,
   OutputChannel,
   OutputMessage,
   OutputPublisher,
   RawMessage,
+  ReplyFate,
   ReplyToRecord,
   RequestSender,
   Seal,
@@ -45,7 +47,8 @@ interface AggregateRecord {
   lastSnapshot?: number;
   request?: StoredPayload & { readonly requestId?: string };
   /** Reply items by reply id: a put reply, or only a late mark. */
-  readonly replies: Map<string, { reply?: StoredReply; late: boolean }>;
+  /** `unknown`: the reply was reported unknown (markUnknown), its output `owed` or `sent`. */
+  readonly replies: Map<string, { reply?: StoredReply; late: boolean; unknown?: 'owed' | 'sent' }>;
   readonly held: Map<string, HeldReply>;
   readonly blocks: Set<number>;
   readonly counters: Map<number, number>;
@@ -122,20 +125,17 @@ export class MemoryStateStore implements StateStore {
     return { payload: request.payload, ...(request.payloadRef ? { payloadRef: request.payloadRef } : {}) };
   }
 
-  public async putReply(aggregateId: string, reply: ReplyToRecord): Promise<'recorded' | 'duplicate'> {
+  public async putReply(aggregateId: string, reply: ReplyToRecord): Promise<ReplyFate> {
     const replies = this.record(aggregateId).replies;
     const item = replies.get(reply.replyId);
-    if (item) return 'duplicate';
+    if (item) return item.unknown === 'owed' && !item.reply ? 'unknown' : 'duplicate';
     replies.set(reply.replyId, { reply: structuredClone(reply), late: false });
     return 'recorded';
   }
 
   /** One reply at a time (packs are the DynamoDB store's layout; the fates are the same). */
-  public async putReplies(
-    aggregateId: string,
-    replies: readonly ReplyToRecord[],
-  ): Promise<('recorded' | 'duplicate')[]> {
-    const fates: ('recorded' | 'duplicate')[] = [];
+  public async putReplies(aggregateId: string, replies: readonly ReplyToRecord[]): Promise<ReplyFate[]> {
+    const fates: ReplyFate[] = [];
     for (const reply of replies) fates.push(await this.putReply(aggregateId, reply));
     return fates;
   }
@@ -271,20 +271,26 @@ export class MemoryStateStore implements StateStore {
     return true;
   }
 
-  public async markLate(aggregateId: string, replyId: string): Promise<boolean> {
+  public async markLate(aggregateId: string, replyId: string): Promise<LateMark> {
     const record = this.record(aggregateId);
     const item = record.replies.get(replyId);
-    if (item?.late) return false;
+    if (item?.late && item.unknown && !item.reply) return item.unknown === 'owed' ? 'unknown' : 'reported';
+    if (item?.late) return 'late';
     record.replies.set(replyId, { ...item, late: true });
     if (record.header) record.header = { ...record.header, lateCount: record.header.lateCount + 1 };
-    return true;
+    return 'marked';
   }
 
   public async markUnknown(aggregateId: string, replyId: string): Promise<boolean> {
     const record = this.record(aggregateId);
     if (record.header) return false;
-    record.replies.set(replyId, { ...record.replies.get(replyId), late: true });
+    record.replies.set(replyId, { ...record.replies.get(replyId), late: true, unknown: 'owed' });
     return true;
+  }
+
+  public async markUnknownSent(aggregateId: string, replyId: string): Promise<void> {
+    const item = this.aggregates.get(aggregateId)?.replies.get(replyId);
+    if (item?.unknown === 'owed') this.record(aggregateId).replies.set(replyId, { ...item, unknown: 'sent' });
   }
 
   public async holdReply(held: HeldReply): Promise<boolean> {
