@@ -1,17 +1,24 @@
 /**
  * The open-time dimension alone (`run/open-time.ts`), without the rest of the benchmark:
- * `npx tsx bench/open-time.ts [--full]` prints its figures as JSON (what docs/costs.md's
- * "before" and "after" tables were measured with).
+ * `npx tsx bench/open-time.ts [--full] [--kinds | --kinds-only]` prints its figures as JSON (what docs/costs.md's
+ * "before" and "after" tables were measured with); `--kinds` adds the other long timers
+ * (`timers.by_kind`: a daily snapshot over 7 days, an allowed life of 7 days).
  */
 import { startEmulators } from '../local/emulators.ts';
 import { loadPrices } from './cost.ts';
-import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime } from './run/open-time.ts';
+import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime, runTimerKinds } from './run/open-time.ts';
 
 const emulators = await startEmulators({ eventBridge: false });
 try {
   const seconds = process.argv.includes('--full') ? OPEN_SECONDS_FULL : OPEN_SECONDS_QUICK;
-  const figures = await runOpenTime(emulators.connection, await loadPrices(), seconds);
-  process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+  const prices = await loadPrices();
+  const only = process.argv.includes('--kinds-only');
+  const figures = only ? [] : await runOpenTime(emulators.connection, prices, seconds);
+  const kinds =
+    only || process.argv.includes('--kinds') ? await runTimerKinds(emulators.connection, prices) : undefined;
+  process.stdout.write(
+    `${JSON.stringify(kinds ? { by_open_seconds: figures, by_kind: kinds } : figures, null, 2)}\n`,
+  );
 } finally {
   await emulators.stop();
 }

@@ -24,7 +24,7 @@ import { runArrivals } from './run/arrival.ts';
 import { assemble } from './run/assemble.ts';
 import { runHot } from './run/hot.ts';
 import { log } from './run/log.ts';
-import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime } from './run/open-time.ts';
+import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime, runTimerKinds } from './run/open-time.ts';
 import { DEFINITIONS, parseArgs } from './run/plan.ts';
 import { runSaturation, warmStore } from './run/saturation.ts';
 import { measureNaive, runScale } from './run/scale.ts';
@@ -77,6 +77,8 @@ async function main(): Promise<void> {
     const openSeconds = quick ? OPEN_SECONDS_QUICK : OPEN_SECONDS_FULL;
     log(`open time: aggregates open until deadlines of ${openSeconds.join(', ')} s, on a virtual clock`);
     const openTime = await runOpenTime(emulators.connection, prices, openSeconds);
+    log('timer kinds: a daily snapshot over 7 days, an allowed life of 7 days, on a virtual clock');
+    const timerKinds = await runTimerKinds(emulators.connection, prices);
 
     log(`baseline at the headline: ${plan.baselineHeadlineAggregates} aggregates x 10 replies of 1 KB`);
     const naiveHeadline = await measureNaive(meter, naive, {
@@ -105,6 +107,7 @@ async function main(): Promise<void> {
       pace,
       timers,
       openTime,
+      timerKinds,
       topology: {
         replyPartitions: rig.topology.replyPartitions.length,
         sweepIntervalSeconds: rig.topology.sweepIntervalSeconds,

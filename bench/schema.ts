@@ -2,7 +2,7 @@ import type { Calibration } from './calibrate.ts';
 import type { Bill, Usage } from './cost.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from './hot-aggregate.ts';
 import type { HotMeasurement } from './hot-measurement.ts';
-import type { OpenTimeResult } from './run/open-time.ts';
+import type { OpenTimeFigures, OpenTimeResult } from './run/open-time.ts';
 
 /**
  * The shape of `bench/results/*.json` (schema 2): what `run/assemble.ts` builds from the phases'
@@ -414,6 +414,11 @@ export interface Results {
     readonly by_open_seconds?: Readonly<Record<string, OpenTimeResult>>;
     /** How `by_open_seconds` was measured, and the anchors' assumptions. */
     readonly open_time_assumptions?: string;
+    /**
+     * The other long timers, measured as `by_open_seconds` is (`run/open-time.ts`, `TIMER_KINDS`):
+     * a daily snapshot of an aggregate open 7 days, an allowed life of 7 days.
+     */
+    readonly by_kind?: Readonly<Record<string, OpenTimeFigures>>;
   };
   readonly sanity: {
     readonly failedRecords: number;

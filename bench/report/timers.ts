@@ -97,5 +97,30 @@ export function openTimeSection(r: Results): string[] {
     '',
     r.timers.open_time_assumptions ?? '',
     '',
+    ...timerKindsSection(r),
+  ];
+}
+
+/** The other long timers (`timers.by_kind`): a daily snapshot over 7 days, an allowed life of 7 days. */
+function timerKindsSection(r: Results): string[] {
+  const kinds = Object.entries(r.timers.by_kind ?? {});
+  if (kinds.length === 0) return [];
+  return [
+    `The other timers whose interval can exceed SQS's 15-minute delay, measured the same way (\`timers.by_kind\`): each is armed once, by the sweep, as it enters that horizon — a snapshot due beyond it has a next-snapshot item in the \`due\` index. "fanin $/M" counts the timer path and, for snapshots, the snapshots themselves (their mark, read and publication).`,
+    '',
+    ...table(
+      ['timer', 'open', 'timer fires', 'SQS calls', 'invocations', 'read units', 'write units', 'fanin $/M'],
+      kinds.map(([kind, row]) => [
+        kind.replaceAll('_', ' '),
+        deadlineText(row.open_seconds),
+        fmt(row.timer_fires, 2),
+        fmt(row.sqs_calls, 2),
+        fmt(row.invocations, 2),
+        fmt(row.read_units, 2),
+        fmt(row.write_units, 2),
+        usd(row.usd_per_million_aggregates),
+      ]),
+    ),
+    '',
   ];
 }

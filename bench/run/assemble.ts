@@ -64,6 +64,8 @@ export interface Measured {
   readonly timers: TimerFirings;
   /** The open-time dimension (`open-time.ts`): by deadline. */
   readonly openTime?: readonly OpenTimeFigures[];
+  /** The other long timers (`open-time.ts`, `TIMER_KINDS`): by kind. */
+  readonly timerKinds?: Readonly<Record<string, OpenTimeFigures>>;
   readonly topology: Parameters<typeof fixedMonthly>[1];
   readonly readmeAtRest: number | undefined;
   readonly naiveHeadline: NaiveResult;
@@ -349,6 +351,7 @@ export function assemble(input: Measured): Results {
             open_time_assumptions: OPEN_TIME_ASSUMPTIONS,
           }
         : {}),
+      ...(input.timerKinds ? { by_kind: input.timerKinds } : {}),
     },
     sanity: input.sanity,
   };
