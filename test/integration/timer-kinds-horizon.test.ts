@@ -232,6 +232,33 @@ describe('the sweeper is the backstop of a lost snapshot timer of a long interva
     const due = await fanin.ctx.store.dueItems(t0 + 2 * DAY, 100);
     expect(due).toContainEqual({ kind: 'snapshot', aggregateId: 'b-1', dueAt: t0 + 2 * DAY });
   });
+
+  it('a stale timer of an earlier period leaves the next-snapshot item in place (kills "the next-snapshot item is deleted whatever its due time")', async () => {
+    // Prepare: the sweeper takes periods 1 and 2 (no timer delivered); the item is then period 3's
+    fanin = await FaninUnderTest.start(DEFINITIONS as never);
+    const t0 = fanin.clock.now;
+    await fanin.sendRequest({ definition: 'snap', aggregateId: 'q-1', expected: 3 });
+    await fanin.drain();
+    fanin.clock.now = t0 + DAY + 1_000;
+    await fanin.sweep();
+    fanin.clock.now = t0 + 2 * DAY + 1_000;
+    await fanin.sweep();
+
+    // Act: the timer the sweep armed for period 1 is delivered late, after period 2 was marked
+    await handleTimer(fanin.ctx, {
+      messageId: 'stale',
+      body: JSON.stringify({ kind: 'snapshot', aggregateId: 'q-1', dueAt: t0 + DAY }),
+      attributes: {},
+      receiveCount: 1,
+    });
+
+    // Assess
+    expect(await fanin.ctx.store.dueItems(t0 + 3 * DAY, 100)).toContainEqual({
+      kind: 'snapshot',
+      aggregateId: 'q-1',
+      dueAt: t0 + 3 * DAY,
+    });
+  });
 });
 
 /**
