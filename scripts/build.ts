@@ -23,6 +23,7 @@ import { HANDLER_BUNDLE, handlerBuildOptions, prebuiltHandlerDir } from '../infr
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CDK = path.join(ROOT, 'packages/cdk');
 const CLIENT = path.join(ROOT, 'packages/client');
+const TESTING = path.join(ROOT, 'packages/testing');
 const quiet = process.argv.includes('--quiet');
 
 interface PackageJson {
@@ -139,13 +140,13 @@ function report(pkg: string): number {
 }
 
 async function main(): Promise<void> {
-  const versions = [CDK, CLIENT].map((pkg) => readJson(path.join(pkg, 'package.json')));
+  const versions = [CDK, CLIENT, TESTING].map((pkg) => readJson(path.join(pkg, 'package.json')));
   // One version for the repository and both packages: `fanin --version` reports the repository's.
   const { version } = readJson(path.join(ROOT, 'package.json'));
   for (const v of versions) {
     if (v.version !== version) throw new Error(`${v.name} is ${v.version} but the repository is ${version}`);
   }
-  for (const pkg of [CDK, CLIENT]) {
+  for (const pkg of [CDK, CLIENT, TESTING]) {
     rmSync(path.join(pkg, 'dist'), { recursive: true, force: true });
     // npm pack takes files from the package's own folder (both copies are gitignored).
     for (const file of ['LICENSE', 'CHANGELOG.md']) copyFileSync(path.join(ROOT, file), path.join(pkg, file));
@@ -172,12 +173,19 @@ async function main(): Promise<void> {
   checkDependencies(CLIENT, [clientLibrary, cli]);
   declarations(CLIENT);
 
+  // The test kit (the handlers over the simulation's models).
+  const testingLibrary = await library(path.join(TESTING, 'src/index.ts'), path.join(TESTING, 'dist/index.js'));
+  checkDependencies(TESTING, [testingLibrary]);
+  declarations(TESTING);
+
   log(`${versions[0]?.name}@${versions[0]?.version}:`);
   const cdkBytes = report(CDK);
   log(`${versions[1]?.name}@${versions[1]?.version}:`);
   const clientBytes = report(CLIENT);
+  log(`${versions[2]?.name}@${versions[2]?.version}:`);
+  const testingBytes = report(TESTING);
   console.log(
-    `built ${versions.map((v) => `${v.name}@${v.version}`).join(' and ')} (${handlers.length} handlers; dist ${kib(cdkBytes).trim()} and ${kib(clientBytes).trim()})`,
+    `built ${versions.map((v) => `${v.name}@${v.version}`).join(' and ')} (${handlers.length} handlers; dist ${kib(cdkBytes).trim()}, ${kib(clientBytes).trim()} and ${kib(testingBytes).trim()})`,
   );
 }
 
