@@ -18,6 +18,8 @@ function failedConditions(f: ArrivalFigures): string {
 }
 
 const usdOrDash = (n: number | undefined) => (n === undefined ? '—' : usd(n));
+/** Dollars that may be below zero: `−$0.50`. */
+const signed = (n: number) => (n < 0 ? `−${usd(-n)}` : usd(n));
 
 /** What the own-work rows mean, with each pattern's floor batching. */
 function ownWorkText(r: Results, names: readonly ArrivalPatternName[]): string[] {
@@ -84,15 +86,6 @@ export function arrivalSection(r: Results): string[] {
         ),
         row('fanin per million aggregates', (f) => usd(f.fanin_only_per_million_usd)),
         row('**end to end per million aggregates**', (f) => `**${usd(f.cost_per_million_aggregates_usd)}**`),
-        ...(names.some((p) => at(p, '10')?.cost_per_million_aggregates_usd_timers_paced !== undefined)
-          ? [
-              row('end to end, timer firing of requests one at a time', (f) =>
-                f.cost_per_million_aggregates_usd_timers_paced === undefined
-                  ? '—'
-                  : usd(f.cost_per_million_aggregates_usd_timers_paced),
-              ),
-            ]
-          : []),
         ...(names.some((p) => r.arrival[p].own_work_per_million_aggregates_usd !== undefined)
           ? [
               [
@@ -110,9 +103,18 @@ export function arrivalSection(r: Results): string[] {
                 'own work: DynamoDB / SQS / Lambda',
                 ...names.map((p) => {
                   const by = r.arrival[p].own_work_by_service_usd;
-                  return by ? `${usd(by.dynamodb)} / ${usd(by.sqs)} / ${usd(by.lambda)}` : '—';
+                  return by ? `${signed(by.dynamodb)} / ${signed(by.sqs)} / ${signed(by.lambda)}` : '—';
                 }),
               ],
+            ]
+          : []),
+        ...(names.some((p) => at(p, '10')?.cost_per_million_aggregates_usd_timers_paced !== undefined)
+          ? [
+              row('end to end, timer firing of requests one at a time', (f) =>
+                f.cost_per_million_aggregates_usd_timers_paced === undefined
+                  ? '—'
+                  : usd(f.cost_per_million_aggregates_usd_timers_paced),
+              ),
             ]
           : []),
       ],
