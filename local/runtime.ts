@@ -14,6 +14,7 @@ import { DashboardServer } from './dashboard/server.ts';
 import { type RunningEmulators, startEmulators } from './emulators.ts';
 import { Metrics } from './metrics.ts';
 import { type Provisioned, provisionEventBus, provisionQueue, provisionTopology } from './provision.ts';
+import { ownSenderId } from './sender-id.ts';
 import { type QueueRef, type RuntimeState, removeState, runtimeState, writeState } from './state.ts';
 import { listActive } from './views.ts';
 
@@ -151,7 +152,16 @@ export class LocalRuntime {
       } else if (wantsEventBridge) {
         eventBusName = await provisionEventBus(clients.eventBridge, `${topology.prefix}-outputs`);
       }
-      const runtimeConfig = runtimeConfigOf(topology, provisioned, config, eventBusName);
+      // The distributor here sends as this process does: its copies' SenderId is ours.
+      const sender = await ownSenderId(clients.sqs, topology.prefix).catch(() => undefined);
+      if (sender === undefined) log('the SQS endpoint gave no SenderId: moved replies arrive when moved');
+      const runtimeConfig = runtimeConfigOf(
+        topology,
+        provisioned,
+        config,
+        eventBusName,
+        sender ? [sender] : [],
+      );
       const metrics = new Metrics({
         prefix: topology.prefix,
         watermarks: {
@@ -368,13 +378,16 @@ function describeEndpoints(): string {
  * What the local runtime's handlers are configured with, as a deployed stack's are from its
  * environment (infra/handler-environment.ts): the provisioned names, and the completion lease the
  * topology derives from `functionTimeoutSeconds` (on AWS, `FANIN_LEASE_SECONDS`), so a lease never
- * runs out while an invocation may still be running, locally as on AWS.
+ * runs out while an invocation may still be running, locally as on AWS; and the distributor's
+ * sender (`trustedMovers`, the stack's `FANIN_TRUSTED_MOVERS`: locally, this process's own
+ * `SenderId`, local/sender-id.ts).
  */
 export function runtimeConfigOf(
   topology: Topology,
   provisioned: Pick<Provisioned, 'tableName' | 'queueUrls' | 'replyQueueUrls' | 'bucketName'>,
   config: Pick<ResolvedLocalConfig, 'claimCheckThresholdBytes'>,
   eventBusName?: string,
+  trustedMovers: readonly string[] = [],
 ): RuntimeConfig {
   return {
     tableName: provisioned.tableName,
@@ -386,5 +399,6 @@ export function runtimeConfigOf(
     ...(provisioned.bucketName ? { bucketName: provisioned.bucketName } : {}),
     ...(config.claimCheckThresholdBytes ? { claimCheckThresholdBytes: config.claimCheckThresholdBytes } : {}),
     ...(eventBusName ? { eventBusName } : {}),
+    ...(trustedMovers.length > 0 ? { trustedMovers } : {}),
   };
 }

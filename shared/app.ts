@@ -89,6 +89,8 @@ export function createContext(
     ...(config.completionLeaseSeconds !== undefined
       ? { completionLeaseMs: config.completionLeaseSeconds * 1000 }
       : {}),
+    // Only the distributor's copies keep a moved reply's first send time (replies.ts, arrivalOf).
+    ...(config.trustedMovers ? { trustedMovers: config.trustedMovers } : {}),
     recipients: policyFromQueueUrl(config.queueUrls[QueueRole.INGRESS], config.recipientAccounts ?? [], [
       ...Object.values(config.queueUrls),
       ...config.replyQueueUrls,

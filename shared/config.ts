@@ -40,6 +40,12 @@ export const ConfigEnv = {
    * account of fanin's own queues. Names are always resolved in fanin's own account and region.
    */
   RECIPIENT_ACCOUNTS: 'FANIN_RECIPIENT_ACCOUNTS',
+  /**
+   * JSON array of the SQS senders (`SenderId`) of fanin's movers (on AWS, the distributor role's
+   * unique id): only a copy one of them sent keeps a moved reply's first send time
+   * (`fanin-origin-sent-at`). Unset: none is trusted, a moved reply arrives when it was moved.
+   */
+  TRUSTED_MOVERS: 'FANIN_TRUSTED_MOVERS',
 } as const;
 
 /** What every handler needs to know about its deployment. */
@@ -57,6 +63,8 @@ export interface RuntimeConfig {
   readonly completionLeaseSeconds?: number;
   /** Accounts (besides fanin's own) whose queues a request-time recipient URL may name. @default none */
   readonly recipientAccounts?: readonly string[];
+  /** The SQS senders whose moved copies keep a reply's first send time. @default none */
+  readonly trustedMovers?: readonly string[];
 }
 
 /** Thrown when the deployment's environment is incomplete: a deployment error, not a message error. */
@@ -81,6 +89,8 @@ const PartitioningSchema = z.record(z.string(), z.unknown());
 /** A positive integer given as text (an empty variable is no value). */
 const PositiveIntegerText = z.coerce.number().pipe(z.int().positive());
 const AccountsSchema = z.array(z.string().regex(/^\d{12}$/));
+/** An IAM unique id (a user's, or a role's with an optional `:session`), as SQS gives `SenderId`. */
+const SendersSchema = z.array(z.string().regex(/^[\w+=,.@:-]{1,193}$/));
 
 /**
  * Reads the runtime configuration from the environment. Throws {@link ConfigurationError} naming
@@ -113,6 +123,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
         () => `${ConfigEnv.RECIPIENT_ACCOUNTS} must be a JSON array of 12-digit account ids`,
       )
     : [];
+  const movers = env[ConfigEnv.TRUSTED_MOVERS]
+    ? check(
+        SendersSchema,
+        json(env, ConfigEnv.TRUSTED_MOVERS),
+        () => `${ConfigEnv.TRUSTED_MOVERS} must be a JSON array of SQS sender ids`,
+      )
+    : [];
   const partitioning = env[ConfigEnv.PARTITIONING]
     ? check(
         PartitioningSchema,
@@ -131,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     ...(threshold !== undefined ? { claimCheckThresholdBytes: threshold } : {}),
     ...(lease !== undefined ? { completionLeaseSeconds: lease } : {}),
     ...(accounts.length > 0 ? { recipientAccounts: accounts } : {}),
+    ...(movers.length > 0 ? { trustedMovers: movers } : {}),
   };
 }
 
@@ -146,6 +164,7 @@ export function configToEnv(config: {
   partitioning?: PartitioningOptions;
   completionLeaseSeconds?: number;
   recipientAccounts?: readonly string[];
+  trustedMovers?: readonly string[];
 }): Record<string, string> {
   return {
     [ConfigEnv.TABLE]: config.tableName,
@@ -164,7 +183,18 @@ export function configToEnv(config: {
     ...(config.recipientAccounts && config.recipientAccounts.length > 0
       ? { [ConfigEnv.RECIPIENT_ACCOUNTS]: JSON.stringify(config.recipientAccounts) }
       : {}),
+    ...(config.trustedMovers && config.trustedMovers.length > 0
+      ? { [ConfigEnv.TRUSTED_MOVERS]: trustedMoversValue(config.trustedMovers) }
+      : {}),
   };
+}
+
+/**
+ * The value of {@link ConfigEnv.TRUSTED_MOVERS} that {@link loadConfig} reads back (a JSON array):
+ * for the stack, which sets it on each function once the distributor's role exists.
+ */
+export function trustedMoversValue(movers: readonly string[]): string {
+  return JSON.stringify(movers);
 }
 
 function required(env: NodeJS.ProcessEnv, name: string): string {

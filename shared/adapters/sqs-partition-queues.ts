@@ -22,9 +22,15 @@ import { moveMessages, queueDepth, SQS_BATCH } from './sqs-queues.ts';
  */
 export class SqsPartitionQueues implements PartitionQueues {
   private readonly sqs: SQSClient;
+  private readonly trustedSenders: readonly string[];
 
-  public constructor(options: { readonly sqs: SQSClient }) {
+  /**
+   * `trustedSenders`: the SQS senders of fanin's movers (the distributor's role), whose copies keep
+   * the first send time they carry when moved again (sqs-queues.ts, `moveMessages`). @default none
+   */
+  public constructor(options: { readonly sqs: SQSClient; readonly trustedSenders?: readonly string[] }) {
     this.sqs = options.sqs;
+    this.trustedSenders = options.trustedSenders ?? [];
   }
 
   public depth(queueUrl: string): Promise<QueueDepth> {
@@ -70,7 +76,7 @@ export class SqsPartitionQueues implements PartitionQueues {
   }
 
   public move(request: MoveRequest): Promise<MoveResult> {
-    return moveMessages(this.sqs, request);
+    return moveMessages(this.sqs, { ...request, trustedSenders: this.trustedSenders });
   }
 }
 

@@ -45,7 +45,8 @@ export function createDistributor(
   return new Distributor({
     destination: replyDestination(config, clients),
     backlogUrl: config.queueUrls[QueueRole.BACKLOG],
-    queues: new SqsPartitionQueues({ sqs: clients.sqs }),
+    // A reply it moved before keeps its first send time only when this mover sent that copy.
+    queues: new SqsPartitionQueues({ sqs: clients.sqs, trustedSenders: config.trustedMovers ?? [] }),
     registry: new DynamoPartitionRegistry({ client: clients.dynamo, tableName: config.tableName }),
     highWatermark: partitioning.highWatermark,
     lowWatermark: partitioning.lowWatermark,
