@@ -81,6 +81,12 @@ export interface FaninFunctionProps {
  * (see infra/handler-code.ts).
  */
 export class FaninFunction extends lambda.Function {
+  /**
+   * The function's own role (never shared): its `roleId` is the `SenderId` SQS gives the messages
+   * the function sends (`<role id>:<session>`).
+   */
+  public readonly executionRole: iam.Role;
+
   public constructor(scope: Construct, id: string, props: FaninFunctionProps) {
     const role = new iam.Role(scope, `${id}Role`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -108,6 +114,7 @@ export class FaninFunction extends lambda.Function {
       ...(props.description !== undefined ? { description: props.description } : {}),
       environment: { ...props.environment, ...FUNCTION_ENVIRONMENT },
     });
+    this.executionRole = role;
     logGroup.grantWrite(role);
   }
 }

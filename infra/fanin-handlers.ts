@@ -10,6 +10,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ReplyDrainEvent } from '../functions/handlers.ts';
+import { ConfigEnv, trustedMoversValue } from '../shared/config.ts';
 import type { Definition } from '../shared/engine/definition.ts';
 import { type ConsumerSpec, QueueRole, type Topology } from '../shared/topology/topology.ts';
 import { FaninFunction, HandlerName } from './fanin-function.ts';
@@ -81,7 +82,7 @@ export function createHandlers(
     tracing: props.tracing ?? false,
     ...(key ? { logEncryptionKey: key } : {}),
   };
-  return {
+  const functions: FaninFunctions = {
     fanOut: new FaninFunction(scope, 'FanOut', {
       ...common,
       ...reserved('fanOut'),
@@ -126,6 +127,12 @@ export function createHandlers(
       retryAttempts: 0,
     }),
   };
+  // The distributor is the one mover of replies: a copy whose SQS SenderId is a session of its role
+  // keeps the reply's first send time (`fanin-origin-sent-at`); any other sender's claim is ignored
+  // (docs/security.md). Set on every handler, as the rest of the environment is.
+  const movers = trustedMoversValue([functions.distributor.executionRole.roleId]);
+  for (const fn of Object.values(functions)) fn.addEnvironment(ConfigEnv.TRUSTED_MOVERS, movers);
+  return functions;
 }
 
 /**

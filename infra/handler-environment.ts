@@ -1,5 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import { ConfigEnv, configToEnv } from '../shared/config.ts';
+import { ConfigEnv, configToEnv, trustedMoversValue } from '../shared/config.ts';
 import { ObservabilityEnv } from '../shared/observability/metric-names.ts';
 import { type Partitioning, QueueRole, type Topology } from '../shared/topology/topology.ts';
 import { FUNCTION_ENVIRONMENT } from './fanin-function.ts';
@@ -36,6 +36,12 @@ export const LONGEST_QUEUE_URL_PREFIX: string = Object.values(QUEUE_URL_PREFIXES
 
 /** S3's longest bucket name: the bucket is named by CloudFormation, so its length is unknown at synth. */
 const LONGEST_BUCKET_NAME = 63;
+/**
+ * The length of an IAM role's unique id as AWS generates it (`AROA` and 17 characters; LocalStack's
+ * are alike), for the distributor role's id in `FANIN_TRUSTED_MOVERS`, a deploy-time value. IAM's
+ * API allows up to 128: a longer id would take from {@link ENV_MARGIN_BYTES}.
+ */
+const LONGEST_ROLE_ID = 21;
 /** DynamoDB's longest table name, for a table whose name is a deploy-time value. */
 const LONGEST_TABLE_NAME = 255;
 /** EventBridge's longest bus name, for a bus whose name is a deploy-time value. */
@@ -149,6 +155,8 @@ export function worstCaseEnvironment(
       ...(options.tracing ? { tracing: true } : {}),
       ...(options.logLevel !== undefined ? { logLevel: options.logLevel } : {}),
     }),
+    // Set on each function once the distributor's role exists (infra/fanin-handlers.ts).
+    [ConfigEnv.TRUSTED_MOVERS]: trustedMoversValue(['r'.repeat(LONGEST_ROLE_ID)]),
     ...FUNCTION_ENVIRONMENT,
   };
 }

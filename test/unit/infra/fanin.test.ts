@@ -420,6 +420,7 @@ describe('Fanin with its defaults', () => {
             'FANIN_QUEUES',
             'FANIN_REPLY_QUEUES',
             'FANIN_TABLE',
+            'FANIN_TRUSTED_MOVERS',
             'NODE_OPTIONS',
             'POWERTOOLS_SERVICE_NAME',
           ].sort(),

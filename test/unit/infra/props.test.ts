@@ -96,7 +96,7 @@ describe('Fanin props validation', () => {
     [
       'the handlers environment would pass 4 KB',
       { replyPartitions: 64, prefix: 'a-rather-long-prefix-for-fanin' },
-      /replyPartitions 64 with prefix "a-rather-long-prefix-for-fanin" makes the handlers' environment up to \d+ bytes .*over the 3840 bytes allowed .*: at most 18 reply partitions fit/,
+      /replyPartitions 64 with prefix "a-rather-long-prefix-for-fanin" makes the handlers' environment up to \d+ bytes .*over the 3840 bytes allowed .*: at most 17 reply partitions fit/,
     ],
     [
       'partitioning.lowWatermark is not below highWatermark',
@@ -162,11 +162,11 @@ describe('Fanin props validation', () => {
     );
   });
 
-  // 26 partition URLs is what fits Lambda's 4 KB environment, less the margin, with the default
+  // 25 partition URLs is what fits Lambda's 4 KB environment, less the margin, with the default
   // prefix and LocalStack's queue URLs (environment.test.ts).
   it.each<[string, Partial<FaninProps>]>([
     ['1 partition', { replyPartitions: 1 }],
-    ['26 partitions', { replyPartitions: 26 }],
+    ['25 partitions', { replyPartitions: 25 }],
     [
       'the tightest partitioning',
       { partitioning: { lowWatermark: 0, highWatermark: 1, highThreshold: 1, stallSeconds: 1 } },
