@@ -13,8 +13,8 @@ import { World } from '../../../sim/world.ts';
  */
 describe("the simulation's reply receipts", () => {
   it('carry the SentTimestamp of every copy delivered, so a reply sent before the deadline and handled by a clock ahead of it is in time', async () => {
-    // GIVEN seed 153: reply 1 of external-1 accepted by SQS 614 ms before the deadline, handled by
-    // an invocation whose clock is 3955 ms ahead
+    // GIVEN seed 153 (one of the six that broke the invariant, issue 28), whose skews reach 5 s:
+    // replies SQS accepted before the deadline, handled by invocations whose clocks run ahead
     const world = new World(153);
     const restore = neutralise(world.scheduler);
     try {
@@ -29,9 +29,9 @@ describe("the simulation's reply receipts", () => {
     expect(receipts.length).toBeGreaterThan(0);
     expect(receipts.filter((e) => e.sentAt === undefined)).toEqual([]);
     for (const e of receipts) expect(e.sentAt as number).toBeLessThanOrEqual(e.at);
-    const reply = receipts.find((e) => e.aggregateId === 'external-1' && e.replyId === '1');
-    expect(reply).toMatchObject({ sentAt: expect.any(Number) });
-    expect((reply?.clock ?? 0) - (reply?.sentAt ?? 0)).toBeGreaterThan(3000);
+    // AND the run has handlings whose clock is seconds past the send, which the handler's clock
+    // alone would have dated that much later
+    expect(receipts.some((e) => e.clock - (e.sentAt as number) > 3000)).toBe(true);
     // AND the invariant holds on it
     const violations = checkInvariants(world.ledger, world.workload.definitions).filter(
       (v) => v.invariant === 'no-member-after-deadline',
