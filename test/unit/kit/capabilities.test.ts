@@ -134,6 +134,15 @@ describe('kit: failures, duplicates, redeliveries', () => {
     expect(run.result()).toMatchObject({ counts: { received: 2 } });
   });
 
+  it('an action returns once every queue fanin consumes is still: twelve copies, more than a batch, all handled', async () => {
+    const run = simulate({ ...tolerant, completion: { strategy: 'count', count: 2 } });
+    await run.request({ aggregateId: 'd-2', payload: {} });
+    const before = run.records.reply;
+    await run.reply('bank-1', { v: 1 }, { copies: 12 });
+    expect(run.records.reply - before).toBe(12);
+    expect(run.models.sqs.messages(run.config.replyQueueUrls[0] as string)).toHaveLength(0);
+  });
+
   it('an SQS redelivery (a lost delete) comes back after the visibility timeout and is recognised', async () => {
     const run = simulate({ ...tolerant, completion: { strategy: 'count', count: 2 } });
     await run.request({ aggregateId: 'rd-1', payload: {} });

@@ -66,6 +66,21 @@ describe('kit: completion strategies', () => {
     expect(run.outputs('timed-out')).toHaveLength(1);
   });
 
+  it('a deadline inside one advance fires at its own moment, not at the end of the advance', async () => {
+    const run = simulate({
+      name: 'all3',
+      fanOut: banks(3),
+      completion: { strategy: 'all' },
+      timeoutSeconds: 30,
+    });
+    await run.request({ aggregateId: 'a-3', payload: {} });
+    await run.advance('45s');
+    expect(run.result()).toMatchObject({ outcome: 'timed-out', closedAt: DEFAULT_START + 30_000 });
+    // published by the timer at the deadline (SQS's SentTimestamp of the output), not at 45 s
+    expect(run.received('timed-out').map((p) => p.at)).toEqual([DEFAULT_START + 30_000]);
+    expect(run.now()).toBe(DEFAULT_START + 45_000);
+  });
+
   it('count: completes at the count of successful replies (completedBy count)', async () => {
     const run = simulate({
       name: 'two-of-four',
