@@ -51,7 +51,7 @@ interface ReadmeExample {
 }
 
 /** The shell blocks and programs of a package's README, in order, with their not-run markers. */
-function readmeExamples(pkg: 'cdk' | 'client'): ReadmeExample[] {
+function readmeExamples(pkg: 'cdk' | 'client' | 'testing'): ReadmeExample[] {
   const lines = readFileSync(join(ROOT, 'packages', pkg, 'README.md'), 'utf8').split('\n');
   const examples: ReadmeExample[] = [];
   for (let i = 0; i < lines.length; i += 1) {
@@ -99,7 +99,7 @@ function readerEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
  * it printed. Returns what each shell block printed.
  */
 async function followReadme(
-  pkg: 'cdk' | 'client',
+  pkg: 'cdk' | 'client' | 'testing',
   project: string,
   values: Record<string, string>,
   env: NodeJS.ProcessEnv,
@@ -181,7 +181,15 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fanin-packages-'));
   await npm(ROOT, 'run', 'build', '--', '--quiet');
   // The READMEs' "Get it" step, into the folder they call /tmp/fanin-packages.
-  await npm(ROOT, 'pack', './packages/cdk', './packages/client', '--pack-destination', dir);
+  await npm(
+    ROOT,
+    'pack',
+    './packages/cdk',
+    './packages/client',
+    './packages/testing',
+    '--pack-destination',
+    dir,
+  );
 }, 600_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -410,4 +418,57 @@ describe('@fanin/client in a plain Node producer', () => {
     expect(endpoints.code).toBe(0);
     expect(endpoints.stdout).toContain(`${prefix}-ingress`);
   });
+});
+
+describe('@fanin/testing in a project of its own', () => {
+  let project: string;
+  let printed: Finished[];
+
+  beforeAll(async () => {
+    // GIVEN a fresh Node project that follows packages/testing/README.md (install, loan.test.mjs,
+    // quote.mjs, node --test, node), with every AWS endpoint pointing at a closed port: nothing it
+    // runs may reach a network
+    project = await freshProject('scratch-kit');
+    printed = await followReadme(
+      'testing',
+      project,
+      { '/tmp/fanin-packages': dir },
+      readerEnv({ AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_REGION: 'eu-west-3' }),
+    );
+    await npm(
+      project,
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      `@types/node@${rootPackage.devDependencies['@types/node']}`,
+    );
+  }, 600_000);
+
+  it("runs the README's node:test file and script as written, with no emulator and no TypeScript loader", () => {
+    // Kills: a kit that needs tsx or an emulator (the packed dist is plain JavaScript over models).
+    expect(existsSync(join(project, 'node_modules/tsx'))).toBe(false);
+    expect(printed.at(-2)?.stdout).toMatch(/pass 2/);
+    expect(printed.at(-2)?.stdout).toMatch(/fail 0/);
+    expect(printed.at(-1)?.stdout).toBe('completed all-arrived 2 {"rate":3.4}\n');
+  });
+
+  it('gives a TypeScript test the kit with its types', async () => {
+    const checked = await typecheck(
+      project,
+      [
+        "import { type FaninSimulation, simulate, type SentSubRequest } from '@fanin/testing';",
+        "const run: FaninSimulation = simulate({ name: 'q', completion: { strategy: 'all' }, timeoutSeconds: 5 });",
+        "await run.request({ aggregateId: 'q-1', expected: 1 });",
+        'const sent: SentSubRequest[] = run.subRequests();',
+        "await run.advance('5s');",
+        'const outcome: unknown = run.result()?.outcome;',
+        '// @ts-expect-error an unknown completion strategy',
+        "simulate({ name: 'x', completion: { strategy: 'sometimes' } });",
+        'console.log(sent, outcome);',
+      ].join('\n'),
+    );
+    expect(checked.stdout).toBe('');
+    expect(checked.code).toBe(0);
+  }, 300_000);
 });
