@@ -7,6 +7,7 @@ import {
   makeTimerHandler,
 } from '../../../functions/handlers.ts';
 import { findConfigFile, loadLocalConfig } from '../../../local/config.ts';
+import { SortKey } from '../../../shared/adapters/state-keys.ts';
 import { createContext } from '../../../shared/app.ts';
 import type { RuntimeConfig } from '../../../shared/config.ts';
 import type { DefinitionInput } from '../../../shared/engine/definition.ts';
@@ -341,12 +342,16 @@ export class FaninSimulation {
     const definition = request.definition ?? attributes['fanin-definition'] ?? this.onlyDefinition();
     const body = { ...request, definition };
     for (const recipient of request.recipients ?? []) this.ensureRecipient(queueName(recipient));
-    if (typeof request.aggregateId === 'string') this.lastAggregate = request.aggregateId;
+    const known = new Set(this.headers().map((h) => h.aggregateId));
     this.storage.send(this.storage.queueUrls.ingress, JSON.stringify(body), attributes, false);
     await this.settle();
-    if (request.aggregateId === undefined) {
-      const opened = this.sent().at(-1);
-      if (opened !== undefined && opened.definition === definition) this.lastAggregate = opened.aggregateId;
+    if (request.aggregateId === undefined && attributes['fanin-aggregate-id'] === undefined) {
+      // The id fanin chose (`<definition>-<hash of the request id>`): the header opened last.
+      const opened = this.headers().filter((h) => h.definition === definition && !known.has(h.aggregateId));
+      const last = opened.sort((a, b) => a.openedAt - b.openedAt).at(-1);
+      if (last !== undefined) this.lastAggregate = last.aggregateId;
+    } else {
+      this.lastAggregate = attributes['fanin-aggregate-id'] ?? request.aggregateId;
     }
   }
 
@@ -503,6 +508,23 @@ export class FaninSimulation {
   /** Messages left in fanin's dead-letter queues (each one a message fanin failed five times). */
   public deadLetters(): { queue: string; body: string }[] {
     return this.storage.deadLetters().map(({ queue, body }) => ({ queue, body }));
+  }
+
+  /** The aggregates' headers (and tombstones) in the state table. */
+  private headers(): { aggregateId: string; definition: string; openedAt: number }[] {
+    return this.models.dynamodb
+      .items(this.topology.tableName)
+      .filter((item) => item.sk === SortKey.HEADER && typeof item.pk === 'string')
+      .map((item) => ({
+        aggregateId: String(item.pk).slice(2),
+        definition: String(item.definition ?? ''),
+        openedAt: Number(item.openedAt ?? 0),
+      }));
+  }
+
+  /** The aggregate the defaults of {@link reply} and {@link result} refer to: the last request's (the id fanin chose when the request named none). */
+  public lastAggregateId(): string | undefined {
+    return this.lastAggregate;
   }
 
   private onlyDefinition(): string {

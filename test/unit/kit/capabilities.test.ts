@@ -77,6 +77,14 @@ describe('kit: requests and what the recipients receive', () => {
     });
   });
 
+  it('a request that names no aggregate gets the id fanin chooses, which reply and result then default to', async () => {
+    const run = simulate({ name: 'anon', completion: { strategy: 'all' }, timeoutSeconds: 30 });
+    await run.request({ requestId: 'r-9', expected: 1 });
+    expect(run.lastAggregateId()).toMatch(/^anon-/);
+    await run.reply({ replyId: '0' }, { ok: true });
+    expect(run.result()).toMatchObject({ aggregateId: run.lastAggregateId(), outcome: 'completed' });
+  });
+
   it("a request's own parameters set its deadline; one out of bounds goes to the error output and opens nothing", async () => {
     const run = simulate({
       name: 'sized',
