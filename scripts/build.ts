@@ -1,5 +1,5 @@
 /**
- * `npm run build`: the two npm packages of this repository, each into its own `dist/` (gitignored).
+ * `npm run build`: the three npm packages of this repository, each into its own `dist/` (gitignored).
  *
  * - `packages/cdk` (`@fanin/cdk`): the construct library as one ES module (`dist/index.js`,
  *   `aws-cdk-lib`, `constructs` and the other packages left as imports), its declarations
@@ -7,6 +7,8 @@
  *   its source map), so `Fanin` in another CDK app needs neither esbuild nor fanin's lockfile.
  * - `packages/client` (`@fanin/client`): the client library (`dist/index.js`, `dist/types/`) and
  *   the `fanin` CLI (`dist/cli.js`, run by `bin/fanin.js`: plain JavaScript, no TypeScript loader).
+ * - `packages/testing` (`@fanin/testing`): the test kit (`dist/index.js`, `dist/types/`): the
+ *   handlers and use cases over the simulation's models, so it depends on Powertools like a handler.
  *
  * It then checks what it built: every package a built module imports is declared in that
  * package.json as a compatible range from the version this repository pins (a missing one would fail only at a user's), and
@@ -141,7 +143,7 @@ function report(pkg: string): number {
 
 async function main(): Promise<void> {
   const versions = [CDK, CLIENT, TESTING].map((pkg) => readJson(path.join(pkg, 'package.json')));
-  // One version for the repository and both packages: `fanin --version` reports the repository's.
+  // One version for the repository and its packages: `fanin --version` reports the repository's.
   const { version } = readJson(path.join(ROOT, 'package.json'));
   for (const v of versions) {
     if (v.version !== version) throw new Error(`${v.name} is ${v.version} but the repository is ${version}`);
