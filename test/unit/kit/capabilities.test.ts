@@ -411,3 +411,46 @@ describe('kit: determinism', () => {
     expect(await script()).toBe(await script());
   });
 });
+
+describe('kit: deployment options as the construct takes them', () => {
+  it('FIFO reply partitions: the sub-requests name a FIFO partition, and replies sent there complete the aggregate', async () => {
+    const run = simulate(
+      { name: 'ordered', fanOut: banks(2), completion: { strategy: 'all' }, timeoutSeconds: 30 },
+      { topology: { fifoReplies: true, replyPartitions: 1 } },
+    );
+    await run.request({ aggregateId: 'fifo-1', payload: {} });
+    expect(run.subRequests()[0]?.attributes['fanin-reply-to']).toMatch(/\.fifo$/);
+    await run.reply('bank-1', { v: 1 });
+    await run.reply('bank-2', { v: 2 });
+    expect(run.result()).toMatchObject({ outcome: 'completed', counts: { received: 2 } });
+  });
+
+  it('outputs.eventBridge: the result is also put on the bus (channel events)', async () => {
+    const run = simulate({
+      name: 'bus',
+      fanOut: banks(1),
+      completion: { strategy: 'all' },
+      timeoutSeconds: 30,
+      outputs: { eventBridge: true },
+    });
+    await run.request({ aggregateId: 'bus-1', payload: {} });
+    await run.reply('bank-1', { v: 1 });
+    expect(run.outputs('events')).toMatchObject([{ id: 'bus-1/result', outcome: 'completed' }]);
+  });
+
+  it('a payload over the claim-check threshold goes through the bucket; the recipient reads it whole', async () => {
+    const run = simulate(
+      { name: 'big', fanOut: banks(1), completion: { strategy: 'all' }, timeoutSeconds: 30 },
+      { claimCheckThresholdBytes: 1024 },
+    );
+    const blob = 'x'.repeat(4000);
+    await run.request({ aggregateId: 'big-1', payload: { blob } });
+    expect(run.subRequests()[0]?.body).toEqual({ blob });
+    expect(run.subRequests()[0]?.attributes.ExtendedPayloadSize).toBeDefined();
+    await run.reply('bank-1', { echo: blob });
+    expect(run.result()).toMatchObject({
+      outcome: 'completed',
+      result: [{ replyId: '0', body: { echo: blob } }],
+    });
+  });
+});
