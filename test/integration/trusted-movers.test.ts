@@ -1,6 +1,10 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runtimeConfigOf } from '../../local/runtime.ts';
+import { loadLocalConfig } from '../../local/config.ts';
+import { LocalRuntime, runtimeConfigOf } from '../../local/runtime.ts';
 import { ownSenderId } from '../../local/sender-id.ts';
 import { SENT_AT_ATTRIBUTE } from '../../shared/adapters/sqs-queues.ts';
 import { createDistributor } from '../../shared/app.ts';
@@ -96,5 +100,27 @@ describe("the distributor's trusted movers, from the configuration", () => {
       runtimeConfigOf(fanin.topology, fanin.provisioned, {}, undefined, [EMULATOR_SENDER]).trustedMovers,
     ).toEqual([EMULATOR_SENDER]);
     expect(runtimeConfigOf(fanin.topology, fanin.provisioned, {}).trustedMovers).toBeUndefined();
+  });
+
+  it("the local runtime's handlers and distributor are built trusting that sender", async () => {
+    // GIVEN the repository's configuration, under a prefix of its own
+    const config = await loadLocalConfig(
+      join(process.cwd(), 'fanin.config.ts'),
+      `movers${Date.now() % 100000}`,
+    );
+    // WHEN the runtime starts on the emulator
+    const runtime = await LocalRuntime.start({
+      config,
+      stateFile: join(await mkdtemp(join(tmpdir(), 'fanin-movers-')), 'runtime.json'),
+      dashboardPort: false,
+      log: () => undefined,
+      logOutputs: false,
+    });
+    try {
+      // THEN its context trusts the emulator's sender (mutant killed: the probed sender not passed on)
+      expect(runtime.ctx.trustedMovers).toEqual([EMULATOR_SENDER]);
+    } finally {
+      await runtime.stop();
+    }
   });
 });
