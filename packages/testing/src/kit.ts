@@ -193,6 +193,8 @@ export class FaninSimulation {
     control: 0,
     timer: 0,
   };
+  /** When the sweeper ran (epoch ms of the virtual clock), oldest first. */
+  public readonly sweeps: number[] = [];
   /** Invocations of each function, for what a test may want to count. */
   public readonly invocations: Record<'fanout' | 'reply' | 'control' | 'timer' | 'sweeper', number> = {
     fanout: 0,
@@ -458,6 +460,7 @@ export class FaninSimulation {
       this.clockMs = next.at;
       if (next.sweep) {
         this.lastSweep = next.at;
+        this.sweeps.push(next.at);
         await this.sweeper();
       }
       await this.settle();
@@ -659,7 +662,8 @@ export class FaninSimulation {
     if (due !== undefined) {
       const interval = this.topology.sweepIntervalSeconds * 1000;
       const grid = (t: number) => this.start + Math.ceil((t - this.start) / interval) * interval;
-      sweepAt = Math.max(grid(due.dueAt), grid(this.lastSweep + 1));
+      // The schedule's next minute from now on (never one already passed, nor one already swept).
+      sweepAt = grid(Math.max(due.dueAt, this.lastSweep + 1, this.clockMs));
     }
     if (sweepAt <= at) {
       return sweepAt <= limit ? { at: sweepAt, sweep: true } : undefined;

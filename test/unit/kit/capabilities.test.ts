@@ -388,8 +388,34 @@ describe('kit: the sweeper stands in for a lost timer, on the minute', () => {
     expect(run.result()).toBeUndefined();
     expect(run.invocations.sweeper).toBe(0);
     await run.advance('1s');
-    expect(run.invocations.sweeper).toBe(1);
+    expect(run.sweeps).toEqual([DEFAULT_START + 60_000]);
     expect(run.result()).toMatchObject({ outcome: 'timed-out', completedBy: 'deadline' });
+  });
+});
+
+describe('kit: the clock never moves back', () => {
+  it('an item found overdue after the clock passed its minute is swept at the next minute from now, not in the past', async () => {
+    const run = simulate({
+      name: 'late-due',
+      fanOut: banks(1),
+      completion: { strategy: 'all' },
+      timeoutSeconds: 300,
+    });
+    await run.request({ aggregateId: 'ld-1', payload: {} });
+    run.models.sqs.handle('PurgeQueueCommand', { QueueUrl: run.config.queueUrls.timer });
+    await run.advance('90s');
+    // the due entry moved into the past (as a header whose timer was lost long ago would be)
+    run.models.dynamodb.handle('UpdateCommand', {
+      TableName: run.config.tableName,
+      Key: { pk: 'A#ld-1', sk: 'H' },
+      UpdateExpression: 'SET dueAt = :t',
+      ExpressionAttributeValues: { ':t': DEFAULT_START + 30_000 },
+    });
+    await run.advance('60s');
+    expect(run.sweeps).toEqual([DEFAULT_START + 120_000]);
+    expect(run.now()).toBe(DEFAULT_START + 150_000);
+    for (const log of run.logs) expect(log.at).toBeGreaterThanOrEqual(DEFAULT_START + 90_000);
+    expect(run.received().every((p) => p.at >= DEFAULT_START + 90_000)).toBe(true);
   });
 });
 
