@@ -176,7 +176,10 @@ async function main(): Promise<void> {
   declarations(CLIENT);
 
   // The test kit (the handlers over the simulation's models).
-  const testingLibrary = await library(path.join(TESTING, 'src/index.ts'), path.join(TESTING, 'dist/index.js'));
+  const testingLibrary = await library(
+    path.join(TESTING, 'src/index.ts'),
+    path.join(TESTING, 'dist/index.js'),
+  );
   checkDependencies(TESTING, [testingLibrary]);
   declarations(TESTING);
 
