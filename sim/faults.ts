@@ -16,6 +16,7 @@ export const FAULT_KINDS = [
   'fail-after',
   'pause-lease',
   'pause-visibility',
+  'pause-publish',
   'skew',
   'duplicate-delivery',
   'duplicate-send',
@@ -110,6 +111,25 @@ export function drawProfile(random: Random, start: number): FaultProfile {
   };
 }
 
+/**
+ * The publishers' pauses of one run, drawn from a stream of their own (`random` here is not the
+ * run's), so that a run without them is exactly as it was before they existed: in a quarter of
+ * the runs, every call that publishes an output (a send to an output queue, a put on the bus) may
+ * stall a while shorter than the completion lease. The completer then holds its aggregate,
+ * sealed and not yet closed, long enough for a redelivered reply, a duplicate or the sweeper to
+ * come upon it within its lease: they must leave it to its owner (the one copy of its result).
+ */
+export interface PublishPauses {
+  readonly random: Random;
+  /** The chance of each publishing call to stall (0: the run has none). */
+  readonly rate: number;
+}
+
+/** Draws a run's publishers' pauses from their own stream. */
+export function drawPublishPauses(random: Random): PublishPauses {
+  return { random, rate: random.chance(0.25) ? 0.5 : 0 };
+}
+
 /** Counts of each fault injected, for the report. */
 export type FaultCounts = Record<FaultKind, number>;
 
@@ -131,10 +151,24 @@ export function faultPlan(options: {
   readonly leaseMs: number;
   readonly visibilityMs: number;
   readonly outputChannel: (call: PendingCall) => string | undefined;
+  readonly publishPauses?: PublishPauses;
 }): FaultPlan {
   const { random, profile, counts } = options;
   const { buggify } = profile;
+  const publishing = options.publishPauses;
+  // Shorter than the lease by more than the clocks' skew, so the owner never loses it here.
+  const withinLeaseMs = Math.max(1000, options.leaseMs / 2);
   return (call): CallFate => {
+    // Drawn from its own stream first: a call it does not pause draws the run's faults as before.
+    if (
+      publishing !== undefined &&
+      publishing.rate > 0 &&
+      options.outputChannel(call) !== undefined &&
+      publishing.random.chance(publishing.rate)
+    ) {
+      counts['pause-publish'] += 1;
+      return { kind: 'pause', ms: publishing.random.between(500, withinLeaseMs), withinLease: true };
+    }
     const write = WRITES.has(call.command);
     const down = profile.channelDown;
     if (down && options.now() >= down.from && options.now() < down.to) {

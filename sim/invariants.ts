@@ -27,9 +27,15 @@ import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } 
  *   (see {@link lateMembers});
  * - `condition-decides`: an aggregate of strategy all, count or first whose condition held on the
  *   replies recorded before the deadline in force when the last of them was recorded is not timed
- *   out (its rule decides the outcome);
+ *   out (its rule decides the outcome), nor, when it held long before that deadline (longer than
+ *   a reply may take to settle), decided only when the deadline came;
  * - `own-request`: a result built from its stored request (a custom aggregation reading
- *   `request.body.tag`) shows a request that was sent for that aggregate and not refused.
+ *   `request.body.tag`) shows a request that was sent for that aggregate and not refused;
+ * - `published-once`: a result is published on a channel more than once only when a fault touched
+ *   one of the invocations that published it there (a crash, a failed or timed-out call, a pause
+ *   past the lease): with none, its owner publishes it once and nobody else does;
+ * - `recorded-once`: no put replaces a recorded reply or pack (each is written once, so a
+ *   duplicate never changes what was recorded).
  */
 export interface Violation {
   readonly invariant: string;
@@ -207,6 +213,7 @@ export function checkInvariants(
   }
   // no-member-after-deadline, condition-decides, own-request.
   const recordings = groupBy(ledger.recordings, (e) => e.aggregateId);
+  const storedBy = groupBy(ledger.stored, (e) => e.aggregateId);
   for (const [aggregateId, { output }] of results) {
     const definition = definitions.get(String(output.definition));
     const members =
@@ -225,16 +232,35 @@ export function checkInvariants(
         aggregateId,
       );
     }
-    if (output.completedBy === 'deadline' && definition !== undefined) {
-      const held = conditionHeldAt(definition, recordings.get(aggregateId) ?? []);
-      if (
-        held !== undefined &&
-        held.deadline !== undefined &&
-        held.clock + DECIDES_MARGIN_MS < held.deadline
-      ) {
+    const decidedBy = String(output.completedBy);
+    const held =
+      definition !== undefined && decidedBy !== 'purge' && decidedBy !== 'external'
+        ? conditionHeldAt(definition, recordings.get(aggregateId) ?? [])
+        : undefined;
+    if (held?.deadline !== undefined && definition !== undefined) {
+      if (decidedBy === 'deadline' && held.clock + DECIDES_MARGIN_MS < held.deadline) {
         fail(
           'condition-decides',
           `its ${definition.completion.strategy} condition held on replies recorded by ${held.clock}, ${held.deadline - held.clock} ms before its deadline, yet it timed out`,
+          aggregateId,
+        );
+      }
+    }
+    // Every reply stored counts here, a put whose caller crashed after it too: it is redelivered
+    // and read again long before a deadline that lies more than SETTLE_MS after it.
+    const stored =
+      definition !== undefined && decidedBy !== 'purge' && decidedBy !== 'external'
+        ? conditionHeldAt(definition, storedBy.get(aggregateId) ?? [])
+        : undefined;
+    if (stored?.deadline !== undefined && definition !== undefined) {
+      if (
+        stored.clock + SETTLE_MS < stored.deadline &&
+        Number(output.closedAt) >= stored.deadline - DECIDES_MARGIN_MS
+      ) {
+        // Decided (by its rule, or timed out) only when its deadline came: nothing saw it hold.
+        fail(
+          'condition-decides',
+          `its ${definition.completion.strategy} condition held on replies stored by ${stored.clock}, ${stored.deadline - stored.clock} ms before its deadline, yet it was decided only when its deadline came (${decidedBy}, closed at ${String(output.closedAt)})`,
           aggregateId,
         );
       }
@@ -316,6 +342,25 @@ export function checkInvariants(
   for (const aggregateId of ledger.stuck) {
     if (!results.has(aggregateId))
       fail('result-after-quiescence', 'overdue sweep after sweep, never ended', aggregateId);
+  }
+  // published-once: copies beyond the first on one channel need a fault to explain them.
+  for (const [aggregateId, { copies }] of results) {
+    for (const channel of new Set(copies.map((c) => c.channel))) {
+      const on = copies.filter((c) => c.channel === channel);
+      if (on.length < 2 || on.some((c) => c.taskId === undefined || ledger.excused.has(c.taskId))) continue;
+      fail(
+        'published-once',
+        `published ${on.length} times on ${channel} (by ${on.map((c) => `#${c.taskId} ${c.task}`).join(', ')}) though no fault touched any of them`,
+        aggregateId,
+      );
+    }
+  }
+  for (const rewrite of ledger.rewrites) {
+    fail(
+      'recorded-once',
+      `a put at ${rewrite.at} replaced the recorded ${rewrite.key.slice(0, 120)}`,
+      rewrite.aggregateId,
+    );
   }
   if (ledger.hung.length > 0) fail('quiescence', `invocations that never ended: ${ledger.hung.join(', ')}`);
   for (const queue of ledger.leftover) {

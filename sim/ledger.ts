@@ -36,6 +36,8 @@ export interface Publication {
   readonly text: string;
   readonly at: number;
   readonly task: string;
+  /** The invocation that published it (the scheduler's task id). */
+  readonly taskId?: number;
 }
 
 /**
@@ -84,6 +86,11 @@ export class Ledger {
   public readonly receipts: ReplyEvent[] = [];
   /** Every reply a put recorded in its aggregate (`recorded`, not `duplicate`). */
   public readonly recordings: ReplyEvent[] = [];
+  /**
+   * Every reply a put stored (its item or its pack took effect), whether or not its caller saw the
+   * answer: a put that crashed or timed out after the write is here and not in `recordings`.
+   */
+  public readonly stored: ReplyEvent[] = [];
   public deadLetters: DeadLetter[] = [];
   /** Aggregates whose due item stayed overdue sweep after sweep (the sweeper could not end them). */
   public readonly stuck = new Set<string>();
@@ -91,6 +98,11 @@ export class Ledger {
   public leftover: { readonly queue: string; readonly count: number }[] = [];
   /** Invocations that never ended: they wait on nothing the world can give them. */
   public hung: string[] = [];
+  /** Invocations a fault touched that may leave work to redo (the scheduler's `faulted`). */
+  public excused: ReadonlySet<number> = new Set();
+  /** Puts that replaced a recorded reply or pack (its item was there before the put took effect). */
+  public readonly rewrites: { readonly aggregateId: string; readonly key: string; readonly at: number }[] =
+    [];
   /** The virtual time the run ended at. */
   public endedAt = 0;
 

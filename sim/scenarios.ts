@@ -28,6 +28,8 @@ export interface Scenarios {
   readonly targets: string[];
   /** Replies the paced bulk responder answers as failures (`<aggregate id>\0<reply id>`). */
   readonly bulkFailures: Set<string>;
+  /** Milliseconds the paced bulk responder waits beyond its pace before these replies (same keys). */
+  readonly bulkDelays: Map<string, number>;
   /** The scenario needs the payload bucket (claim-checked requests). */
   bucket: boolean;
 }
@@ -38,11 +40,20 @@ export const SCENARIO_RATES = {
   stolen: 0.04,
   members: 0.012,
   long: 0.04,
+  trigger: 0.05,
 } as const;
 
 /** No scenario at all. */
 export function noScenarios(): Scenarios & { bucket: boolean } {
-  return { names: [], definitions: [], actions: [], targets: [], bulkFailures: new Set(), bucket: false };
+  return {
+    names: [],
+    definitions: [],
+    actions: [],
+    targets: [],
+    bulkFailures: new Set(),
+    bulkDelays: new Map(),
+    bucket: false,
+  };
 }
 
 /**
@@ -236,6 +247,47 @@ export function drawScenarios(
         replyAction(random, 'params', aggregateId, String(r), t + 6_000 + random.int(20_000), partition()),
       );
     }
+  }
+
+  // Case 2 of #22 again, its exact shape (drawn last, so the seeds that draw only the scenarios
+  // above run as before). The paced responder answers every reply in the first seconds but two:
+  // the tolerated failure, the last reply of a block, ten minutes later (after its block's others
+  // and their redeliveries are in), and the last reply of all two minutes after that. The
+  // failure's batch is then the only one that can leave its block's mark, and the last reply's
+  // batch the one that counts the marks. Its deadline (an hour) is long enough for a drained
+  // partition's pace, so only a missing mark times it out.
+  if (random.chance(SCENARIO_RATES.trigger)) {
+    out.names.push('trigger');
+    if (!out.targets.includes(BULK_TARGET)) out.targets.push(BULK_TARGET);
+    out.definitions.push({
+      name: 'trigger',
+      fanOut: { type: 'splitter', itemsPath: '$.items', target: BULK_TARGET },
+      completion: { strategy: 'all' },
+      timeoutSeconds: 3600,
+      toleratedFailureCount: 1,
+      writeShards: random.pick([1, 2]),
+    });
+    const expected = random.between(129, 170);
+    const aggregateId = `x-trigger-${random.int(1000)}`;
+    // The last reply id of a block other than the final one (blocks of 32: engine/members.ts).
+    const failed = random.int(Math.floor((expected - 1) / 32)) * 32 + 31;
+    const key = (replyId: number) => `${aggregateId}\u0000${replyId}`;
+    out.bulkFailures.add(key(failed));
+    out.bulkDelays.set(key(failed), random.between(540_000, 600_000));
+    out.bulkDelays.set(key(expected - 1), random.between(700_000, 760_000));
+    out.actions.push({
+      at: at(),
+      queue: 'ingress',
+      body: JSON.stringify({
+        definition: 'trigger',
+        requestId: `r-${aggregateId}`,
+        aggregateId,
+        items: Array.from({ length: expected }, (_, i) => ({ sku: `s${i}` })),
+      }),
+      attributes: {},
+      aggregateId,
+      kind: 'request',
+    });
   }
   return out;
 }

@@ -43,8 +43,11 @@ export type CallFate =
   | { readonly kind: 'fail-after'; readonly error: string }
   /** The invocation dies here: before the call (`before`) or just after it took effect. */
   | { readonly kind: 'crash'; readonly afterEffect: boolean }
-  /** The invocation stalls this long before the call (past its lease, past the visibility timeout). */
-  | { readonly kind: 'pause'; readonly ms: number };
+  /**
+   * The invocation stalls this long before the call: past its lease or the visibility timeout, or
+   * (`withinLease`) a while shorter than its lease, which excuses nothing (see {@link Scheduler.faulted}).
+   */
+  | { readonly kind: 'pause'; readonly ms: number; readonly withinLease?: boolean };
 
 /** An AWS call waiting for the scheduler. */
 export interface PendingCall {
@@ -65,6 +68,9 @@ export type FaultPlan = (call: PendingCall) => CallFate;
 
 /** Observes each call that took effect (the recorder of outputs and sent messages). */
 export type CallObserver = (call: PendingCall, result: unknown) => void;
+
+/** Looks at each call just before it is applied (the models as they stand before it). */
+export type CallInspector = (call: PendingCall) => void;
 
 /** An error shaped like the SDK's (`name`, `$metadata`, `$retryable`). */
 export function sdkError(name: string, message = name): Error {
@@ -110,8 +116,18 @@ export class Scheduler {
   public readonly trace: Trace;
   public faults: FaultPlan = () => ({ kind: 'apply' });
   public observer: CallObserver = () => {};
-  /** Tasks started, by name kind, and calls applied: the run's figures. */
-  public readonly counts = { tasks: 0, calls: 0, crashes: 0 };
+  public inspector: CallInspector = () => {};
+  /**
+   * The tasks a fault touched that may leave work for another invocation to redo (a crash, a
+   * failed or timed-out call, a pause past the lease or the visibility timeout): a second copy of
+   * an output is expected only of them (invariant `published-once`).
+   */
+  public readonly faulted = new Set<number>();
+  /**
+   * Tasks started, calls applied, and the bytes of their answers (the JSON the trace digests):
+   * the run's figures, and its work budget (sim/world.ts).
+   */
+  public readonly counts = { tasks: 0, calls: 0, crashes: 0, bytes: 0 };
   private readonly storage = new AsyncLocalStorage<Task>();
   private readonly pending: PendingCall[] = [];
   private readonly timers: { at: number; seq: number; fn: () => void }[] = [];
@@ -278,10 +294,14 @@ export class Scheduler {
     // A call a finished invocation left running (its environment's background work) is not faulted:
     // Lambda freezes it and lets it finish in the environment's next invocation.
     const fate: CallFate = call.paused || task.calm || task.done ? { kind: 'apply' } : this.faults(call);
+    if (fate.kind !== 'apply' && !(fate.kind === 'pause' && fate.withinLease)) this.faulted.add(task.id);
     if (fate.kind === 'pause') {
       call.paused = true;
       call.readyAt = this.now + fate.ms;
-      this.trace.add(`${tag} paused ${fate.ms}ms`, `${shape} pause`);
+      this.trace.add(
+        `${tag} paused ${fate.ms}ms${fate.withinLease ? ' within its lease' : ''}`,
+        `${shape} pause`,
+      );
       return;
     }
     this.remove(call);
@@ -307,10 +327,13 @@ export class Scheduler {
       return;
     }
     try {
+      this.inspector(call);
       const result = call.apply();
       this.counts.calls += 1;
       this.observer(call, result);
-      this.trace.add(`${tag} ok ${digestOf(result)}`, shape);
+      const digest = digestOf(result);
+      this.counts.bytes += digest.length;
+      this.trace.add(`${tag} ok ${digest.hash}`, shape);
       call.resolve(result);
     } catch (error) {
       this.trace.add(`${tag} error ${(error as Error).name}`, `${shape} error`);
@@ -321,6 +344,7 @@ export class Scheduler {
   /** Applies a call whose caller will not see the answer (a crash or a timeout after the effect). */
   private applyQuietly(call: PendingCall): void {
     try {
+      this.inspector(call);
       const result = call.apply();
       this.counts.calls += 1;
       this.observer(call, result);
@@ -374,9 +398,9 @@ function summary(input: unknown): string {
   return parts.join(' | ');
 }
 
-/** A short, stable digest of a call's answer for the trace. */
-function digestOf(result: unknown): string {
-  if (result === undefined) return '-';
+/** A short, stable digest of a call's answer for the trace, and the length of its JSON. */
+function digestOf(result: unknown): { hash: string; length: number } {
+  if (result === undefined) return { hash: '-', length: 0 };
   let text: string;
   try {
     text = JSON.stringify(result, (_key, value: unknown) =>
@@ -385,8 +409,11 @@ function digestOf(result: unknown): string {
   } catch {
     text = String(result);
   }
-  return createHash('sha1')
-    .update(text ?? '')
-    .digest('hex')
-    .slice(0, 10);
+  return {
+    hash: createHash('sha1')
+      .update(text ?? '')
+      .digest('hex')
+      .slice(0, 10),
+    length: text?.length ?? 0,
+  };
 }

@@ -7,7 +7,8 @@ import {
   makeSweeperHandler,
   makeTimerHandler,
 } from '../functions/handlers.ts';
-import { aggregateKey, SortKey } from '../shared/adapters/state-keys.ts';
+import { aggregateKey, KEY_SEPARATOR, SortKey } from '../shared/adapters/state-keys.ts';
+import { expandPack } from '../shared/adapters/state-packs.ts';
 import { createContext } from '../shared/app.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
 import { AggregateStatus } from '../shared/engine/constants.ts';
@@ -19,7 +20,14 @@ import {
   type Topology,
 } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
-import { drawProfile, type FaultCounts, type FaultProfile, faultPlan, noFaults } from './faults.ts';
+import {
+  drawProfile,
+  drawPublishPauses,
+  type FaultCounts,
+  type FaultProfile,
+  faultPlan,
+  noFaults,
+} from './faults.ts';
 import { Ledger } from './ledger.ts';
 import { Random } from './random.ts';
 import { BULK_TARGET } from './scenarios.ts';
@@ -29,6 +37,8 @@ import { drawWorkload, replyBody, TARGETS, type Workload } from './workload.ts';
 
 /** The scenarios' stream of chance (sim/scenarios.ts), beside the run's own. */
 const SCENARIO_STREAM = 0x5ce7a210;
+/** The publishers' pauses' stream of chance (sim/faults.ts, drawPublishPauses). */
+const PUBLISH_STREAM = 0x9ab1e5e1;
 /** Virtual time every run starts at (a fixed instant, so runs compare). */
 export const START = Date.UTC(2026, 0, 1);
 /** The longest a run may go on in virtual time: past a year's deadline and its lease. */
@@ -37,6 +47,20 @@ const HORIZON_MS = 400 * 24 * 3600 * 1000;
 const MAX_STEPS = 400_000;
 /** Sweeps in a row that find an aggregate overdue before it is declared stuck. */
 const STUCK_SWEEPS = 30;
+/**
+ * Sweeps that failed on one aggregate (its header's `dueFailures`: each failure defers it a
+ * minute, so it is never overdue in the index) before it is declared stuck: an aggregate whose
+ * every sweep fails (a seal above the item limit) is reported after twenty minutes of virtual time
+ * instead of running the sweeper, and its whole read, every minute until the step budget.
+ */
+const STUCK_FAILURES = 20;
+/**
+ * The work budget of a run: bytes of the calls' answers (the JSON the trace digests). A run that
+ * moves more than this is cut short and reported (`quiescence`), as a livelock is at
+ * {@link MAX_STEPS}; a pure function of the seed, like everything else. The heaviest seeds of
+ * seeds 1 to 400 (the `members` scenario's) move about 6 MB.
+ */
+const MAX_BYTES = 1_000_000_000;
 
 /** A function's execution environments: {@link World.environments}. */
 interface Environments<H> {
@@ -139,8 +163,10 @@ export class World {
       leaseMs: this.topology.completionLeaseSeconds * 1000,
       visibilityMs,
       outputChannel: (call) => this.channelOf(call),
+      publishPauses: drawPublishPauses(new Random(this.seed, PUBLISH_STREAM)),
     });
     this.scheduler.observer = (call, result) => this.observe(call, result);
+    this.scheduler.inspector = (call) => this.inspect(call);
     const consume = (
       role: string,
       url: string,
@@ -315,7 +341,11 @@ export class World {
     }
     this.armSweeper();
     const horizon = START + HORIZON_MS;
-    while (this.steps < MAX_STEPS && (await this.scheduler.step(horizon, () => undefined))) {
+    while (
+      this.steps < MAX_STEPS &&
+      this.scheduler.counts.bytes < MAX_BYTES &&
+      (await this.scheduler.step(horizon, () => undefined))
+    ) {
       this.steps += 1;
       if (this.random.chance(this.profile.ttl)) {
         this.faults['ttl-sweep'] += 1;
@@ -325,6 +355,12 @@ export class World {
     }
     this.ledger.endedAt = this.scheduler.now;
     this.ledger.hung = this.scheduler.stillRunning();
+    this.ledger.excused = this.scheduler.faulted;
+    if (this.steps >= MAX_STEPS || this.scheduler.counts.bytes >= MAX_BYTES) {
+      this.ledger.hung.push(
+        `the run itself: cut short at ${this.steps} steps and ${Math.round(this.scheduler.counts.bytes / 1e6)} MB of answers (its budget: ${MAX_STEPS} steps, ${MAX_BYTES / 1e6} MB)`,
+      );
+    }
     this.ledger.leftover = this.storage.leftover();
     this.ledger.deadLetters = this.storage.deadLetters();
   }
@@ -497,9 +533,14 @@ export class World {
     for (const m of messages) {
       const { attributes, aggregateId, replyId, replyTo } = this.takeSubRequest(url, m);
       if (replyTo === undefined) continue;
-      const failure = this.workload.scenarios.bulkFailures.has(`${aggregateId}\u0000${replyId}`);
+      const key = `${aggregateId}\u0000${replyId}`;
+      const failure = this.workload.scenarios.bulkFailures.has(key);
       const body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
-      const delay = 1000 + Number(replyId) * 20 + this.random.between(0, 30);
+      const delay =
+        1000 +
+        Number(replyId) * 20 +
+        this.random.between(0, 30) +
+        (this.workload.scenarios.bulkDelays.get(key) ?? 0);
       this.scheduler.at(this.scheduler.now + delay, () =>
         this.send({
           at: 0,
@@ -573,6 +614,11 @@ export class World {
     this.scheduler.at(at, () => {
       if (this.sweepAt !== at) return;
       this.sweepAt = undefined;
+      const failing = this.failingAggregate();
+      if (failing !== undefined) {
+        this.ledger.stuck.add(failing);
+        return;
+      }
       const overdue = this.storage.nextDue();
       if (overdue && overdue.dueAt < this.scheduler.now - 10 * interval) {
         this.overdueSweeps += 1;
@@ -599,6 +645,16 @@ export class World {
   /** When the next sweep is planned, if one is. */
   private sweepAt: number | undefined;
 
+  /** An aggregate not closed whose sweeps failed {@link STUCK_FAILURES} times (read outside the run). */
+  private failingAggregate(): string | undefined {
+    for (const item of this.models.dynamodb.items(this.topology.tableName)) {
+      if (item.sk !== SortKey.HEADER || item.status === AggregateStatus.CLOSED) continue;
+      if (typeof item.dueFailures === 'number' && item.dueFailures >= STUCK_FAILURES)
+        return String(item.aggregateId ?? String(item.pk).slice(2));
+    }
+    return undefined;
+  }
+
   /** Which output a call publishes to (for a channel that fails on its own). */
   private channelOf(call: PendingCall): string | undefined {
     if (call.service === 'eventbridge') return 'events';
@@ -606,10 +662,63 @@ export class World {
     return url === undefined ? undefined : this.outputRoles.get(url);
   }
 
+  /**
+   * A put that took effect stored these replies (its own item, or a pack's members), whether or
+   * not its caller saw the answer (a crash or a timeout after the write): the ledger's `stored`.
+   */
+  private stored(item: unknown): void {
+    const it = item as Record<string, unknown> | undefined;
+    const sk = typeof it?.sk === 'string' ? it.sk : '';
+    const replies = sk.startsWith(SortKey.REPLY)
+      ? it?.late === true
+        ? []
+        : [{ replyId: String(it?.replyId), failure: it?.failure !== undefined }]
+      : sk.startsWith(SortKey.PACK)
+        ? expandPack(it ?? {}).map((r) => ({ replyId: r.replyId, failure: r.failure !== undefined }))
+        : [];
+    if (replies.length === 0) return;
+    const { Item: header } = this.models.dynamodb.handle('GetCommand', {
+      TableName: this.topology.tableName,
+      Key: { pk: String(it?.pk).split(KEY_SEPARATOR)[0], sk: SortKey.HEADER },
+      ConsistentRead: true,
+    }) as { Item?: { aggregateId?: unknown } };
+    if (typeof header?.aggregateId !== 'string') return;
+    for (const reply of replies)
+      this.ledger.stored.push(this.replyEvent(header.aggregateId, reply.replyId, reply.failure));
+  }
+
+  /** The reply put about to be applied found an item under its key (read outside the run). */
+  private replacing: PendingCall | undefined;
+
+  /** Before a call is applied: a put of a reply or a pack notes whether its key holds an item already. */
+  private inspect(call: PendingCall): void {
+    this.replacing = undefined;
+    if (call.service !== 'dynamodb' || call.command !== 'PutCommand') return;
+    const item = (call.input as { Item?: { pk?: unknown; sk?: unknown } }).Item;
+    const sk = typeof item?.sk === 'string' ? item.sk : '';
+    if (!sk.startsWith(SortKey.REPLY) && !sk.startsWith(SortKey.PACK)) return;
+    const { Item } = this.models.dynamodb.handle('GetCommand', {
+      TableName: this.topology.tableName,
+      Key: { pk: item?.pk, sk },
+      ConsistentRead: true,
+    }) as { Item?: Record<string, unknown> };
+    if (Item !== undefined) this.replacing = call;
+  }
+
   /** Records every call that took effect: outputs, sends that wake a consumer, writes that arm the sweeper. */
   private observe(call: PendingCall, result: unknown): void {
     const task = call.task.name;
     const input = call.input as Record<string, unknown>;
+    if (call.service === 'dynamodb' && call.command === 'PutCommand') this.stored(input.Item);
+    if (this.replacing === call) {
+      // A recorded reply (or pack) is written once: a put that replaced one took effect over it.
+      const item = input.Item as { pk: string; sk: string; aggregateId?: unknown };
+      this.ledger.rewrites.push({
+        aggregateId: typeof item.aggregateId === 'string' ? item.aggregateId : String(item.pk).slice(2),
+        key: `${item.pk} ${item.sk}`,
+        at: this.scheduler.now,
+      });
+    }
     if (
       call.service === 'sqs' &&
       (call.command === 'SendMessageCommand' || call.command === 'SendMessageBatchCommand')
@@ -626,7 +735,13 @@ export class World {
             entry.MessageBody as string,
             entry.MessageAttributes as Record<string, { StringValue?: string }>,
           );
-          this.ledger.publications.push({ channel: role, text, at: this.scheduler.now, task });
+          this.ledger.publications.push({
+            channel: role,
+            text,
+            at: this.scheduler.now,
+            task,
+            taskId: call.task.id,
+          });
         }
         this.wake(url, Number(entry.DelaySeconds ?? 0) * 1000);
       }
@@ -649,6 +764,7 @@ export class World {
           text: entry.Detail ?? '',
           at: this.scheduler.now,
           task,
+          taskId: call.task.id,
         });
       });
     }

@@ -231,4 +231,60 @@ describe('the invariants', () => {
     });
     expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['result-after-quiescence']);
   });
+
+  it('a result stored long before its deadline and decided only when the deadline came breaks condition-decides; one decided at once does not', () => {
+    // Kills the mutant "case 2 reintroduced: a batch holding a failed reply skips the completion trigger"
+    // through the simulation (a block left unmarked: every reply in, the aggregate decided at its deadline).
+    const decided = (closedAt: number) => {
+      const ledger = new Ledger();
+      sent(ledger, '0');
+      sent(ledger, '1');
+      const deadline = 3_600_000;
+      ledger.stored.push(event('0', 1_000, { deadline }), event('1', 2_000, { deadline }));
+      ledger.publications.push({
+        channel: 'completed',
+        text: result({
+          type: 'fanin.aggregate.completed',
+          completedBy: 'all-arrived',
+          openedAt: 0,
+          closedAt,
+          counts: { expected: 2 },
+          result: [
+            { replyId: '0', body: { v: 1 } },
+            { replyId: '1', body: { v: 1 } },
+          ],
+        }),
+        at: closedAt,
+        task: 't',
+      });
+      return checkInvariants(ledger, definitions).map((v) => v.invariant);
+    };
+    expect(decided(3_600_050)).toEqual(['condition-decides']);
+    expect(decided(2_100)).toEqual([]);
+  });
+
+  it('a result published twice on one channel breaks published-once unless a fault touched one of its publishers', () => {
+    // Kills the mutant "no lease check" through the simulation (a resumer takes over within the lease
+    // and publishes beside the owner).
+    const twice = (excused: number[]) => {
+      const ledger = new Ledger();
+      const text = result({ type: 'fanin.aggregate.completed', completedBy: 'external', result: [] });
+      ledger.publications.push(
+        { channel: 'completed', text, at: 0, task: 'reply:0:1', taskId: 7 },
+        { channel: 'completed', text, at: 5, task: 'reply:0:2', taskId: 9 },
+        { channel: 'events', text, at: 6, task: 'reply:0:2', taskId: 9 },
+      );
+      ledger.excused = new Set(excused);
+      return checkInvariants(ledger, definitions).map((v) => v.invariant);
+    };
+    expect(twice([])).toEqual(['published-once']);
+    expect(twice([7])).toEqual([]);
+  });
+
+  it('a put that replaced a recorded reply breaks recorded-once', () => {
+    // Kills the mutant "reply put without its condition (a duplicate overwrites)" through the simulation.
+    const ledger = new Ledger();
+    ledger.rewrites.push({ aggregateId: 'agg-1', key: 'A#agg-1 R#0000000000', at: 5 });
+    expect(checkInvariants(ledger, definitions).map((v) => v.invariant)).toEqual(['recorded-once']);
+  });
 });
