@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
  * testing those files.
  *
  *   npx tsx sim/find-mutants.ts [--seeds 300] [--only <part of a name>] [--file scripts/sim-mutants.json]
+ *                               [--baseline 98,170]   the seeds known to fail unmutated (no baseline run)
  */
 interface Mutant {
   readonly name: string;
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '300' },
     only: { type: 'string' },
     file: { type: 'string', default: 'scripts/sim-mutants.json' },
+    baseline: { type: 'string' },
   },
 });
 
@@ -56,20 +58,35 @@ function simulate(budget: string, extra: readonly string[]) {
 
 // The seeds that fail without any mutant are left out of every mutant's search: a mutant is
 // found only by a seed the unmutated code passes.
-const baselineRun = simulate(String(values.seeds), []);
+const baselineRun = values.baseline === undefined ? simulate(String(values.seeds), []) : undefined;
 const baseline =
-  (JSON.parse(String(baselineRun.stdout).trim().split('\n').at(-1) ?? '{}') as { failures?: number[] })
-    .failures ?? [];
+  values.baseline !== undefined
+    ? values.baseline
+        .split(',')
+        .filter((s) => s !== '')
+        .map(Number)
+    : ((
+        JSON.parse(String(baselineRun?.stdout).trim().split('\n').at(-1) ?? '{}') as {
+          failures?: number[];
+        }
+      ).failures ?? []);
 console.log(
   `baseline: ${baseline.length} seed(s) of ${values.seeds} fail unmutated${baseline.length ? ` (${baseline.join(', ')}), left out` : ''}`,
 );
+// Its report (seeds per second, interleavings, faults), without the JSON line.
+if (baselineRun) console.log(String(baselineRun.stdout).trim().split('\n').slice(1, -1).join('\n'));
 const rows: string[] = [];
+/** One mutant's line, printed as soon as it is known (a long run shows its progress). */
+const row = (text: string) => {
+  rows.push(text);
+  console.log(text);
+};
 let survived = 0;
 for (const mutant of mutants) {
   const original = readFileSync(mutant.file, 'utf8');
   const count = original.split(mutant.search).length - 1;
   if (count !== 1) {
-    rows.push(`not applicable  ${mutant.name}: the search text occurs ${count} times in ${mutant.file}`);
+    row(`not applicable  ${mutant.name}: the search text occurs ${count} times in ${mutant.file}`);
     continue;
   }
   restore = () => writeFileSync(mutant.file, original);
@@ -96,16 +113,16 @@ for (const mutant of mutants) {
     summary = undefined;
   }
   if (summary === undefined) {
-    rows.push(`error           ${mutant.name}: ${String(run.stderr).slice(-400)}`);
+    row(`error           ${mutant.name}: ${String(run.stderr).slice(-400)}`);
   } else if (summary.found === null) {
     survived += 1;
-    rows.push(`SURVIVED        ${mutant.name}: no failure in ${summary.seeds} seeds (${seconds} s)`);
+    row(`SURVIVED        ${mutant.name}: no failure in ${summary.seeds} seeds (${seconds} s)`);
   } else {
     const broken = /\[([a-z-]+)\]/.exec(String(run.stdout))?.[1] ?? '?';
-    rows.push(
+    row(
       `found after ${String(summary.seeds).padStart(4)}  ${mutant.name}: seed ${summary.found}, invariant ${broken} (${seconds} s)`,
     );
   }
 }
-console.log(rows.join('\n'));
+console.log(`${rows.length} mutant(s), ${survived} survived`);
 process.exitCode = survived > 0 ? 1 : 0;
