@@ -481,18 +481,30 @@ export class FaninSimulation {
 
   /** As {@link outputs}, with each message's channel and time. */
   public received(channel?: OutputRole | 'events'): Publication[] {
-    const out: Publication[] = [];
-    for (const [url, role] of this.outputUrls) {
-      if (channel !== undefined && channel !== role) continue;
-      for (const m of this.models.sqs.messages(url)) {
-        const text = this.storage.resolve(m.body, m.attributes as Record<string, { StringValue?: string }>);
-        out.push({ channel: role, body: JSON.parse(text) as Record<string, unknown>, at: m.sentAt });
-      }
-    }
+    this.keepOutputs();
+    const out = [...this.kept.values()].filter((p) => channel === undefined || p.channel === channel);
     if (channel === undefined || channel === 'events') {
       for (const p of this.published) if (p.channel === 'events') out.push(p);
     }
     return out.sort((a, b) => a.at - b.at);
+  }
+
+  /** Every message the output queues have held, by message id (kept past SQS's retention and the bucket's lifecycle). */
+  private readonly kept = new Map<string, Publication>();
+
+  /** Copies what the output queues hold now into {@link kept}, claim-check payloads read from the bucket. */
+  private keepOutputs(): void {
+    for (const [url, role] of this.outputUrls) {
+      for (const m of this.models.sqs.queue(url).messages) {
+        if (this.kept.has(m.messageId)) continue;
+        const text = this.storage.resolve(m.body, m.attributes as Record<string, { StringValue?: string }>);
+        this.kept.set(m.messageId, {
+          channel: role,
+          body: JSON.parse(text) as Record<string, unknown>,
+          at: m.sentAt,
+        });
+      }
+    }
   }
 
   /** Every send fanin made to an output, repeats included (below the FIFO queues' deduplication). */
@@ -645,7 +657,10 @@ export class FaninSimulation {
           this.storage.remove(consumer.url, m.ReceiptHandle);
         }
       }
-      if (!delivered) return;
+      if (!delivered) {
+        this.keepOutputs();
+        return;
+      }
     }
   }
 

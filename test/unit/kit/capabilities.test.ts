@@ -419,6 +419,22 @@ describe('kit: the clock never moves back', () => {
   });
 });
 
+describe('kit: outputs stay readable', () => {
+  it("a result is still there after SQS's 14-day retention has passed", async () => {
+    const run = simulate({
+      name: 'kept',
+      fanOut: banks(1),
+      completion: { strategy: 'all' },
+      timeoutSeconds: 30,
+    });
+    await run.request({ aggregateId: 'k-1', payload: {} });
+    await run.reply('bank-1', { v: 1 });
+    await run.advance('15d');
+    expect(run.models.sqs.messages(run.config.queueUrls.completed)).toHaveLength(0);
+    expect(run.result()).toMatchObject({ outcome: 'completed', aggregateId: 'k-1' });
+  });
+});
+
 describe('kit: determinism', () => {
   it('two runs of one script publish the same outputs, byte for byte', async () => {
     const script = async () => {
