@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { DynamoStateStore } from '../../shared/adapters/dynamo-state-store.ts';
+import { READER_PREFIXES, S3ClaimCheck } from '../../shared/adapters/s3-claim-check.ts';
 import type { AggregateHeader } from '../../shared/ports.ts';
 import { queueUrl, type Target } from '../connect.ts';
 import { formatDuration } from '../describe.ts';
@@ -29,12 +35,97 @@ export async function sendControl(target: Target, body: unknown): Promise<string
   return result.MessageId ?? randomUUID();
 }
 
+/** The claim-check store the outputs of a target are read through (none without a bucket). */
+export function claimCheckOf(target: Target): S3ClaimCheck | undefined {
+  // Outputs are fanin's own objects (under outputs/), which a producer's pointer may never name.
+  return target.bucketName
+    ? new S3ClaimCheck({
+        s3: target.clients.s3,
+        bucket: target.bucketName,
+        readablePrefixes: READER_PREFIXES,
+      })
+    : undefined;
+}
+
+/** What an error output carries of the message it refused (docs/wire-contract.md). */
+export interface RefusedMessage {
+  readonly messageId?: string;
+  readonly attributes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The reason fanin gave for refusing a message, read from the error output without taking
+ * anything from it (as `fanin tail error` reads): every waiting message is looked at, hidden for a
+ * few seconds so one scan sees each once, and handed back at once. `matches` picks the refused
+ * message (by its SQS message id, or its attributes); undefined when none is there (yet).
+ */
+export async function findRefusal(
+  target: Target,
+  matches: (message: RefusedMessage) => boolean,
+  maxMessages = 1_000,
+): Promise<string | undefined> {
+  const { sqs } = target.clients;
+  const queueUrl = target.queues.error.url;
+  if (!queueUrl) return undefined;
+  const claimCheck = claimCheckOf(target);
+  const peeked: Message[] = [];
+  try {
+    while (peeked.length < maxMessages) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          MessageAttributeNames: ['All'],
+          VisibilityTimeout: 10,
+        }),
+      );
+      if (Messages.length === 0) return undefined;
+      peeked.push(...Messages);
+      for (const message of Messages) {
+        const attributes = Object.fromEntries(
+          Object.entries(message.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue ?? '']),
+        );
+        let output: { reason?: unknown; message?: RefusedMessage };
+        try {
+          const text = claimCheck
+            ? await claimCheck.decode(message.Body ?? '', attributes)
+            : (message.Body ?? '');
+          output = JSON.parse(text) as typeof output;
+        } catch {
+          continue;
+        }
+        if (output?.message && typeof output.reason === 'string' && matches(output.message)) {
+          return output.reason;
+        }
+      }
+    }
+    return undefined;
+  } finally {
+    // Hand every looked-at message back at once: the error output's readers still get them.
+    for (let i = 0; i < peeked.length; i += 10) {
+      await sqs
+        .send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: peeked
+              .slice(i, i + 10)
+              .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+          }),
+        )
+        .catch(() => undefined);
+    }
+  }
+}
+
 /** What waiting for aggregates to close found. */
 export interface WaitResult {
   readonly closed: AggregateHeader[];
   readonly open: string[];
   /** Of `open`, those whose header never appeared while waiting. */
   readonly neverOpened: string[];
+  /** The reason fanin refused the request when `refused` found one (the wait then stopped). */
+  readonly refusal?: string;
 }
 
 /**
@@ -49,6 +140,8 @@ export async function waitClosed(
   ids: readonly string[],
   timeoutMs: number,
   label: string,
+  /** Looks for the refusal of what is waited for (every second or so); a reason ends the wait. */
+  refused?: () => Promise<string | undefined>,
 ): Promise<WaitResult> {
   const store = storeOf(target);
   const pending = new Set(ids);
@@ -57,7 +150,20 @@ export async function waitClosed(
   const progress = new Progress(io, label, ids.length);
   const deadline = Date.now() + timeoutMs;
   progress.update(0);
+  let refusal: string | undefined;
+  let lookedAt = 0;
   while (pending.size > 0 && Date.now() < deadline && !io.signal.aborted) {
+    // A request not opened yet may have been refused: the error output says why.
+    if (
+      refused &&
+      pending.size > 0 &&
+      [...pending].some((id) => !seen.has(id)) &&
+      Date.now() - lookedAt >= 1_000
+    ) {
+      lookedAt = Date.now();
+      refusal = await refused();
+      if (refusal !== undefined) break;
+    }
     for (const id of [...pending]) {
       const header = await store.getHeader(id);
       if (header) seen.add(id);
@@ -70,12 +176,19 @@ export async function waitClosed(
     if (pending.size > 0) await pause(250, io.signal);
   }
   progress.finish(
-    pending.size === 0
-      ? `${label}: ${ids.length} closed`
-      : `${label}: ${pending.size} of ${ids.length} still open after ${formatDuration(timeoutMs)}`,
+    refusal !== undefined
+      ? `${label}: refused`
+      : pending.size === 0
+        ? `${label}: ${ids.length} closed`
+        : `${label}: ${pending.size} of ${ids.length} still open after ${formatDuration(timeoutMs)}`,
   );
   const open = [...pending];
-  return { closed, open, neverOpened: open.filter((id) => !seen.has(id)) };
+  return {
+    closed,
+    open,
+    neverOpened: open.filter((id) => !seen.has(id)),
+    ...(refusal !== undefined ? { refusal } : {}),
+  };
 }
 
 /**

@@ -104,4 +104,31 @@ describe('the CLI on a configuration of its own', () => {
     expect(shown.code).toBe(1);
     expect(shown.stderr).toContain('no aggregate "tally-never"');
   });
+
+  it('send --wait of a request fanin refuses reports the refusal from the error output, at once, exit 1 (mutant cli-send-wait-refusal)', async () => {
+    // Act: strategy "all" without fan-out needs `expected`; this request has none.
+    const started = Date.now();
+    const sent = await runtime.cli([
+      'send',
+      'tally',
+      '--aggregate-id',
+      'tally-refused',
+      '--request-id',
+      'r-refused',
+      '--wait',
+      '--timeout',
+      '40',
+    ]);
+    const took = Date.now() - started;
+    const tailed = await runtime.cli(['tail', 'error', '--json']);
+
+    // Assess: the reason, not "not opened yet", well before the 40 s timeout.
+    expect(sent.code).toBe(1);
+    expect(sent.stderr).toContain('request r-refused (aggregate tally-refused) was refused');
+    expect(sent.stderr).toContain('body.expected must be a non-negative integer for strategy "all"');
+    expect(sent.stderr).not.toContain('not opened yet');
+    expect(took).toBeLessThan(30_000);
+    // Read, not taken: the error output still has it.
+    expect(tailed.stdout).toContain('tally-refused');
+  }, 60_000);
 });

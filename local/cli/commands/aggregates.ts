@@ -18,7 +18,15 @@ import {
   table,
   UsageError,
 } from '../io.ts';
-import { checkDefinition, findQueue, sendControl, storeOf, waitClosed, when } from '../shared.ts';
+import {
+  checkDefinition,
+  findQueue,
+  findRefusal,
+  sendControl,
+  storeOf,
+  waitClosed,
+  when,
+} from '../shared.ts';
 import * as specs from '../specs.ts';
 
 /**
@@ -78,7 +86,27 @@ export const send: Command = {
       return 0;
     }
     if (!io.wantsJson) io.out(`sent request ${requestId}: aggregate ${aggregateId}`);
-    const { closed } = await waitClosed(io, target, [aggregateId], timeoutMs, `waiting for ${aggregateId}`);
+    // A request fanin refuses opens nothing: its reason is on the error output, under its ids.
+    const { closed, refusal } = await waitClosed(
+      io,
+      target,
+      [aggregateId],
+      timeoutMs,
+      `waiting for ${aggregateId}`,
+      () =>
+        findRefusal(
+          target,
+          (m) =>
+            m.attributes?.[WireAttribute.REQUEST_ID] === requestId &&
+            m.attributes?.[WireAttribute.AGGREGATE_ID] === aggregateId,
+        ),
+    );
+    if (refusal !== undefined) {
+      if (io.wantsJson) io.json({ ...sent, refused: refusal });
+      throw new CommandError(
+        `request ${requestId} (aggregate ${aggregateId}) was refused to ${target.queues.error.name}: ${refusal}`,
+      );
+    }
     const header = closed[0] ?? (await storeOf(target).getHeader(aggregateId));
     if (header && openingRequestId(header) !== requestId) {
       throw new CommandError(

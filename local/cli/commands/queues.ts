@@ -5,13 +5,11 @@ import {
   type Message,
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { READER_PREFIXES, S3ClaimCheck } from '../../../shared/adapters/s3-claim-check.ts';
 import { moveMessages } from '../../../shared/adapters/sqs-queues.ts';
 import { OUTPUT_ROLES, type OutputRole } from '../../../shared/topology/topology.ts';
-import type { Target } from '../../connect.ts';
 import { describeOutput, type OutputBody } from '../../describe.ts';
 import { type Command, CommandError, intOption, numberOption, Progress, UsageError } from '../io.ts';
-import { findQueue } from '../shared.ts';
+import { claimCheckOf, findQueue } from '../shared.ts';
 import * as specs from '../specs.ts';
 
 /** `fanin tail`: read an output queue. */
@@ -119,17 +117,6 @@ export const tail: Command = {
     return 0;
   },
 };
-
-function claimCheckOf(target: Target): S3ClaimCheck | undefined {
-  // Outputs are fanin's own objects (under outputs/), which a producer's pointer may never name.
-  return target.bucketName
-    ? new S3ClaimCheck({
-        s3: target.clients.s3,
-        bucket: target.bucketName,
-        readablePrefixes: READER_PREFIXES,
-      })
-    : undefined;
-}
 
 /** `fanin redrive`: move a DLQ's messages back to their queue. */
 export const redrive: Command = {
