@@ -64,6 +64,32 @@ export function onTime(snapshot: AggregateSnapshot): AggregateSnapshot {
     : snapshot;
 }
 
+/**
+ * The late output's reason for a reply to an aggregate whose result was already fixed when the
+ * reply was handled. A reply that arrived (its `SentTimestamp`, {@link onTimeReplies}) before the
+ * deadline says so, with both times: it was on time, but its handling came after the seal (its
+ * first handling crashed and SQS handed it back only after the deadline decided: docs/wire-contract.md,
+ * "Late replies").
+ *
+ * @example
+ * fixedReason({ status: 'closed', outcome: 'timed-out', deadline: 60_000 }, 1_000);
+ * // 'aggregate is closed (timed-out): the reply was sent at 1970-01-01T00:00:01.000Z, before the
+ * //  deadline at 1970-01-01T00:01:00.000Z, and came after its result was fixed'
+ */
+export function fixedReason(
+  header: Pick<AggregateHeader, 'status' | 'outcome' | 'deadline' | 'closeBy'> &
+    Partial<Pick<AggregateHeader, 'params'>>,
+  receivedAt?: number,
+): string {
+  const state = `aggregate is ${header.status}${header.outcome ? ` (${header.outcome})` : ''}`;
+  // An inactivity deadline moves with the replies: the absolute one would say too little.
+  const due = header.params?.inactivityTimeoutSeconds === undefined ? openDueAt(header) : undefined;
+  if (receivedAt === undefined || due === undefined || receivedAt >= due)
+    return `${state}: the reply came after its result was fixed`;
+  const at = (t: number) => new Date(t).toISOString();
+  return `${state}: the reply was sent at ${at(receivedAt)}, before the deadline at ${at(due)}, and came after its result was fixed`;
+}
+
 /** The late output's reason for a reply received after the deadline in force. */
 export const AFTER_DEADLINE = "the reply came after the aggregate's deadline: it is not counted";
 
@@ -85,7 +111,7 @@ export async function routeLate(
     readonly attributes?: Readonly<Record<string, string>>;
     readonly retained?: boolean;
   },
-  reason = `aggregate is ${header.status}${header.outcome ? ` (${header.outcome})` : ''}: the reply came after its result was fixed`,
+  reason = fixedReason(header),
 ): Promise<void> {
   const mark = await ctx.store.markLate(
     header.aggregateId,

@@ -24,7 +24,7 @@ import {
 import { evaluate } from './evaluate.ts';
 import { handleUnknown } from './held.ts';
 import { openingDeadline } from './inactivity.ts';
-import { AFTER_DEADLINE, publishUnknownOutput, routeLate } from './late.ts';
+import { AFTER_DEADLINE, fixedReason, publishUnknownOutput, routeLate } from './late.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 import { expireAggregate } from './timers.ts';
 
@@ -517,7 +517,7 @@ async function settle(
         header,
         reply.replyId,
         { messageId: reply.messageId, body: reply.raw.body, attributes: reply.raw.attributes },
-        ...(afterDeadline.has(reply.replyId) ? [AFTER_DEADLINE] : []),
+        afterDeadline.has(reply.replyId) ? AFTER_DEADLINE : fixedReason(header, reply.receivedAt),
       );
     }
   }
