@@ -131,4 +131,18 @@ describe('the CLI on a configuration of its own', () => {
     // Read, not taken: the error output still has it.
     expect(tailed.stdout).toContain('tally-refused');
   }, 60_000);
+
+  it('set-parameters the control handler refuses prints its reason, exit 1 (mutant cli-set-parameters-refusal); a timeout beyond the bound is a usage error before anything is sent', async () => {
+    // Act: strategy "all" has no count to set.
+    const refused = await runtime.cli(['set-parameters', 'tally', '--count', '2']);
+    const tooLong = await runtime.cli(['set-parameters', 'tally', '--timeout-seconds', '99999999999']);
+
+    // Assess
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('has no count to set');
+    expect(refused.stderr).toContain('refused to');
+    expect(refused.stdout).not.toContain('not applied yet');
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain('--timeout-seconds must be an integer from 1 to 31536000');
+  }, 60_000);
 });

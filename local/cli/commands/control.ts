@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { RuntimeParametersSchema } from '../../../shared/engine/definition.ts';
 import { matchesPattern } from '../../../shared/engine/event-pattern.ts';
 import type { Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
@@ -15,7 +16,7 @@ import {
   stringOption,
   UsageError,
 } from '../io.ts';
-import { checkDefinition, sendControl, storeOf, waitClosed } from '../shared.ts';
+import { checkDefinition, findRefusal, sendControl, storeOf, waitClosed } from '../shared.ts';
 import * as specs from '../specs.ts';
 
 /**
@@ -159,9 +160,10 @@ export const setParameters: Command = {
     const definition = args.positionals[0];
     if (!definition) throw new UsageError('set-parameters needs a definition name');
     const parameters: Record<string, number> = {};
-    const timeoutSeconds = intOption(args, 'timeout-seconds', undefined, { min: 1 });
+    // The bounds the control handler checks (RuntimeParametersSchema): refused here, before sending.
+    const timeoutSeconds = intOption(args, 'timeout-seconds', undefined, boundsOf('timeoutSeconds'));
     if (timeoutSeconds !== undefined) parameters.timeoutSeconds = timeoutSeconds;
-    const count = intOption(args, 'count', undefined, { min: 1 });
+    const count = intOption(args, 'count', undefined, boundsOf('count'));
     if (count !== undefined) parameters.count = count;
     const threshold = stringOption(args, 'threshold');
     if (threshold !== undefined) {
@@ -175,13 +177,27 @@ export const setParameters: Command = {
     const target = await io.target();
     checkDefinition(target, definition);
     const messageId = await sendControl(target, { command: 'set-parameters', definition, parameters });
-    // The control handler applies it within a poll; wait until the stored parameters show it.
+    // The control handler applies it within a poll; wait until the stored parameters show it, or
+    // its refusal (a count where the completion has none...) is on the error output.
     const deadline = Date.now() + 15_000;
     let applied = false;
+    let refusal: string | undefined;
+    let lookedAt = 0;
     while (!applied && Date.now() < deadline && !io.signal.aborted) {
       const stored = await storeOf(target).getParameters(definition);
       applied = canonical(stored) === canonical(parameters);
+      if (!applied && Date.now() - lookedAt >= 1_000) {
+        lookedAt = Date.now();
+        refusal = await findRefusal(target, (m) => m.messageId === messageId);
+        if (refusal !== undefined) break;
+      }
       if (!applied) await pause(250, io.signal);
+    }
+    if (refusal !== undefined) {
+      if (io.wantsJson) io.json({ definition, parameters, messageId, applied, refused: refusal });
+      throw new CommandError(
+        `${definition}: parameters ${JSON.stringify(parameters)} refused to ${target.queues.error.name}: ${refusal}`,
+      );
     }
     if (io.wantsJson) io.json({ definition, parameters, messageId, applied });
     else
@@ -195,4 +211,10 @@ export const setParameters: Command = {
 /** JSON with sorted keys, to compare parameter objects whatever their key order. */
 function canonical(value: object): string {
   return JSON.stringify(Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))));
+}
+
+/** An integer runtime parameter's bounds, as the control handler's schema sets them. */
+function boundsOf(name: 'timeoutSeconds' | 'count'): { min: number; max: number } {
+  const schema = RuntimeParametersSchema.shape[name].unwrap();
+  return { min: schema.minValue ?? 1, max: schema.maxValue ?? Number.MAX_SAFE_INTEGER };
 }
