@@ -424,6 +424,11 @@ export interface SubRequest {
 /** Sends sub-requests to their targets. */
 export interface RequestSender {
   send(requests: readonly SubRequest[]): Promise<void>;
+  /**
+   * Checks that every target can be sent to, sending nothing; throws an unfixable error naming the
+   * first whose queue does not exist or may not be used. Absent: every target is taken as reachable.
+   */
+  check?(targets: readonly string[]): Promise<void>;
 }
 
 /** A message as it came off a queue, before any interpretation. */

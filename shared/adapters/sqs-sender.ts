@@ -6,7 +6,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { FaninError } from '../errors.ts';
+import { FaninError, type FaninErrorOptions } from '../errors.ts';
 import { traceSystemAttributes } from '../observability/trace-context.ts';
 import type { RequestSender, SubRequest } from '../ports.ts';
 import { parseQueueUrl } from '../use-cases/recipients.ts';
@@ -16,11 +16,47 @@ import { SQS_BATCH } from './sqs-queues.ts';
 /** A send that SQS refused, naming the queue and the reason (seed 003: each path fails clearly). */
 export class SendFailedError extends FaninError {
   public readonly queue: string;
-  public constructor(queue: string, reason: string, options?: ErrorOptions) {
+  public constructor(queue: string, reason: string, options?: FaninErrorOptions) {
     super(`sending to queue ${queue} failed: ${reason}`, options);
     this.name = 'SendFailedError';
     this.queue = queue;
   }
+}
+
+/**
+ * SQS's answers that no retry changes: the queue does not exist (`QueueDoesNotExist`, its query
+ * code `AWS.SimpleQueueService.NonExistentQueue`), or fanin's role may not use it (`AccessDenied`).
+ */
+const UNREACHABLE = new Set([
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'AccessDenied',
+  'AccessDeniedException',
+]);
+
+/** Whether an SDK error says the queue can never be sent to (see {@link UNREACHABLE}). */
+function isUnreachable(error: unknown): boolean {
+  const e = error as { name?: unknown; Code?: unknown; code?: unknown } | null;
+  return (
+    e !== null &&
+    typeof e === 'object' &&
+    [e.name, e.Code, e.code].some((v) => typeof v === 'string' && UNREACHABLE.has(v))
+  );
+}
+
+/**
+ * The error for a send SQS failed: unfixable (`retryable: false`, so the request goes to the error
+ * output and is never retried) when the queue does not exist or may not be used, retryable otherwise.
+ */
+function sendFailure(target: string, error: unknown): SendFailedError {
+  if (error instanceof SendFailedError) return error;
+  const message = (error as Error).message;
+  if (!isUnreachable(error)) return new SendFailedError(target, message, { cause: error });
+  const name = (error as { name?: string }).name ?? 'QueueDoesNotExist';
+  const what = /AccessDenied/.test(name)
+    ? `fanin may not send to this queue (${name}: ${message})`
+    : `the queue does not exist (${name}: ${message})`;
+  return new SendFailedError(target, what, { cause: error, retryable: false });
 }
 
 /**
@@ -30,6 +66,10 @@ export class SendFailedError extends FaninError {
  * host is never handed to the SDK: a target that came from a message cannot choose where the
  * payload and the request's credentials go, whatever the client's `useQueueUrlAsEndpoint`.
  * Large sub-requests are stored under {@link SUB_REQUEST_PREFIX}.
+ *
+ * A queue that does not exist, or that fanin may not send to, fails with an unfixable
+ * {@link SendFailedError} (`retryable: false`) naming the target; a URL is cached only once
+ * resolved, and dropped when a send to it says the queue is gone, so the next check asks again.
  */
 export class SqsRequestSender implements RequestSender {
   /** SQS refuses a batch whose entries add up to more than 256 KiB. */
@@ -43,6 +83,26 @@ export class SqsRequestSender implements RequestSender {
     if (options.claimCheck) this.claimCheck = options.claimCheck;
   }
 
+  /**
+   * Resolves every target (GetQueueUrl, once per distinct queue while this process is warm).
+   * Throws the first unreachable target's unfixable error (its queue does not exist or may not be
+   * used) in the order given, else the first other failure (retryable).
+   */
+  public async check(targets: readonly string[]): Promise<void> {
+    const distinct = [...new Set(targets)];
+    const failures: unknown[] = [];
+    // Ten at a time: a list of thousands of recipients does not open thousands of connections.
+    for (let start = 0; start < distinct.length; start += SQS_BATCH) {
+      const resolved = await Promise.allSettled(
+        distinct.slice(start, start + SQS_BATCH).map((target) => this.resolve(target)),
+      );
+      for (const r of resolved) if (r.status === 'rejected') failures.push(r.reason);
+    }
+    // An unreachable queue first: no retry can send that request, whatever else failed.
+    const failure = failures.find((f) => f instanceof FaninError && !f.retryable) ?? failures[0];
+    if (failure !== undefined) throw failure;
+  }
+
   public async send(requests: readonly SubRequest[]): Promise<void> {
     const byTarget = new Map<string, SubRequest[]>();
     for (const request of requests) {
@@ -50,6 +110,9 @@ export class SqsRequestSender implements RequestSender {
       list.push(request);
       byTarget.set(request.target, list);
     }
+    // Every queue is resolved before anything is sent: a target that does not exist fails the
+    // call with none of its sub-requests sent.
+    await this.check([...byTarget.keys()]);
     for (const [target, list] of byTarget) {
       const url = await this.resolve(target);
       const fifo = url.endsWith('.fifo');
@@ -80,7 +143,10 @@ export class SqsRequestSender implements RequestSender {
         try {
           result = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: batch }));
         } catch (error) {
-          throw new SendFailedError(target, (error as Error).message, { cause: error });
+          const failure = sendFailure(target, error);
+          // Deleted (or its policy changed) since it was resolved: the next check asks SQS again.
+          if (!failure.retryable) this.urls.delete(keyOf(target));
+          throw failure;
         }
         const failed = result.Failed ?? [];
         if (failed.length > 0) {
@@ -96,16 +162,9 @@ export class SqsRequestSender implements RequestSender {
 
   /** The queue URL the configured endpoint gives for a target (never the target's own host). */
   private resolve(target: string): Promise<string> {
-    let input: { QueueName: string; QueueOwnerAWSAccountId?: string };
-    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
-      const parts = parseQueueUrl(target);
-      if (typeof parts === 'string')
-        return Promise.reject(new SendFailedError(target, `the target ${parts}`));
-      input = { QueueName: parts.name, QueueOwnerAWSAccountId: parts.account };
-    } else {
-      input = { QueueName: target };
-    }
-    const key = `${input.QueueOwnerAWSAccountId ?? ''}/${input.QueueName}`;
+    const input = inputOf(target);
+    if (typeof input === 'string') return Promise.reject(new SendFailedError(target, `the target ${input}`));
+    const key = keyOf(target);
     let url = this.urls.get(key);
     if (!url) {
       url = this.sqs
@@ -116,14 +175,25 @@ export class SqsRequestSender implements RequestSender {
         })
         .catch((error: unknown) => {
           this.urls.delete(key);
-          throw error instanceof SendFailedError
-            ? error
-            : new SendFailedError(target, (error as Error).message, { cause: error });
+          throw sendFailure(target, error);
         });
       this.urls.set(key, url);
     }
     return url;
   }
+}
+
+/** The GetQueueUrl input for a target, or why it has none. */
+function inputOf(target: string): { QueueName: string; QueueOwnerAWSAccountId?: string } | string {
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(target)) return { QueueName: target };
+  const parts = parseQueueUrl(target);
+  return typeof parts === 'string' ? parts : { QueueName: parts.name, QueueOwnerAWSAccountId: parts.account };
+}
+
+/** The cache key of a target's URL: its account (for a URL) and its queue name. */
+function keyOf(target: string): string {
+  const input = inputOf(target);
+  return typeof input === 'string' ? target : `${input.QueueOwnerAWSAccountId ?? ''}/${input.QueueName}`;
 }
 
 /** Splits entries into SendMessageBatch calls of at most ten entries and `maxBytes` in all. */

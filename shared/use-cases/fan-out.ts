@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { deadlineOf } from '../engine/completion.ts';
-import { AggregateStatus } from '../engine/constants.ts';
+import { CompletedBy, deadlineOf } from '../engine/completion.ts';
+import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
 import {
@@ -14,10 +14,11 @@ import {
 } from '../engine/limits.ts';
 import { readPath } from '../engine/path.ts';
 import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
-import { BadMessageError } from '../errors.ts';
+import { BadMessageError, isUnfixable } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
 import { closeByOf, replyExpiry } from './aggregate-life.ts';
+import { completeAggregate } from './complete.ts';
 import {
   type FaninContext,
   keepsRequest,
@@ -53,6 +54,8 @@ interface Plan {
   readonly body: Record<string, unknown>;
   /** Sub-requests to send (empty for fan-out `none`). */
   readonly subRequests: readonly { target: string; body: unknown; label?: string }[];
+  /** The recipients the request named (body.recipients): checked to be queues that exist before the aggregate opens. */
+  readonly namedRecipients: readonly string[];
   readonly expected?: number;
   /** Parameters the request set for its own aggregate, checked against the definition's bounds. */
   readonly parameters: RuntimeParameters;
@@ -68,12 +71,18 @@ interface Plan {
  * initialized aggregator).
  *
  * Primary course:
- * 1. validate the request against its definition; a bad one goes to the error output;
+ * 1. validate the request against its definition; a bad one goes to the error output, and so
+ *    does one naming a recipient whose queue does not exist or may not be used (checked first);
  * 2. write the aggregate (expected count, deadline, parameters) *before* any sub-request is sent,
  *    so a reply cannot beat its aggregate in the normal path;
  * 3. consolidate replies that arrived before it (held unknown replies);
  * 4. send the sub-requests, each naming the aggregate, its reply id and where to reply; mark sent;
- * 5. arm the deadline timer and evaluate completion (an empty fan-out completes at once).
+ * 5. arm the deadline timer (before the sends: a send that fails cannot leave the aggregate
+ *    without it) and evaluate completion (an empty fan-out completes at once).
+ *
+ * A send whose queue turns out not to exist, or not to be usable, when the sub-requests go out
+ * (deleted after the check, or a definition's own target) cannot be fixed by a retry either: the
+ * aggregate ends `failed` with the reason at once and the request goes to the error output.
  *
  * A retried request finds its aggregate (same request id) and resumes where the first attempt
  * stopped; sub-requests keep their reply ids, so a responder's duplicate reply is recognised.
@@ -89,6 +98,14 @@ export async function handleRequest(
     plan = planRequest(ctx, await resolvePayload(ctx, raw));
   } catch (error) {
     await routeIfUnfixable(ctx, 'ingress', raw, error);
+    return;
+  }
+  try {
+    // Before the aggregate opens: a request naming a queue that is not there opens nothing.
+    if (plan.namedRecipients.length > 0) await ctx.sender.check?.(plan.namedRecipients);
+  } catch (error) {
+    if (!isUnfixable(error)) throw error;
+    await refuseUnreachable(ctx, raw, plan, error.message);
     return;
   }
   const { definition, aggregateId } = plan;
@@ -146,14 +163,24 @@ export async function handleRequest(
   // A tombstone: this request was handled before (a retry, a redelivery, a DLQ redrive).
   if (current.status !== AggregateStatus.OPEN) return;
   await consolidateHeld(ctx, aggregateId);
-  if (!(await dispatch(ctx, plan, current, options))) {
+  // Armed before any send: a send that fails (or a request out of time) leaves the aggregate its
+  // timer, so its deadline is kept to the second, not found overdue by the next sweep.
+  if (current.deadline !== undefined) {
+    await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: current.deadline }, now);
+  }
+  let done: boolean;
+  try {
+    done = await dispatch(ctx, plan, current, options);
+  } catch (error) {
+    if (!isUnfixable(error)) throw error;
+    await refuseUnreachable(ctx, raw, plan, error.message);
+    return;
+  }
+  if (!done) {
     // Out of time: the rest is sent by the same request, queued again (it resumes from the
     // recorded progress, and the sub-requests already sent keep their reply ids).
     await ctx.requeue(raw);
     return;
-  }
-  if (current.deadline !== undefined) {
-    await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: current.deadline }, now);
   }
   await armFirstSnapshot(ctx, definition, current, now);
   await evaluate(ctx, definition, await ctx.store.readAggregate(aggregateId));
@@ -189,11 +216,16 @@ async function dispatch(
   if (from >= total) return true;
   const all = await subRequestsOf(ctx, plan);
   let asked = header.askedUpTo;
+  // Each chunk's queues are resolved before it is marked asked and sent (cached: no extra call
+  // for a queue already resolved): a queue that is not there stops the fan-out with the chunk
+  // unsent and unmarked, so the failed result says those were never asked.
+  const check = ctx.sender.check?.bind(ctx.sender);
   for (let start = from; start < total; start += DISPATCH_CHUNK) {
     if (start > from && (options.remainingTimeMs?.() ?? Number.POSITIVE_INFINITY) < DISPATCH_MARGIN_MS) {
       return false;
     }
     const end = Math.min(total, start + DISPATCH_CHUNK);
+    await check?.(all.slice(start, end).map((s) => s.target));
     // Recorded before the send: a sub-request at or past `askedUpTo` was certainly never sent.
     if (asked !== undefined && asked < end) {
       await ctx.store.markAsked(plan.aggregateId, end);
@@ -248,6 +280,7 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     explicitId ?? `${name}-${createHash('sha256').update(requestId).digest('hex').slice(0, 32)}`;
   const fanOut = definition.fanOut ?? { type: 'none' as const };
   let subRequests: { target: string; body: unknown; label?: string }[] = [];
+  let namedRecipients: string[] = [];
   let expected: number | undefined;
   switch (fanOut.type) {
     case 'splitter': {
@@ -287,6 +320,7 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
       const checked = fanOut.recipients
         ? (recipients as string[])
         : (recipients as string[]).map((target) => checkRecipient(target, ctx.recipients));
+      if (!fanOut.recipients) namedRecipients = checked;
       subRequests = checked.map((target) => ({ target, body: payload, label: target }));
       expected = recipients.length;
       break;
@@ -318,9 +352,33 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     aggregateId,
     body,
     subRequests,
+    namedRecipients,
     ...(expected !== undefined ? { expected } : {}),
   };
   return { ...plan, identity: identityOf(plan, keepsRequest(definition)) };
+}
+
+/**
+ * A request one of whose queues can never be sent to (it does not exist, or fanin may not use it):
+ * no retry can fix it. The aggregate this request opened, if any, ends `failed` with the reason at
+ * once (its result on the error output names the sub-requests never sent `asked: false`), and the
+ * request goes to the error output with the same reason; the ingress message is then done.
+ */
+async function refuseUnreachable(
+  ctx: FaninContext,
+  raw: RawMessage,
+  plan: Plan,
+  reason: string,
+): Promise<void> {
+  const header = await ctx.store.getHeader(plan.aggregateId);
+  if (header && header.status !== AggregateStatus.CLOSED && !resumeRefusal(plan, header)) {
+    await completeAggregate(ctx, plan.aggregateId, {
+      outcome: Outcome.FAILED,
+      completedBy: CompletedBy.FAILURES,
+      reason,
+    });
+  }
+  await routeError(ctx, 'ingress', raw, reason);
 }
 
 /**
