@@ -22,6 +22,8 @@ async function partitionReport(target: Target) {
     Promise.all(target.replyPartitions.map((p) => depth(target, p.dlqUrl))),
   ]);
   const { lowWatermark, highWatermark, highThreshold, stallSeconds } = target.partitioning;
+  // Partitions drained on a schedule (replyDrainIntervalSeconds): no consumer between two drains.
+  const drained = new Set(target.partitioning.drained ?? []);
   return {
     watermarks: {
       low: lowWatermark,
@@ -41,6 +43,7 @@ async function partitionReport(target: Target) {
         visible: s.visible ?? null,
         inFlight: s.inFlight ?? null,
         enabled: s.enabled,
+        drained: drained.has(s.index),
         available: s.available,
         reason: s.reason ?? null,
         detail: s.detail ?? null,
@@ -65,13 +68,24 @@ export const partitions: Command = {
     }
     const now = Date.now();
     for (const line of table([
-      ['PARTITION', 'DEPTH', 'VISIBLE', 'IN FLIGHT', 'ENABLED', 'AVAILABLE', 'DLQ', 'DISTRIBUTOR'],
+      [
+        'PARTITION',
+        'DEPTH',
+        'VISIBLE',
+        'IN FLIGHT',
+        'ENABLED',
+        'CONSUMED',
+        'AVAILABLE',
+        'DLQ',
+        'DISTRIBUTOR',
+      ],
       ...report.partitions.map((p) => [
         `${p.index} ${p.name}`,
         String(p.depth ?? '?'),
         String(p.visible ?? '?'),
         String(p.inFlight ?? '?'),
         p.enabled ? 'yes' : 'no',
+        p.drained ? 'drained on a schedule' : 'as replies arrive',
         p.available ? 'yes' : `no (${p.reason})`,
         String(p.dlqDepth ?? '?'),
         p.distributor.lastProgressAt === null
