@@ -1,5 +1,6 @@
 import { Annotations, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { Definition } from '../shared/engine/definition.ts';
+import { TIMEOUT_WITHIN_DRAIN_INTERVAL, timeoutsWithinDrains } from '../shared/topology/drain-warnings.ts';
 import { type FaninResources, HANDLER_ACCESS, PayloadPrefix } from './fanin-access.ts';
 import type { FaninFunction } from './fanin-function.ts';
 import type { FaninFunctions } from './fanin-props.ts';
@@ -75,33 +76,16 @@ export function warnOfUngrantedRecipients(
 
 /**
  * A definition whose deadline (or inactivity timeout, or the shortest deadline a request may ask
- * for) is shorter than twice the longest reply drain interval: its aggregates can time out with
- * replies still waiting on a drained partition for the next drain. The router may put any
- * definition's aggregates on any partition, so every definition is checked against the longest.
+ * for) is shorter than twice the longest reply drain interval: warned at synth, from the check the
+ * local runtime also warns from at start ({@link timeoutsWithinDrains}).
  */
 export function warnOfTimeoutsWithinDrains(
   fanin: FaninResources,
   definitions: readonly Definition[],
   drainIntervals: readonly number[],
 ): void {
-  const longest = Math.max(0, ...drainIntervals);
-  if (longest === 0) return;
-  const short = definitions
-    .filter((d) => {
-      const shortest = Math.min(
-        d.timeoutSeconds ?? Number.POSITIVE_INFINITY,
-        d.inactivityTimeoutSeconds ?? Number.POSITIVE_INFINITY,
-        d.requestParameters?.timeoutSeconds?.min ?? Number.POSITIVE_INFINITY,
-      );
-      return shortest < 2 * longest;
-    })
-    .map((d) => d.name);
-  if (short.length > 0) {
-    Annotations.of(fanin).addWarningV2(
-      'fanin:timeoutWithinDrainInterval',
-      `definitions ${JSON.stringify(short)} may time out in less than twice the longest reply drain interval (${longest} s): their replies can wait on a drained partition past the deadline`,
-    );
-  }
+  const found = timeoutsWithinDrains(definitions, drainIntervals);
+  if (found) Annotations.of(fanin).addWarningV2(TIMEOUT_WITHIN_DRAIN_INTERVAL, found.message);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { Definition } from '../shared/engine/definition.ts';
+import { TIMEOUT_WITHIN_DRAIN_INTERVAL, timeoutsWithinDrains } from '../shared/topology/drain-warnings.ts';
 import { ConfigFileError, findConfigFile, loadLocalConfig } from './config.ts';
 import { DEMOS, Demo, type DemoName } from './demo/run.ts';
 import { LocalRuntime } from './runtime.ts';
@@ -202,6 +203,12 @@ function printBanner(runtime: LocalRuntime, ms: number): void {
   );
   for (const [k, v] of rows) log(`  ${k.padEnd(width)}  ${v}`);
   log(`definitions: ${[...runtime.topology.definitions.keys()].join(', ')}`);
+  // The construct's synth warning, from the same check: a deadline shorter than twice a drain.
+  const short = timeoutsWithinDrains(
+    [...runtime.topology.definitions.values()],
+    runtime.topology.replyConsumers.map((c) => c.drainIntervalSeconds ?? 0),
+  );
+  if (short) console.error(`fanin: warning (${TIMEOUT_WITHIN_DRAIN_INTERVAL}): ${short.message}`);
   if (demo === undefined) {
     const suggestion = trySuggestion(runtime.topology.definitions);
     if (suggestion !== undefined) log(`try:  ${suggestion}`);
