@@ -1,5 +1,7 @@
 import { DeleteQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendFailedError, SqsRequestSender } from '../../shared/adapters/sqs-sender.ts';
+import { createSqsClient } from '../../shared/aws/clients.ts';
 import { aws } from '../support/clients.ts';
 import { FaninUnderTest, type OutputBody, takeAll } from '../support/fanin.ts';
 
@@ -29,11 +31,22 @@ describe('a request naming a recipient queue that does not exist', () => {
   let r2: string;
   let gone: string;
   let missing: string;
+  // A definition's own recipients are named before the prefix is known: exact names of their own.
+  const run = Math.random().toString(36).slice(2, 10);
+  const fixed = `rcpt-fixed-${run}`;
+  const fixedMissing = `rcpt-fixed-${run}-missing`;
 
   beforeAll(async () => {
     fanin = await FaninUnderTest.start([
       { name: 'rl', fanOut: { type: 'recipient-list' }, completion: { strategy: 'all' }, timeoutSeconds: 60 },
+      {
+        name: 'rl-fixed',
+        fanOut: { type: 'recipient-list', recipients: [fixed, fixedMissing] },
+        completion: { strategy: 'all' },
+        timeoutSeconds: 60,
+      },
     ]);
+    await fanin.targetQueue(fixed, true);
     r1 = await fanin.targetQueue('atk1-r1');
     r2 = await fanin.targetQueue('atk1-r2');
     gone = await fanin.targetQueue('atk1-gone');
@@ -113,6 +126,60 @@ describe('a request naming a recipient queue that does not exist', () => {
     fanin.expectExactlyOneTerminalOutput('NX-3');
     await takeAll(fanin.targetUrl(r1));
     await takeAll(fanin.targetUrl(r2));
+
+    // Act again: the URL the failed send proved gone is not kept, so the next request naming the
+    // queue is refused before its aggregate opens
+    await fanin.sendRequest({ definition: 'rl', aggregateId: 'NX-5', recipients: [gone] });
+    await fanin.drain();
+
+    // Assess (kills: a cached URL kept after the send said its queue is gone)
+    expect(await fanin.ctx.store.getHeader('NX-5')).toBeUndefined();
+    const again = await fanin.outputs('error');
+    expect(again.map((e) => e.type)).toEqual(['fanin.error']);
+    expect(String(again[0]?.reason)).toContain(`sending to queue ${gone} failed: the queue does not exist`);
+  });
+
+  it("a definition's own recipient whose queue does not exist: the aggregate ends failed at once, its result naming every recipient never asked (kills: a chunk marked asked before its queues were resolved)", async () => {
+    // Act
+    await fanin.sendRequest({ definition: 'rl-fixed', aggregateId: 'NX-6' });
+    await fanin.drain();
+
+    // Assess: nothing sent to the queue that exists either (every queue is resolved before any send)
+    expect(await takeAll(fanin.targetUrl(fixed))).toEqual([]);
+    const errors = await fanin.outputs('error');
+    const failed = errors.find((e) => e.type === 'fanin.aggregate.failed');
+    expect(errors.map((e) => e.type).sort()).toEqual(['fanin.aggregate.failed', 'fanin.error']);
+    expect(failed).toMatchObject({ aggregateId: 'NX-6', outcome: 'failed', completedBy: 'failures' });
+    expect(String(failed?.reason)).toContain(
+      `sending to queue ${fixedMissing} failed: the queue does not exist`,
+    );
+    expect(failed?.missing).toEqual([
+      { replyId: '0', label: fixed, asked: false },
+      { replyId: '1', label: fixedMissing, asked: false },
+    ]);
+    expect(await depth(fanin.provisioned.queueUrls.ingress)).toBe(0);
+  });
+
+  it('the sender resolves every queue of a call before sending any: a missing one fails it, unfixable, with nothing sent (kills: the sender sends target by target as it resolves them)', async () => {
+    // Prepare: the queue that exists comes first
+    const sqs = createSqsClient();
+    const sender = new SqsRequestSender({ sqs });
+    const sub = (target: string) => ({
+      target,
+      body: '{}',
+      attributes: {},
+      deduplicationId: 'd',
+      groupId: 'g',
+    });
+
+    // Act
+    const error = await sender.send([sub(r1), sub(missing)]).catch((e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(SendFailedError);
+    expect(error).toMatchObject({ queue: missing, retryable: false });
+    expect(await takeAll(fanin.targetUrl(r1))).toEqual([]);
+    sqs.destroy();
   });
 
   it("a request's deadline timer is armed even when its sub-requests' send fails and is retried (kills: deadline armed only after every sub-request was sent)", async () => {
