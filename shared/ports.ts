@@ -107,9 +107,11 @@ export interface StoredReply extends ReplyToRecord {
   /**
    * `unknown`: the reply was reported unknown before its aggregate opened ({@link
    * StateStore.markUnknown}; `late` is set too): never a member, it owes the unknown output (a copy
-   * recorded in a pack after the open: the completer sends it).
+   * recorded in a pack after the open: the completer sends it). `late`: a late reply the completer
+   * routed ({@link StateStore.markLate} with `owes`) whose late output is not known sent: a resumed
+   * completer sends it (its reply's message was acknowledged long before, nothing else would).
    */
-  readonly owes?: 'unknown';
+  readonly owes?: 'unknown' | 'late';
   /** The key of the pack it was read from; absent when it was read from its own item. */
   readonly pack?: string;
 }
@@ -170,11 +172,13 @@ export type HeldClaim = 'counted' | 'unknown';
 export type ReplyFate = 'recorded' | 'duplicate' | 'unknown';
 
 /**
- * What marking a reply late did: `marked` the first time; `late` when it was marked late before.
- * A reply reported unknown ({@link StateStore.markUnknown}) is never late: `unknown` while it owes
- * the unknown output, `reported` once that was sent ({@link StateStore.markUnknownSent}).
+ * What marking a reply late did: `marked` the first time; `late` when it was marked late before;
+ * `owed` when it was marked late before by a completer and its late output is not known sent
+ * ({@link StateStore.markLateSent}). A reply reported unknown ({@link StateStore.markUnknown}) is
+ * never late: `unknown` while it owes the unknown output, `reported` once that was sent
+ * ({@link StateStore.markUnknownSent}).
  */
-export type LateMark = 'marked' | 'late' | 'unknown' | 'reported';
+export type LateMark = 'marked' | 'late' | 'owed' | 'unknown' | 'reported';
 
 /** An item the sweeper found due. */
 export type DueItem =
@@ -271,8 +275,20 @@ export interface StateStore {
   markEmitted(aggregateId: string, lease: string, channels: readonly OutputChannel[]): Promise<boolean>;
   /** completing → closed under the lease (the header becomes the tombstone); false when not held. */
   close(aggregateId: string, lease: string, expiresAt: number): Promise<boolean>;
-  /** Marks a reply late, once ({@link LateMark}; counted on the header the first time). */
-  markLate(aggregateId: string, replyId: string, expiresAt: number, shards?: number): Promise<LateMark>;
+  /**
+   * Marks a reply late, once ({@link LateMark}; counted on the header the first time). `owes`: the
+   * mark (when this call writes it) says its late output is owed (`owes: late`), until
+   * {@link markLateSent} — the completer's, whose reply was acknowledged long before.
+   */
+  markLate(
+    aggregateId: string,
+    replyId: string,
+    expiresAt: number,
+    shards?: number,
+    owes?: boolean,
+  ): Promise<LateMark>;
+  /** Records that a late mark's owed late output was sent (`owes: late` → `late-sent`); only a mark owing it changes. */
+  markLateSent(aggregateId: string, replyId: string, shards?: number): Promise<void>;
   /**
    * Fixes a reply's fate as unknown: marks it late under its own key (for each write-shard count
    * in `shards`) only while its aggregate has no header, atomically with that check; false, and

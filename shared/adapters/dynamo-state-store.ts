@@ -128,8 +128,18 @@ export class DynamoStateStore implements StateStore {
     return aggregates.readAggregate(this.table, aggregateId);
   }
 
-  public markLate(aggregateId: string, replyId: string, expiresAt: number, shards = 1): Promise<LateMark> {
-    return aggregates.markLate(this.table, aggregateId, replyId, expiresAt, shards);
+  public markLate(
+    aggregateId: string,
+    replyId: string,
+    expiresAt: number,
+    shards = 1,
+    owes = false,
+  ): Promise<LateMark> {
+    return aggregates.markLate(this.table, aggregateId, replyId, expiresAt, shards, owes);
+  }
+
+  public markLateSent(aggregateId: string, replyId: string, shards = 1): Promise<void> {
+    return aggregates.markLateSent(this.table, aggregateId, replyId, shards);
   }
 
   public markUnknownSent(aggregateId: string, replyId: string, shards: readonly number[]): Promise<void> {

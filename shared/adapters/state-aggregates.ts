@@ -45,6 +45,14 @@ const THROTTLE_RETRIES = 10;
 const OWES = 'owes';
 const OWES_UNKNOWN = 'unknown' as const;
 const UNKNOWN_SENT = 'sent';
+/**
+ * The same attribute on a late mark the completer writes ({@link markLate} with `owes`): `late`
+ * while its late output is owed, `late-sent` once sent ({@link markLateSent}). Not `sent`: a mark
+ * without a body owing `sent` is a reply reported unknown whose output was sent ({@link markLate}
+ * answers `reported` for it).
+ */
+const OWES_LATE = 'late' as const;
+const LATE_SENT = 'late-sent';
 
 export async function openAggregate(
   table: StateTable,
@@ -322,6 +330,7 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
   const copies: StoredReply[] = [];
   const lateIds = new Set<string>();
   const owedIds = new Set<string>();
+  const owedLateIds = new Set<string>();
   const collect = (rows: Record<string, unknown>[]) => {
     for (const item of rows) {
       const sk = String(item.sk);
@@ -335,6 +344,9 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
         // A reply reported unknown, and recorded in a pack since its aggregate opened (putReply
         // finds the mark, a pack put does not): it owes the unknown output.
         if (owesUnknown(item) && item.replyId !== undefined) owedIds.add(String(item.replyId));
+        // Routed late by a completer whose late output is not known sent (markLate with owes).
+        else if (item[OWES] === OWES_LATE && item.replyId !== undefined)
+          owedLateIds.add(String(item.replyId));
       }
     }
   };
@@ -360,15 +372,22 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
     for (const rows of others) collect(rows);
   }
   const replies = resolveCopies(header, copies, lateIds).map((r) =>
-    owedIds.has(r.replyId) ? { ...r, late: true, owes: OWES_UNKNOWN } : r,
+    owedIds.has(r.replyId)
+      ? { ...r, late: true, owes: OWES_UNKNOWN }
+      : owedLateIds.has(r.replyId)
+        ? { ...r, late: true, owes: OWES_LATE }
+        : r,
   );
   return { ...(header ? { header } : {}), replies };
 }
 
 /**
  * Marks a reply late, once: `marked` the first time (and counted on the header), `late` when it was
- * marked late before; when its mark is the one {@link markUnknown} left (the reply was reported
- * unknown, so never late), `unknown` while it owes the unknown output, `reported` once it was sent.
+ * marked late before (`owed` when that mark still owes its late output); when its mark is the one
+ * {@link markUnknown} left (the reply was reported unknown, so never late), `unknown` while it owes
+ * the unknown output, `reported` once it was sent. With `owes`, the mark it writes says its late
+ * output is owed (`owes: late`, in the same update): the completer's, whose reply's message was
+ * acknowledged long before, so a resumed completer is the only one left to send it.
  */
 export async function markLate(
   table: StateTable,
@@ -376,6 +395,7 @@ export async function markLate(
   replyId: string,
   expiresAt: number,
   shards = 1,
+  owes = false,
 ): Promise<LateMark> {
   const pk = aggregateKey(aggregateId);
   try {
@@ -383,16 +403,24 @@ export async function markLate(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
-        UpdateExpression: 'SET late = :true, replyId = :id, expiresAt = if_not_exists(expiresAt, :exp)',
+        UpdateExpression: `SET late = :true, replyId = :id, ${owes ? '#owes = :late, ' : ''}expiresAt = if_not_exists(expiresAt, :exp)`,
         ConditionExpression: 'attribute_not_exists(late)',
-        ExpressionAttributeValues: { ':true': true, ':id': replyId, ':exp': expiresAt },
+        ...(owes ? { ExpressionAttributeNames: { '#owes': OWES } } : {}),
+        ExpressionAttributeValues: {
+          ':true': true,
+          ':id': replyId,
+          ':exp': expiresAt,
+          ...(owes ? { ':late': OWES_LATE } : {}),
+        },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const old = error.Item ? unmarshallLoose(error.Item) : undefined;
-    return owesUnknown(old) ? 'unknown' : sentUnknown(old) ? 'reported' : 'late';
+    if (owesUnknown(old)) return 'unknown';
+    if (sentUnknown(old)) return 'reported';
+    return old?.[OWES] === OWES_LATE ? 'owed' : 'late';
   }
   // Counted once per late reply: only the invocation that marked it adds it.
   await unlessConditionFails(
@@ -503,6 +531,30 @@ export async function markUnknownSent(
           }),
         ),
       ),
+    ),
+  );
+}
+
+/**
+ * Records that the late output a late mark owes ({@link markLate} with `owes`) was sent: a resumed
+ * completer sends it no more. Only a mark still owing it changes; no item is created.
+ */
+export async function markLateSent(
+  table: StateTable,
+  aggregateId: string,
+  replyId: string,
+  shards = 1,
+): Promise<void> {
+  await unlessConditionFails(
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
+        UpdateExpression: 'SET #owes = :sent',
+        ConditionExpression: '#owes = :late',
+        ExpressionAttributeNames: { '#owes': OWES },
+        ExpressionAttributeValues: { ':sent': LATE_SENT, ':late': OWES_LATE },
+      }),
     ),
   );
 }

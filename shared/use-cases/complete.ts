@@ -20,7 +20,7 @@ import { replyExpiry } from './aggregate-life.ts';
 import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
 import { completionState, validReplies } from './evaluate.ts';
-import { AFTER_DEADLINE, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
+import { AFTER_DEADLINE, fixedReason, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
 
 /** The output each outcome goes to. */
 const OUTPUT_OF: Record<Outcome, OutputRole> = {
@@ -260,7 +260,9 @@ async function finishUnderLease(
         });
         continue;
       }
-      if (reply.late) continue;
+      // Found late before: done, unless this completer's mark still owes its late output (the send
+      // failed: its reply's message was acknowledged long before, nothing else sends it).
+      if (reply.late && reply.owes !== 'late') continue;
       await routeLate(
         ctx,
         definition,
@@ -271,7 +273,8 @@ async function finishUnderLease(
           body: reply.payloadRef ? '' : reply.payload,
           retained: true,
         },
-        ...(inTime.has(reply.replyId) ? [] : [AFTER_DEADLINE]),
+        inTime.has(reply.replyId) ? fixedReason(header) : AFTER_DEADLINE,
+        true,
       );
     }
   }

@@ -96,9 +96,15 @@ export const AFTER_DEADLINE = "the reply came after the aggregate's deadline: it
 /**
  * Routes a late reply: marked on its item once (so the late count on the header counts it once),
  * published on every attempt (the output id is deterministic, so a retry after a crash between
- * the two is not lost and deduplicates). A reply whose key holds the mark of a reply reported
- * unknown (before its aggregate opened: held.ts, publishUnknown) is not late, and never goes to the
- * late output: its unknown output is sent here if the mark still owes it (its first send failed).
+ * the two is not lost and deduplicates). The reply handler's retry is its message's redelivery;
+ * the completer's reply was acknowledged long before (recorded while its aggregate was open), so
+ * its mark records that the late output is owed (`owes`, in the same write: StateStore.markLate)
+ * and that it was sent (markLateSent, once published: one more conditional update), and a
+ * resumed completer sends a copy still owing it (complete.ts, finishUnderLease) under the same id:
+ * a crash between the send and that record sends it again, nothing else does. A reply whose key
+ * holds the mark of a reply reported unknown (before its aggregate opened: held.ts,
+ * publishUnknown) is not late, and never goes to the late output: its unknown output is sent here
+ * if the mark still owes it (its first send failed).
  */
 export async function routeLate(
   ctx: FaninContext,
@@ -112,12 +118,15 @@ export async function routeLate(
     readonly retained?: boolean;
   },
   reason = fixedReason(header),
+  byCompleter = false,
 ): Promise<void> {
+  const owes = byCompleter && definition.latePolicy === 'route';
   const mark = await ctx.store.markLate(
     header.aggregateId,
     replyId,
     replyExpiry(ctx, definition, header),
     header.shards,
+    owes,
   );
   if (mark === 'unknown') {
     await publishUnknownOutput(ctx, {
@@ -151,6 +160,9 @@ export async function routeLate(
     },
     { eventBridge: definition.outputs.eventBridge },
   );
+  // The mark this call wrote owes it, or one a completer wrote before (its send failed).
+  if ((mark === 'marked' && owes) || mark === 'owed')
+    await ctx.store.markLateSent(header.aggregateId, replyId, header.shards);
 }
 
 /** The unknown output of one reply, as {@link publishUnknownOutput} sends it. */

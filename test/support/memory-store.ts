@@ -48,7 +48,11 @@ interface AggregateRecord {
   request?: StoredPayload & { readonly requestId?: string };
   /** Reply items by reply id: a put reply, or only a late mark. */
   /** `unknown`: the reply was reported unknown (markUnknown), its output `owed` or `sent`. */
-  readonly replies: Map<string, { reply?: StoredReply; late: boolean; unknown?: 'owed' | 'sent' }>;
+  /** `lateOutput`: marked late by a completer (markLate with owes), its late output `owed` or `sent`. */
+  readonly replies: Map<
+    string,
+    { reply?: StoredReply; late: boolean; unknown?: 'owed' | 'sent'; lateOutput?: 'owed' | 'sent' }
+  >;
   readonly held: Map<string, HeldReply>;
   readonly blocks: Set<number>;
   readonly counters: Map<number, number>;
@@ -178,7 +182,11 @@ export class MemoryStateStore implements StateStore {
       .filter(([, item]) => item.reply !== undefined)
       .sort(([a], [b]) => (replyKey(a) < replyKey(b) ? -1 : 1))
       .map(([, item]) =>
-        structuredClone({ ...(item.reply as StoredReply), ...(item.late ? { late: true } : {}) }),
+        structuredClone({
+          ...(item.reply as StoredReply),
+          ...(item.late ? { late: true } : {}),
+          ...(item.lateOutput === 'owed' ? { owes: 'late' as const } : {}),
+        }),
       );
     return { ...(record.header ? { header: structuredClone(record.header) } : {}), replies };
   }
@@ -271,12 +279,18 @@ export class MemoryStateStore implements StateStore {
     return true;
   }
 
-  public async markLate(aggregateId: string, replyId: string): Promise<LateMark> {
+  public async markLate(
+    aggregateId: string,
+    replyId: string,
+    _expiresAt?: number,
+    _shards?: number,
+    owes = false,
+  ): Promise<LateMark> {
     const record = this.record(aggregateId);
     const item = record.replies.get(replyId);
     if (item?.late && item.unknown && !item.reply) return item.unknown === 'owed' ? 'unknown' : 'reported';
-    if (item?.late) return 'late';
-    record.replies.set(replyId, { ...item, late: true });
+    if (item?.late) return item.lateOutput === 'owed' ? 'owed' : 'late';
+    record.replies.set(replyId, { ...item, late: true, ...(owes ? { lateOutput: 'owed' as const } : {}) });
     if (record.header) record.header = { ...record.header, lateCount: record.header.lateCount + 1 };
     return 'marked';
   }
@@ -291,6 +305,12 @@ export class MemoryStateStore implements StateStore {
   public async markUnknownSent(aggregateId: string, replyId: string): Promise<void> {
     const item = this.aggregates.get(aggregateId)?.replies.get(replyId);
     if (item?.unknown === 'owed') this.record(aggregateId).replies.set(replyId, { ...item, unknown: 'sent' });
+  }
+
+  public async markLateSent(aggregateId: string, replyId: string): Promise<void> {
+    const item = this.aggregates.get(aggregateId)?.replies.get(replyId);
+    if (item?.lateOutput === 'owed')
+      this.record(aggregateId).replies.set(replyId, { ...item, lateOutput: 'sent' });
   }
 
   public async holdReply(held: HeldReply): Promise<boolean> {
