@@ -82,9 +82,10 @@ describe('a fan-out killed between its aggregate and its sub-requests', () => {
   });
 
   it('never says a recipient was not asked once its sub-request may have been sent', async () => {
-    // Prepare: killed after the sends, before the deadline timer is armed
+    // Prepare: killed after the sends, before the completion is evaluated (the deadline timer is
+    // armed before the sends)
     const id = `sent-${Date.now().toString(36)}`;
-    await expect(handleRequest(killedAt('arm', 'timers'), request(id))).rejects.toThrow(InjectedCrash);
+    await expect(handleRequest(killedAt('readAggregate', 'store'), request(id))).rejects.toThrow(InjectedCrash);
     const asked = await Promise.all(banks.map((b) => fanin.takeRequests(b)));
     expect(asked.map((m) => m.length)).toEqual([1, 1, 1]);
     const first = asked[0]?.[0];
