@@ -9,9 +9,7 @@ import { FaninUnderTest } from '../support/fanin.ts';
  * once it was sent, a resumed completer sends it no more (the mark records it: `owes: late`, then
  * `late-sent`). Publications are observed as sent (the recorder, below SQS deduplication).
  *
- * Kills the mutants of /tmp/helpers/mutants-late.json: 'completer skips an owed late copy' and
- * 'completer mark owes nothing' (first test), 'late output never recorded sent' and 'late sent
- * record skipped by the completer' (second test).
+ * Kills the mutants named 'late send failed: …' (their tests are named there).
  */
 describe('a late reply routed by the completer', () => {
   let fanin: FaninUnderTest;
@@ -84,6 +82,23 @@ describe('a late reply routed by the completer', () => {
     await resumeThrice();
     fanin.expectExactlyOneTerminalOutput(id);
     expect(lateIds(id), 'sent once: its mark records it sent').toEqual([`${id}/late/1`]);
+  });
+
+  it('whose late output a resumed completer sent is not sent again by the next one', async () => {
+    const id = await lateRecorded('late-owed');
+    fanin.clock.advance(61_000);
+    fanin.probe.crashAt({ name: 'SQS.SendMessage', queueRole: 'late' }, 'before');
+    await fanin.sweep().catch(() => undefined);
+    expect(fanin.probe.disarm(), 'the late output was crashed before it was sent').toBeDefined();
+    // The resumed completer sends the owed late output, then its result's send fails.
+    fanin.probe.crashAt({ name: 'SQS.SendMessage', queueRole: 'timed-out' }, 'before');
+    fanin.clock.advance(300_000);
+    await fanin.sweep().catch(() => undefined);
+    expect(fanin.probe.disarm(), 'the result was crashed before it was sent').toBeDefined();
+    expect(lateIds(id)).toEqual([`${id}/late/1`]);
+    await resumeThrice();
+    fanin.expectExactlyOneTerminalOutput(id);
+    expect(lateIds(id), 'the resumed send was recorded on the mark').toEqual([`${id}/late/1`]);
   });
 
   it('whose late output was sent but not recorded sent is sent again under the same id', async () => {
