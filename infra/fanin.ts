@@ -401,7 +401,11 @@ export function defaultCompletionLatencyAlarm(topology: Topology): Duration {
   const open = Math.max(
     0,
     ...[...topology.definitions.values()].map((d) =>
-      Math.max(d.timeoutSeconds ?? d.maxOpenSeconds, d.requestParameters?.timeoutSeconds?.max ?? 0),
+      // A deadline decides deadlineSettleSeconds after it (completion.ts, decisionDueAt).
+      Math.max(
+        d.timeoutSeconds === undefined ? d.maxOpenSeconds : d.timeoutSeconds + (d.deadlineSettleSeconds ?? 0),
+        (d.requestParameters?.timeoutSeconds?.max ?? 0) + (d.deadlineSettleSeconds ?? 0),
+      ),
     ),
   );
   return Duration.seconds(open + topology.completionLeaseSeconds + 2 * topology.sweepIntervalSeconds);

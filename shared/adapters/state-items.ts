@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type CompletedBy, openDueAt } from '../engine/completion.ts';
+import { type CompletedBy, decisionDueAt } from '../engine/completion.ts';
 import type { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { decodeMembers, encodeMembers } from '../engine/members.ts';
 import { BadMessageError } from '../errors.ts';
@@ -34,7 +34,7 @@ import {
 /** The attributes of a new header item (its keys aside): its `due` entry when it has a deadline or an allowed life. */
 export function headerAttributes(header: AggregateHeader): Record<string, unknown> {
   const pk = aggregateKey(header.aggregateId);
-  const due = openDueAt(header);
+  const due = decisionDueAt(header);
   const attributes: Record<string, unknown> = {
     kind: 'aggregate',
     aggregateId: header.aggregateId,

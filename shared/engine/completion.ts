@@ -174,6 +174,27 @@ export function openDueAt(times: {
   return due.length === 0 ? undefined : Math.min(...due);
 }
 
+/**
+ * When the deadline of an open aggregate decides (the one place computing it): its deadline plus
+ * its `deadlineSettleSeconds` (replies sent before the deadline and handled by then are members:
+ * late.ts, onTimeReplies, still ends membership at the deadline), or at the latest the end of its
+ * allowed life. Its timer, its `due` entry, the reply path and the completer all take this.
+ *
+ * @example
+ * decisionDueAt({ deadline: 60_000, closeBy: 900_000, params: { deadlineSettleSeconds: 200 } }); // 260000
+ */
+export function decisionDueAt(times: {
+  readonly deadline?: number;
+  readonly closeBy?: number;
+  readonly params?: Pick<EffectiveParameters, 'deadlineSettleSeconds'>;
+}): number | undefined {
+  const settle = (times.params?.deadlineSettleSeconds ?? 0) * 1000;
+  return openDueAt({
+    ...(times.deadline !== undefined ? { deadline: times.deadline + settle } : {}),
+    ...(times.closeBy !== undefined ? { closeBy: times.closeBy } : {}),
+  });
+}
+
 /** The deadline (epoch ms) of an aggregate opened at `openedAt`, if it has a timeout. */
 export function deadlineOf(params: EffectiveParameters, openedAt: number): number | undefined {
   return params.timeoutSeconds === undefined ? undefined : openedAt + params.timeoutSeconds * 1000;

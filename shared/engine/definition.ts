@@ -155,6 +155,14 @@ export const DefinitionSchema = z
      */
     inactivityTimeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
     /**
+     * How long after the deadline its decision waits for replies sent (SQS `SentTimestamp`) before
+     * the deadline whose handling is late (a crash: SQS hands a reply back only after its
+     * visibility timeout). The deadline's timer and `due` entry are at deadline + this; replies
+     * sent before the deadline and handled meanwhile are members, replies sent after it are late.
+     * 0 (the default): the deadline decides at the deadline. See docs/definitions.md.
+     */
+    deadlineSettleSeconds: z.int().min(0).max(MAX_TIMEOUT_SECONDS).optional(),
+    /**
      * Periodic release (Camel's `completionInterval`, as a progress report): every N seconds an
      * open aggregate's replies so far go to the status output as a snapshot; it stays open.
      */
@@ -259,6 +267,7 @@ function refineTiming(
   def: {
     readonly timeoutSeconds?: number | undefined;
     readonly inactivityTimeoutSeconds?: number | undefined;
+    readonly deadlineSettleSeconds?: number | undefined;
     readonly maxOpenSeconds: number;
     readonly onTimeout?: 'release' | 'discard' | undefined;
     readonly completion: { readonly strategy: string };
@@ -280,6 +289,15 @@ function refineTiming(
       path: ['inactivityTimeoutSeconds'],
       message: `must be shorter than maxOpenSeconds (${def.maxOpenSeconds}), or the allowed life always ends first`,
       input: inactivity,
+    });
+  }
+  if (inactivity !== undefined && (def.deadlineSettleSeconds ?? 0) > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['deadlineSettleSeconds'],
+      message:
+        'cannot be combined with inactivityTimeoutSeconds (an inactivity deadline moves with the replies)',
+      input: def.deadlineSettleSeconds,
     });
   }
   const strategy = def.completion.strategy;
@@ -373,6 +391,8 @@ export interface EffectiveParameters {
   readonly timeoutSeconds?: number;
   /** The definition's inactivity timeout, fixed at open like the others. */
   readonly inactivityTimeoutSeconds?: number;
+  /** The definition's `deadlineSettleSeconds` when above 0, fixed at open (completion.ts, decisionDueAt). */
+  readonly deadlineSettleSeconds?: number;
   readonly threshold?: number;
   readonly count?: number;
 }
@@ -386,6 +406,7 @@ export function effectiveParameters(
   const params: {
     timeoutSeconds?: number;
     inactivityTimeoutSeconds?: number;
+    deadlineSettleSeconds?: number;
     threshold?: number;
     count?: number;
   } = {};
@@ -393,6 +414,8 @@ export function effectiveParameters(
   if (timeoutSeconds !== undefined) params.timeoutSeconds = timeoutSeconds;
   if (definition.inactivityTimeoutSeconds !== undefined)
     params.inactivityTimeoutSeconds = definition.inactivityTimeoutSeconds;
+  if ((definition.deadlineSettleSeconds ?? 0) > 0)
+    params.deadlineSettleSeconds = definition.deadlineSettleSeconds;
   const threshold = thresholdRuleOf(completion)?.threshold;
   if (threshold !== undefined) params.threshold = overrides.threshold ?? threshold;
   const count = countRuleOf(completion);
@@ -493,5 +516,11 @@ export function stateLifeSeconds(definition: Definition, leaseSeconds: number): 
     definition.timeoutSeconds ?? 0,
     definition.requestParameters?.timeoutSeconds?.max ?? 0,
   );
-  return definition.unknownTimeoutSeconds + open + leaseSeconds + definition.tombstoneRetentionSeconds;
+  return (
+    definition.unknownTimeoutSeconds +
+    (definition.deadlineSettleSeconds ?? 0) +
+    open +
+    leaseSeconds +
+    definition.tombstoneRetentionSeconds
+  );
 }

@@ -40,7 +40,8 @@ export function replyExpiry(
   );
 }
 
-/** When the sweeper ends an aggregate whatever its strategy: its allowed life, and never before its deadline. */
+/** When the sweeper ends an aggregate whatever its strategy: its allowed life, and never before its deadline decides (deadlineSettleSeconds after it). */
 export function closeByOf(definition: Definition, openedAt: number, deadline: number | undefined): number {
-  return Math.max(deadline ?? 0, openedAt + definition.maxOpenSeconds * 1000);
+  const decides = deadline === undefined ? 0 : deadline + (definition.deadlineSettleSeconds ?? 0) * 1000;
+  return Math.max(decides, openedAt + definition.maxOpenSeconds * 1000);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { aggregate, byReplyOrder, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
-import { CompletedBy, decide, openDueAt } from '../engine/completion.ts';
+import { CompletedBy, decide, decisionDueAt } from '../engine/completion.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
@@ -150,7 +150,7 @@ async function decidedOnMembers(
   const { state, best } = completionState(definition, { header, replies: members });
   const byRules = await decideOnReplies(ctx, definition, header, members, state, best);
   if (byRules.complete) return byRules;
-  const due = openDueAt(header);
+  const due = decisionDueAt(header);
   if (given.completedBy !== CompletedBy.DEADLINE && (due === undefined || ctx.clock() < due))
     return undefined;
   const atDeadline = decide(definition, state, { type: 'deadline' });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CompletedBy, deadlineOf } from '../engine/completion.ts';
+import { CompletedBy, deadlineOf, decisionDueAt } from '../engine/completion.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
@@ -166,7 +166,10 @@ export async function handleRequest(
   // Armed before any send: a send that fails (or a request out of time) leaves the aggregate its
   // timer, so its deadline is kept to the second, not found overdue by the next sweep.
   if (current.deadline !== undefined) {
-    await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: current.deadline }, now);
+    await ctx.timers.arm(
+      { kind: 'deadline', aggregateId, dueAt: decisionDueAt(current) ?? current.deadline },
+      now,
+    );
   }
   let done: boolean;
   try {

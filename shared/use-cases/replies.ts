@@ -1,5 +1,5 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, openDueAt, scoreOf } from '../engine/completion.ts';
+import { deadlineOf, decisionDueAt, openDueAt, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
 import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
@@ -296,7 +296,10 @@ async function openSelfStarting(
   if (opened.created) ctx.metrics?.count(MetricName.AGGREGATES_OPENED, definition.name);
   // Only the invocation that opened it arms the timer; the sweeper's `due` entry covers a crash here.
   if (opened.created && deadline !== undefined)
-    await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: deadline }, now);
+    await ctx.timers.arm(
+      { kind: 'deadline', aggregateId, dueAt: decisionDueAt(opened.header) ?? deadline },
+      now,
+    );
   if (opened.created) await armFirstSnapshot(ctx, definition, opened.header, now);
   return opened.header;
 }
@@ -429,7 +432,8 @@ async function recordAndEvaluate(
   const afterDeadline = new Set(
     due === undefined ? [] : records.filter((r) => r.receivedAt >= due).map((r) => r.replyId),
   );
-  if (due !== undefined && ctx.clock() >= due && !replies.some((r) => r.held)) {
+  const decides = decisionDueAt(header);
+  if (decides !== undefined && ctx.clock() >= decides && !replies.some((r) => r.held)) {
     await expireAggregate(ctx, header.aggregateId, false);
     const current = await ctx.store.getHeader(header.aggregateId);
     if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);

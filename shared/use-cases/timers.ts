@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decide, openDueAt } from '../engine/completion.ts';
+import { decide, decisionDueAt } from '../engine/completion.ts';
 import { Outcome } from '../engine/constants.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { BadMessageError, FaninError } from '../errors.ts';
@@ -85,7 +85,7 @@ export async function expireAggregate(
     await resumeCompletion(ctx, header);
     return;
   }
-  const due = openDueAt(header);
+  const due = decisionDueAt(header);
   if (stage !== 'open' || due === undefined) return;
   const now = ctx.clock();
   if (now < due) {
