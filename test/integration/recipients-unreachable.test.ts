@@ -186,17 +186,22 @@ describe('a request naming a recipient queue that does not exist', () => {
     // Prepare: the send to the recipient fails once (a retryable fault)
     fanin.probe.crashAt({ name: 'SQS.SendMessageBatch', queueRole: 'target:atk1-r1' }, 'before');
 
-    // Act
+    // Act: the failed record is redelivered (after ingress's visibility timeout, on the test clock)
     await fanin.sendRequest({ definition: 'rl', aggregateId: 'NX-4', recipients: [r1] });
     await fanin.drain();
 
-    // Assess: the send failed, yet the deadline timer is on the timer queue for the deadline
+    // Assess: the first attempt's send failed, yet that attempt armed the deadline timer (before
+    // the retry's send, not only once a send succeeded), for the deadline the header keeps
     expect(fanin.probe.disarm()).toBeDefined();
     const header = await fanin.ctx.store.getHeader('NX-4');
-    const timers = fanin.probe.calls.filter(
-      (c) => c.system && c.queueRole === 'timer' && JSON.stringify(c.input).includes('NX-4'),
+    const mentions = (c: { input: unknown }) => JSON.stringify(c.input).includes('NX-4');
+    const sends = fanin.probe.calls.filter(
+      (c) => c.system && c.name === 'SQS.SendMessageBatch' && c.queueRole === 'target:atk1-r1' && mentions(c),
     );
+    const timers = fanin.probe.calls.filter((c) => c.system && c.queueRole === 'timer' && mentions(c));
+    expect(sends.map((c) => c.crashed ?? 'ok')).toEqual(['before', 'ok']);
     expect(timers.length).toBeGreaterThan(0);
+    expect(timers[0]?.seq).toBeLessThan(sends[1]?.seq ?? 0);
     expect(JSON.stringify(timers[0]?.input)).toContain(String(header?.deadline));
   });
 });
