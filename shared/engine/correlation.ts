@@ -102,7 +102,24 @@ export async function replyIdOf(
     message.attributes[WireAttribute.REPLY_ID] ||
     message.attributes[WireAttribute.ORIGIN_MESSAGE_ID] ||
     message.messageId;
-  return asKey(value, `reply id (attribute ${WireAttribute.REPLY_ID})`);
+  return asKey(value, replyIdSource(definition, message));
+}
+
+/**
+ * Where {@link replyIdOf} reads a message's reply id from, for a reason that refuses it: the
+ * definition's source, else the attribute that carried it (`fanin-reply-id`, else
+ * `fanin-origin-message-id`), else the SQS message id (`fanin-reply-id` when there is none: what
+ * a sender would set).
+ */
+export function replyIdSource(definition: Definition | undefined, message: InboundMessage): string {
+  if (definition?.replyId) return `reply id (${describeSource(definition.replyId)})`;
+  if (message.attributes[WireAttribute.REPLY_ID]) return `reply id (attribute ${WireAttribute.REPLY_ID})`;
+  if (message.attributes[WireAttribute.ORIGIN_MESSAGE_ID])
+    return `reply id (attribute ${WireAttribute.ORIGIN_MESSAGE_ID})`;
+  // None at all: the attribute is what a sender would set.
+  return message.messageId
+    ? 'reply id (the SQS message id)'
+    : `reply id (attribute ${WireAttribute.REPLY_ID})`;
 }
 
 /** Says where a value is read from, for error messages. */

@@ -265,10 +265,16 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
       `definition "${name}" is self-starting: its aggregates are opened by their first reply, not by a request`,
     );
   }
-  // Without a request id, the message's first identity: a requeued or moved copy keeps it.
-  const requestId =
-    stringOf(raw.attributes[WireAttribute.REQUEST_ID] ?? body.requestId) ??
-    (raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId);
+  // Without a request id, the message's first identity: a requeued or moved copy keeps it. A
+  // request id given is a string of 1-256 characters: an empty one or a number is refused, not
+  // taken for none (another identity) or for its text.
+  const givenRequestId = raw.attributes[WireAttribute.REQUEST_ID] ?? body.requestId;
+  if (givenRequestId !== undefined && typeof givenRequestId !== 'string') {
+    throw new BadMessageError(
+      `requestId must be a string of 1-${MAX_REQUEST_ID_LENGTH} characters (received ${givenRequestId === null ? 'null' : `${Array.isArray(givenRequestId) ? 'an array' : typeof givenRequestId === 'object' ? 'an object' : `a ${typeof givenRequestId}`}: ${(JSON.stringify(givenRequestId) ?? String(givenRequestId)).slice(0, 80)}`})`,
+    );
+  }
+  const requestId = givenRequestId ?? (raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId);
   // Kept in the header and on every sub-request: a 400 KB id would make the header unwritable
   // (a retryable failure, so the request would cycle into the dead-letter queue).
   const requestIdProblem = identifierProblem(requestId, MAX_REQUEST_ID_LENGTH);

@@ -1,7 +1,13 @@
 import { retainedBody } from '../engine/aggregation.ts';
 import { deadlineOf, decisionDueAt, openDueAt, scoreOf } from '../engine/completion.ts';
 import { AggregateStatus } from '../engine/constants.ts';
-import { correlationKey, type InboundMessage, replyIdOf, WireAttribute } from '../engine/correlation.ts';
+import {
+  correlationKey,
+  type InboundMessage,
+  replyIdOf,
+  replyIdSource,
+  WireAttribute,
+} from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
 import { failureOf } from '../engine/failures.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
@@ -192,7 +198,7 @@ async function interpret(ctx: FaninContext, original: RawMessage): Promise<Reply
   // a body's JSON escapes can hold one) would fail every delivery of this reply into the DLQ, and
   // a lone surrogate has no UTF-8 form (two of them would be one id in DynamoDB).
   assertCarried('aggregate id', aggregateId);
-  assertCarried('reply id', replyId);
+  assertCarried(replyIdSource(claimed, inbound), replyId);
   // JSON can escape U+FFFE and U+FFFF (SQS carries the escape), but JSON.stringify writes them
   // back as they are, and SQS refuses them: a result, snapshot or output holding this body could
   // never be sent, and the aggregate would stay completing. Refused here, while it is one reply.
@@ -355,7 +361,7 @@ export async function judgeAndRecord(
 async function identifiedBy(definition: Definition, reply: Reply): Promise<Reply> {
   if (reply.claimed || !definition.replyId) return reply;
   const replyId = await replyIdOf(definition, reply.inbound);
-  assertCarried('reply id', replyId);
+  assertCarried(replyIdSource(definition, reply.inbound), replyId);
   return replyId === reply.replyId ? reply : { ...reply, replyId };
 }
 
