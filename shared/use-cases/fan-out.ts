@@ -398,7 +398,11 @@ async function refuseUnreachable(
  * aggregate's reply ids. A header written before digests were kept holds the bare request id.
  */
 function resumeRefusal(plan: Plan, current: AggregateHeader): string | undefined {
-  if (current.requestId === plan.identity || current.requestId === plan.requestId) return undefined;
+  const found = digestsOf(current.requestId ?? '');
+  const given = digestsOf(plan.identity);
+  // The whole digest decides (a header from before the parts were kept holds it alone).
+  if (current.requestId === plan.requestId) return undefined;
+  if (openingRequestId(current) === plan.requestId && found.digest === given.digest) return undefined;
   const id = quoted(plan.aggregateId);
   if (openingRequestId(current) !== plan.requestId)
     return `aggregate id ${id} is already in use by another request`;
@@ -414,6 +418,7 @@ function resumeRefusal(plan: Plan, current: AggregateHeader): string | undefined
         ? `parameters.${name} ${String(value)}, not ${String(current.params[name as keyof AggregateHeader['params']] ?? 'unset')}`
         : undefined,
     ),
+    ...partDifferences(plan, found.parts, given.parts, current.expected !== plan.expected),
   ].filter((d) => d !== undefined);
   return `request ${quoted(plan.requestId)} was retried with another plan than the one that opened aggregate ${id} (${
     differences.length > 0 ? differences.join('; ') : 'its parameters, sub-requests or body differ'
@@ -449,6 +454,9 @@ function identityOf(plan: Omit<Plan, 'identity'>, keepsBody: boolean): string {
       body: keepsBody ? plan.body : null,
     }),
   );
+  // Beside the digest, one per part, so a retry that differs is told what differs.
+  const targets = createHash('sha256');
+  const bodies = createHash('sha256');
   const encoded = new Map<unknown, string>();
   for (const sub of plan.subRequests) {
     let body = encoded.get(sub.body);
@@ -457,8 +465,58 @@ function identityOf(plan: Omit<Plan, 'identity'>, keepsBody: boolean): string {
       if (sub.body !== null && typeof sub.body === 'object') encoded.set(sub.body, body);
     }
     hash.update(`\n${JSON.stringify([sub.target, sub.label ?? null, body])}`);
+    targets.update(`\n${JSON.stringify([sub.target, sub.label ?? null])}`);
+    bodies.update(`\n${body}`);
   }
-  return `${plan.requestId}${DIGEST_SEPARATOR}${hash.digest('hex')}`;
+  const parts: PlanParts = {
+    count: String(plan.subRequests.length),
+    targets: targets.digest('hex').slice(0, 16),
+    bodies: bodies.digest('hex').slice(0, 16),
+    body: keepsBody ? createHash('sha256').update(canonicalJson(plan.body)).digest('hex').slice(0, 16) : '-',
+  };
+  return `${plan.requestId}${DIGEST_SEPARATOR}${hash.digest('hex')}${DIGEST_SEPARATOR}${PLAN_PARTS.map((k) => parts[k]).join('.')}`;
+}
+
+/** The parts of a plan the header's `requestId` keeps a digest of each, after the whole one's. */
+const PLAN_PARTS = ['count', 'targets', 'bodies', 'body'] as const;
+type PlanParts = Record<(typeof PLAN_PARTS)[number], string>;
+
+/** The digest and the parts' digests an identity holds (none of them in a bare request id). */
+function digestsOf(identity: string): { digest?: string; parts?: PlanParts } {
+  const [, digest, parts] = identity.split(DIGEST_SEPARATOR);
+  const values = parts?.split('.');
+  return {
+    ...(digest !== undefined ? { digest } : {}),
+    ...(values?.length === PLAN_PARTS.length
+      ? { parts: Object.fromEntries(PLAN_PARTS.map((k, i) => [k, values[i] ?? ''])) as PlanParts }
+      : {}),
+  };
+}
+
+/** What differs between the plan parts of a retry and of the request that opened the aggregate. */
+function partDifferences(
+  plan: Plan,
+  current: PlanParts | undefined,
+  given: PlanParts | undefined,
+  expectedDiffers: boolean,
+): string[] {
+  if (!current || !given) return [];
+  const recipients = plan.definition.fanOut?.type === 'recipient-list';
+  const differences: string[] = [];
+  if (current.count !== given.count) {
+    // A fan-out expects as many replies as it sends: its count is said once, as `expected`.
+    if (!expectedDiffers)
+      differences.push(`${given.count} ${recipients ? 'recipients' : 'sub-requests'}, not ${current.count}`);
+  } else {
+    if (current.targets !== given.targets)
+      differences.push(recipients ? 'other recipients' : 'other sub-request targets or labels');
+    if (current.bodies !== given.bodies)
+      differences.push(recipients ? 'another payload' : 'other sub-request bodies (items)');
+  }
+  // The kept body holds the sub-requests' source: said only when nothing else tells it apart.
+  if (differences.length === 0 && !expectedDiffers && current.body !== given.body)
+    differences.push('another request body');
+  return differences;
 }
 
 /** JSON with every object's keys in order: equal values give equal text. */
