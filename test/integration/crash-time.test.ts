@@ -85,7 +85,9 @@ describe('a fan-out killed between its aggregate and its sub-requests', () => {
     // Prepare: killed after the sends, before the completion is evaluated (the deadline timer is
     // armed before the sends)
     const id = `sent-${Date.now().toString(36)}`;
-    await expect(handleRequest(killedAt('readAggregate', 'store'), request(id))).rejects.toThrow(InjectedCrash);
+    await expect(handleRequest(killedAt('readAggregate', 'store'), request(id))).rejects.toThrow(
+      InjectedCrash,
+    );
     const asked = await Promise.all(banks.map((b) => fanin.takeRequests(b)));
     expect(asked.map((m) => m.length)).toEqual([1, 1, 1]);
     const first = asked[0]?.[0];
