@@ -21,9 +21,10 @@ export interface Task {
   crashed: boolean;
   /**
    * No fault touches it: a message's last delivery before its DLQ runs calm, so a run's faults
-   * never exhaust a retry budget that AWS's own failure rates would not.
+   * never exhaust a retry budget that AWS's own failure rates would not. A drain becomes calm
+   * once it receives such a delivery.
    */
-  readonly calm: boolean;
+  calm: boolean;
   done: boolean;
   /** The handler's error, when it threw. */
   error?: unknown;

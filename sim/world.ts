@@ -751,8 +751,19 @@ export class World {
       call.command === 'ReceiveMessageCommand' &&
       this.storage.replyQueueUrls.includes(input.QueueUrl as string)
     ) {
-      const messages = (result as { Messages?: { MessageAttributes?: Record<string, unknown> }[] }).Messages;
+      const messages = (
+        result as {
+          Messages?: { MessageAttributes?: Record<string, unknown>; Attributes?: Record<string, string> }[];
+        }
+      ).Messages;
       this.received(messages ?? [], call.task.skew);
+      // A drain that received a message's last delivery before its DLQ runs calm from there on, as
+      // an event source's batch holding one does (Task.calm): every third drain running calm does
+      // not suffice, since a message a calm drain did not take can use up its receives on others.
+      const partition = this.storage.replyQueueUrls.indexOf(input.QueueUrl as string);
+      const max = this.topology.replyPartitions[partition]?.maxReceiveCount ?? Number.POSITIVE_INFINITY;
+      if ((messages ?? []).some((m) => Number(m.Attributes?.ApproximateReceiveCount ?? 0) >= max))
+        call.task.calm = true;
     }
     if (call.service === 'eventbridge' && call.command === 'PutEventsCommand') {
       const entries = (input.Entries as { Detail?: string }[] | undefined) ?? [];
