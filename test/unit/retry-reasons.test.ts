@@ -21,15 +21,19 @@ const SPLIT = aDefinition({
   completion: { strategy: 'all' },
 });
 
-function aRequest(body: unknown): RawMessage {
-  return { messageId: `m-${Math.random()}`, body: JSON.stringify(body), attributes: {}, receiveCount: 1 };
+function aRequest(body: unknown, attributes: Record<string, string> = {}): RawMessage {
+  return { messageId: `m-${Math.random()}`, body: JSON.stringify(body), attributes, receiveCount: 1 };
 }
 
-async function refusalOfRetry(first: unknown, retry: unknown): Promise<string[]> {
+async function refusalOfRetry(
+  first: unknown,
+  retry: unknown,
+  attributes: readonly [Record<string, string>, Record<string, string>] = [{}, {}],
+): Promise<string[]> {
   const { ctx, ports } = memoryContext([LIST, SPLIT]);
-  await handleRequest(ctx, aRequest(first));
+  await handleRequest(ctx, aRequest(first, attributes[0]));
   expect(ports.outputs.to('error')).toEqual([]);
-  await handleRequest(ctx, aRequest(retry));
+  await handleRequest(ctx, aRequest(retry, attributes[1]));
   return ports.outputs.to('error').map((e) => String(e.reason));
 }
 
@@ -85,5 +89,17 @@ describe('the reason of a retry with another plan names what differs', () => {
       { payload: { term: 2, amount: 1 }, ...request },
     );
     expect(reasons).toEqual([]);
+  });
+
+  it('another request id with the very same plan is another request, not a retry (mutant retry-resumes-by-request-id-and-digest)', async () => {
+    // The request ids as attributes: the bodies (kept by the definition) are the same.
+    const { requestId: _, ...body } = request;
+    const reasons = await refusalOfRetry(
+      { ...body, payload: { amount: 1 } },
+      { ...body, payload: { amount: 1 } },
+      [{ 'fanin-request-id': 'r-1' }, { 'fanin-request-id': 'r-other' }],
+    );
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toContain('aggregate id "rr-1" is already in use by another request');
   });
 });
