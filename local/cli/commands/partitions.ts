@@ -74,8 +74,8 @@ export const partitions: Command = {
         'VISIBLE',
         'IN FLIGHT',
         'ENABLED',
-        'CONSUMED',
         'AVAILABLE',
+        'CONSUMED',
         'DLQ',
         'DISTRIBUTOR',
       ],
@@ -85,8 +85,8 @@ export const partitions: Command = {
         String(p.visible ?? '?'),
         String(p.inFlight ?? '?'),
         p.enabled ? 'yes' : 'no',
-        p.drained ? 'drained on a schedule' : 'as replies arrive',
         p.available ? 'yes' : `no (${p.reason})`,
+        p.drained ? 'drained on a schedule' : 'as replies arrive',
         String(p.dlqDepth ?? '?'),
         p.distributor.lastProgressAt === null
           ? 'not seen yet'
