@@ -60,7 +60,13 @@ describe('a request resuming its aggregate', () => {
 
     // Assess
     const header = await ports.store.getHeader('new-1');
-    expect(header?.requestId?.split('\u0000')).toEqual(['r-new', expect.stringMatching(/^[0-9a-f]{64}$/)]);
+    // The request id, the whole plan's digest, then a short digest of each part (count, targets,
+    // bodies, kept body) that a refused retry's reason names.
+    expect(header?.requestId?.split('\u0000')).toEqual([
+      'r-new',
+      expect.stringMatching(/^[0-9a-f]{64}$/),
+      expect.stringMatching(/^1\.[0-9a-f]{16}\.[0-9a-f]{16}\.-$/),
+    ]);
     expect(openingRequestId(header)).toBe('r-new');
   });
 });
