@@ -1,3 +1,4 @@
+import type { SQSRecord } from 'aws-lambda';
 import type { FaninClients } from '../shared/app.ts';
 import { QueueRole, type QueueSpec, type Topology } from '../shared/topology/topology.ts';
 import type { DeadLetter } from './ledger.ts';
@@ -78,6 +79,34 @@ export interface Received {
   readonly MessageAttributes: Record<string, string>;
   readonly ReceiveCount: number;
   readonly SentAt: number;
+}
+
+/**
+ * A received message as Lambda's SQS event source hands it to a handler (`senderId` stands for
+ * the producer: the simulation's or the test kit's).
+ */
+export function eventRecordOf(message: Received, queueName: string, senderId: string): SQSRecord {
+  return {
+    messageId: message.MessageId,
+    receiptHandle: message.ReceiptHandle,
+    body: message.Body,
+    attributes: {
+      ApproximateReceiveCount: String(message.ReceiveCount),
+      SentTimestamp: String(message.SentAt),
+      SenderId: senderId,
+      ApproximateFirstReceiveTimestamp: String(message.SentAt),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes).map(([name, value]) => [
+        name,
+        { stringValue: value, dataType: 'String' },
+      ]),
+    ) as SQSRecord['messageAttributes'],
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
+    awsRegion: 'us-east-1',
+  };
 }
 
 export class Storage {

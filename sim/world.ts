@@ -1,4 +1,4 @@
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import {
   makeControlHandler,
   makeFanOutHandler,
@@ -32,7 +32,7 @@ import { Ledger } from './ledger.ts';
 import { Random } from './random.ts';
 import { BULK_TARGET } from './scenarios.ts';
 import { type PendingCall, Scheduler, type TaskEnd } from './scheduler.ts';
-import { createModels, type Models, modelClients, Storage } from './storage.ts';
+import { createModels, eventRecordOf, type Models, modelClients, Storage } from './storage.ts';
 import { drawWorkload, replyBody, TARGETS, type Workload } from './workload.ts';
 
 /** The scenarios' stream of chance (sim/scenarios.ts), beside the run's own. */
@@ -417,7 +417,7 @@ export class World {
     // Whatever this batch does, its messages may come back once the visibility timeout is over.
     if (messages.length === 0) return;
     this.wake(consumer.url, consumer.spec.visibilityTimeoutSeconds * 1000 + 1);
-    const records = messages.map((m) => recordOf(m, consumer.spec.name));
+    const records = messages.map((m) => eventRecordOf(m, consumer.spec.name, 'sim'));
     consumer.inFlight += 1;
     const skew = this.profile.skewMs > 0 ? this.random.between(-this.profile.skewMs, this.profile.skewMs) : 0;
     if (skew !== 0) this.faults.skew += 1;
@@ -792,41 +792,6 @@ function definitionOf(body: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A received message as Lambda's SQS event source hands it to a handler. */
-function recordOf(
-  message: {
-    MessageId: string;
-    ReceiptHandle: string;
-    Body: string;
-    MessageAttributes: Record<string, string>;
-    ReceiveCount: number;
-    SentAt: number;
-  },
-  queueName: string,
-): SQSRecord {
-  return {
-    messageId: message.MessageId,
-    receiptHandle: message.ReceiptHandle,
-    body: message.Body,
-    attributes: {
-      ApproximateReceiveCount: String(message.ReceiveCount),
-      SentTimestamp: String(message.SentAt),
-      SenderId: 'sim',
-      ApproximateFirstReceiveTimestamp: String(message.SentAt),
-    },
-    messageAttributes: Object.fromEntries(
-      Object.entries(message.MessageAttributes).map(([name, value]) => [
-        name,
-        { stringValue: value, dataType: 'String' },
-      ]),
-    ) as SQSRecord['messageAttributes'],
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
-    awsRegion: 'us-east-1',
-  };
 }
 
 export { QueueRole };

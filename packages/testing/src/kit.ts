@@ -1,4 +1,4 @@
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import {
   makeControlHandler,
   makeFanOutHandler,
@@ -28,7 +28,7 @@ import {
   SqsModel,
 } from '../../../sim/models/index.ts';
 import { Random } from '../../../sim/random.ts';
-import { Storage } from '../../../sim/storage.ts';
+import { eventRecordOf, Storage } from '../../../sim/storage.ts';
 
 /**
  * The test kit's engine: one deployment of fanin in memory, the production handlers
@@ -644,7 +644,7 @@ export class FaninSimulation {
         delivered = true;
         this.records[consumer.fn] += messages.length;
         const response = (await consumer.handler({
-          Records: messages.map((m) => recordOf(m, consumer.queueName)),
+          Records: messages.map((m) => eventRecordOf(m, consumer.queueName, 'kit')),
         })) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
         const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
         for (const m of messages) {
@@ -833,41 +833,6 @@ function streamed(answer: unknown): unknown {
         yield await body.transformToByteArray();
       },
     }),
-  };
-}
-
-/** A received message as Lambda's SQS event source hands it to a handler. */
-function recordOf(
-  message: {
-    MessageId: string;
-    ReceiptHandle: string;
-    Body: string;
-    MessageAttributes: Record<string, string>;
-    ReceiveCount: number;
-    SentAt: number;
-  },
-  queueName: string,
-): SQSRecord {
-  return {
-    messageId: message.MessageId,
-    receiptHandle: message.ReceiptHandle,
-    body: message.Body,
-    attributes: {
-      ApproximateReceiveCount: String(message.ReceiveCount),
-      SentTimestamp: String(message.SentAt),
-      SenderId: 'kit',
-      ApproximateFirstReceiveTimestamp: String(message.SentAt),
-    },
-    messageAttributes: Object.fromEntries(
-      Object.entries(message.MessageAttributes).map(([name, value]) => [
-        name,
-        { stringValue: value, dataType: 'String' },
-      ]),
-    ) as SQSRecord['messageAttributes'],
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
-    awsRegion: 'us-east-1',
   };
 }
 
