@@ -97,19 +97,7 @@ export function drawScenarios(
       const id = block * 32 + 31;
       out.bulkFailures.add(`${aggregateId}\u0000${id}`);
     }
-    out.actions.push({
-      at: at(),
-      queue: 'ingress',
-      body: JSON.stringify({
-        definition: 'bulk',
-        requestId: `r-${aggregateId}`,
-        aggregateId,
-        items: Array.from({ length: expected }, (_, i) => ({ sku: `s${i}` })),
-      }),
-      attributes: {},
-      aggregateId,
-      kind: 'request',
-    });
+    out.actions.push(splitterRequest('bulk', aggregateId, expected, at()));
   }
 
   // Case 4 of #22: a definition whose custom aggregation reads its stored request, opened by a
@@ -275,19 +263,7 @@ export function drawScenarios(
     out.bulkFailures.add(key(failed));
     out.bulkDelays.set(key(failed), random.between(540_000, 600_000));
     out.bulkDelays.set(key(expected - 1), random.between(700_000, 760_000));
-    out.actions.push({
-      at: at(),
-      queue: 'ingress',
-      body: JSON.stringify({
-        definition: 'trigger',
-        requestId: `r-${aggregateId}`,
-        aggregateId,
-        items: Array.from({ length: expected }, (_, i) => ({ sku: `s${i}` })),
-      }),
-      attributes: {},
-      aggregateId,
-      kind: 'request',
-    });
+    out.actions.push(splitterRequest('trigger', aggregateId, expected, at()));
   }
   return out;
 }
@@ -312,5 +288,22 @@ function replyAction(
     aggregateId,
     replyId,
     kind: 'reply',
+  };
+}
+
+/** The request of a scenario's splitter of `expected` items, sent at `at`. */
+function splitterRequest(definition: string, aggregateId: string, expected: number, at: number): Action {
+  return {
+    at,
+    queue: 'ingress',
+    body: JSON.stringify({
+      definition,
+      requestId: `r-${aggregateId}`,
+      aggregateId,
+      items: Array.from({ length: expected }, (_, i) => ({ sku: `s${i}` })),
+    }),
+    attributes: {},
+    aggregateId,
+    kind: 'request',
   };
 }
