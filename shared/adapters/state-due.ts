@@ -4,7 +4,7 @@ import { BadMessageError } from '../errors.ts';
 import type { ActivePage, ActivePageOptions, AggregateHeader, DueItem } from '../ports.ts';
 import { getHeader, readAggregate } from './state-aggregates.ts';
 import { toDueItem } from './state-items.ts';
-import { aggregateKey, DUE_SHARDS, dueShardKey, heldKey, SortKey } from './state-keys.ts';
+import { aggregateKey, DUE_SHARDS, dueShardKey, heldKey, KEY_SEPARATOR, SortKey } from './state-keys.ts';
 import { queryAll, type StateTable, unlessConditionFails } from './state-table.ts';
 
 /**
@@ -118,6 +118,8 @@ export function decodeCursor(cursor: string): DuePosition {
     typeof pk !== 'string' ||
     !pk.startsWith('A#') ||
     pk.length < 3 ||
+    // No aggregate id holds the separator: a key with it is a shard's or the arming watermark's.
+    pk.includes(KEY_SEPARATOR) ||
     LONE_SURROGATE.test(pk) ||
     Buffer.byteLength(pk) > 2048
   )

@@ -351,6 +351,11 @@ describe('control commands page through the due index', () => {
       'invalid cursor',
     ],
     [
+      "a cursor at the arming watermark's key",
+      { cursor: Buffer.from(JSON.stringify([0, 1, 'A#\uffffarming', 'H'])).toString('base64url') },
+      'invalid cursor',
+    ],
+    [
       'a cursor naming a shard the index has not',
       { cursor: Buffer.from(JSON.stringify([8])).toString('base64url') },
       'invalid cursor',
