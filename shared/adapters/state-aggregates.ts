@@ -517,22 +517,7 @@ export async function markUnknownSent(
   const pks = new Set(
     (shards.length > 0 ? shards : [1]).map((n) => replyPartitionKey(aggregateId, replyId, n)),
   );
-  await Promise.all(
-    [...pks].map((pk) =>
-      unlessConditionFails(
-        table.client.send(
-          new UpdateCommand({
-            TableName: table.tableName,
-            Key: { pk, sk: replyKey(replyId) },
-            UpdateExpression: 'SET #owes = :sent',
-            ConditionExpression: '#owes = :unknown',
-            ExpressionAttributeNames: { '#owes': OWES },
-            ExpressionAttributeValues: { ':sent': UNKNOWN_SENT, ':unknown': OWES_UNKNOWN },
-          }),
-        ),
-      ),
-    ),
-  );
+  await Promise.all([...pks].map((pk) => settleOwed(table, pk, replyId, OWES_UNKNOWN, UNKNOWN_SENT)));
 }
 
 /**
@@ -545,15 +530,26 @@ export async function markLateSent(
   replyId: string,
   shards = 1,
 ): Promise<void> {
+  await settleOwed(table, replyPartitionKey(aggregateId, replyId, shards), replyId, OWES_LATE, LATE_SENT);
+}
+
+/** Moves a reply's mark from owing an output (`owes`) to having sent it; no other item changes. */
+async function settleOwed(
+  table: StateTable,
+  pk: string,
+  replyId: string,
+  owed: string,
+  sent: string,
+): Promise<void> {
   await unlessConditionFails(
     table.client.send(
       new UpdateCommand({
         TableName: table.tableName,
-        Key: { pk: replyPartitionKey(aggregateId, replyId, shards), sk: replyKey(replyId) },
+        Key: { pk, sk: replyKey(replyId) },
         UpdateExpression: 'SET #owes = :sent',
-        ConditionExpression: '#owes = :late',
+        ConditionExpression: '#owes = :owed',
         ExpressionAttributeNames: { '#owes': OWES },
-        ExpressionAttributeValues: { ':sent': LATE_SENT, ':late': OWES_LATE },
+        ExpressionAttributeValues: { ':sent': sent, ':owed': owed },
       }),
     ),
   );

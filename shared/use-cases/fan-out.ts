@@ -271,7 +271,7 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
   const givenRequestId = raw.attributes[WireAttribute.REQUEST_ID] ?? body.requestId;
   if (givenRequestId !== undefined && typeof givenRequestId !== 'string') {
     throw new BadMessageError(
-      `requestId must be a string of 1-${MAX_REQUEST_ID_LENGTH} characters (received ${givenRequestId === null ? 'null' : `${Array.isArray(givenRequestId) ? 'an array' : typeof givenRequestId === 'object' ? 'an object' : `a ${typeof givenRequestId}`}: ${(JSON.stringify(givenRequestId) ?? String(givenRequestId)).slice(0, 80)}`})`,
+      `requestId must be a string of 1-${MAX_REQUEST_ID_LENGTH} characters (received ${describeJson(givenRequestId)})`,
     );
   }
   const requestId = givenRequestId ?? (raw.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || raw.messageId);
@@ -561,4 +561,15 @@ function stringOf(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return undefined;
+}
+
+/** What a JSON value is, for a reason: `null`, or its kind and its first 80 characters. */
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  const kind = Array.isArray(value)
+    ? 'an array'
+    : typeof value === 'object'
+      ? 'an object'
+      : `a ${typeof value}`;
+  return `${kind}: ${(JSON.stringify(value) ?? String(value)).slice(0, 80)}`;
 }
