@@ -146,31 +146,7 @@ describe('a reply sent before the deadline whose handling crashed, handed back a
   it('is late, its reason giving its send time before the deadline, and the timed-out result stands', async () => {
     // Prepare: two of three replies recorded; the third is sent 15 s after the open (5 s before
     // the deadline) and its handling crashes before it records anything
-    const id = `crash-seal-${Date.now().toString(36)}`;
-    await fanin.sendRequest({ definition: 'trio', aggregateId: id, expected: 3 });
-    await fanin.drain();
-    await reply(id, '0');
-    await reply(id, '1');
-    await fanin.drain();
-    const deadline = (await fanin.ctx.store.getHeader(id))?.deadline ?? 0;
-    fanin.clock.advance(15_000);
-    const sentAt = fanin.clock.now;
-    await reply(id, '2');
-    let crashed = 0;
-    const store = new Proxy(fanin.ctx.store, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver);
-        if (property !== 'putReplies' || typeof value !== 'function') return value;
-        return async () => {
-          crashed += 1;
-          throw new InjectedCrash('before store.putReplies');
-        };
-      },
-    });
-    fanin.buildContext({ store });
-    for (let i = 0; i < fanin.provisioned.replyQueueUrls.length; i += 1) await fanin.consumePartition(i);
-    fanin.buildContext();
-    expect(crashed).toBe(1);
+    const { id, deadline, sentAt } = await crashedThird('trio');
 
     // Act: the deadline decides (the sweep, 1 s after it) while the reply is still invisible, then
     // SQS hands the reply back at the end of its visibility timeout
