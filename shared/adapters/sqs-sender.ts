@@ -97,9 +97,11 @@ export class SqsRequestSender implements RequestSender {
         distinct.slice(start, start + SQS_BATCH).map((target) => this.resolve(target)),
       );
       for (const r of resolved) if (r.status === 'rejected') failures.push(r.reason);
+      // One unreachable queue decides: a hostile list of thousands costs no more lookups than that.
+      if (failures.some(isUnfixableFailure)) break;
     }
     // An unreachable queue first: no retry can send that request, whatever else failed.
-    const failure = failures.find((f) => f instanceof FaninError && !f.retryable) ?? failures[0];
+    const failure = failures.find(isUnfixableFailure) ?? failures[0];
     if (failure !== undefined) throw failure;
   }
 
@@ -194,6 +196,11 @@ function inputOf(target: string): { QueueName: string; QueueOwnerAWSAccountId?: 
 function keyOf(target: string): string {
   const input = inputOf(target);
   return typeof input === 'string' ? target : `${input.QueueOwnerAWSAccountId ?? ''}/${input.QueueName}`;
+}
+
+/** Whether a lookup's failure is one no retry changes (an unfixable {@link SendFailedError}). */
+function isUnfixableFailure(failure: unknown): boolean {
+  return failure instanceof FaninError && !failure.retryable;
 }
 
 /** Splits entries into SendMessageBatch calls of at most ten entries and `maxBytes` in all. */
