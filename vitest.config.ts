@@ -39,7 +39,7 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts', 'test/support/policy-global-setup.ts'],
           setupFiles: ['test/support/record-calls.ts'],
           include: ['test/integration/**/*.test.ts'],
-          exclude: ['test/integration/soak.test.ts'],
+          exclude: ['test/integration/guarantees/soak.test.ts'],
           sequence: { groupOrder: 1 },
         },
       },
@@ -47,7 +47,7 @@ export default defineConfig({
         test: {
           ...integration,
           name: 'soak',
-          include: ['test/integration/soak.test.ts'],
+          include: ['test/integration/guarantees/soak.test.ts'],
           sequence: { groupOrder: 2 },
         },
       },

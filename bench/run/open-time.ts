@@ -104,7 +104,7 @@ function deadlineCase(seconds: number): TimerCase {
  * the deadlines are (`timers.by_kind`): a snapshot every day of an aggregate open 7 days and an
  * hour (its deadline), and an allowed life (`maxOpenSeconds`) of 7 days with no deadline. (An
  * inactivity timeout with nothing arriving is a deadline; a held reply's unknown timeout is
- * armed as a deadline is: test/integration/timer-kinds-horizon.test.ts counts both.)
+ * armed as a deadline is: test/integration/features/timer-kinds-horizon.test.ts counts both.)
  */
 export const TIMER_KINDS = {
   snapshot_daily_7_days: (): TimerCase => {

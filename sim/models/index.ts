@@ -4,7 +4,7 @@
  * synchronous and a pure function of its calls, its `clock` and its `random` (no timers, no
  * `Date.now`, no `Math.random`). Errors are the SDK's own exception classes (so the adapters'
  * `instanceof ConditionalCheckFailedException` holds), with `name`, `message` and `$metadata`.
- * test/integration/sim-conformance.test.ts runs the same calls against each model and its
+ * test/integration/guarantees/sim-conformance.test.ts runs the same calls against each model and its
  * emulator and compares the answers.
  *
  * DynamoDB ({@link DynamoDbModel}), faithful to: the document client's translation (fanin's

@@ -29,7 +29,7 @@ import type { Log } from '../../shared/ports.ts';
  * first one in `fanin-origin-message-id` (unless it already has 10 attributes), a refused send
  * stops a move with the message still at its source, a delete that fails leaves the message at
  * both queues. Unlike SQS, depths are exact and an empty receive means an empty queue. The
- * emulator suites (test/integration/distributor.test.ts, partitions.test.ts) prove the adapter.
+ * emulator suites (test/integration/features/distributor.test.ts, partitions.test.ts) prove the adapter.
  */
 
 /** A message held by a {@link MemoryPartitionQueues} queue. */

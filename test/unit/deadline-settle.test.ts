@@ -7,7 +7,7 @@ import { closeByOf } from '../../shared/use-cases/aggregate-life.ts';
  * `deadlineSettleSeconds` (docs/definitions.md): the deadline decides that long after the
  * deadline, so a reply sent before it whose handling crashed is still a member when SQS hands it
  * back; membership still ends at the deadline (openDueAt, late.ts onTimeReplies). The end-to-end
- * behaviour is pinned by test/integration/deadline-crash-seal.test.ts.
+ * behaviour is pinned by test/integration/guarantees/deadline-crash-seal.test.ts.
  */
 describe('the settle window after a deadline', () => {
   const base = { name: 'd', fanOut: { type: 'none' }, completion: { strategy: 'all' }, timeoutSeconds: 60 };

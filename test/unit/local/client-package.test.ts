@@ -8,7 +8,7 @@ import { ROOT } from '../../support/runtime.ts';
  * What `@fanin/client` brings into a producer: the packages its two entry points (the library,
  * packages/client/src/index.ts, and the CLI, local/cli/main.ts) import, found as `npm run build`
  * finds them (esbuild, every package external), and the ranges it declares for them. The packed
- * package installed in a fresh project is test/integration/packages.test.ts.
+ * package installed in a fresh project is test/integration/tooling/packages.test.ts.
  */
 
 const readJson = (file: string) =>

@@ -13,7 +13,7 @@ import {
  * The partitioned destination over the in-memory ports (test/support/memory-partitions.ts):
  * availability, routing, the shared and cached read of states and depths, sends that fail over,
  * batches routed before they are sent, the gathering reader. Against the emulator:
- * test/integration/partitions.test.ts.
+ * test/integration/features/partitions.test.ts.
  */
 describe('partitioned destination over in-memory queues', () => {
   it('routings made at once with a cold cache share one read of the registry and of each partition depth', async () => {

@@ -7,7 +7,7 @@ import { BACKLOG_URL, memoryPartitions, partitionUrl } from '../../support/memor
  * The distributor's cycle over the in-memory ports (test/support/memory-partitions.ts): what it
  * moves where, what it records and reports, given what the queues say. The move itself on SQS
  * (identity, long polls, delete retries, aborts) is proven against the emulator in
- * test/integration/distributor.test.ts.
+ * test/integration/features/distributor.test.ts.
  */
 describe('watermark distributor over in-memory queues', () => {
   it('feeds every partition at or below the low watermark up to the high one, emptiest first, and says when the backlog is empty', async () => {
