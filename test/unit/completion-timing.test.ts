@@ -3,7 +3,7 @@ import { effectiveParameters, parseDefinition } from '../../shared/engine/defini
 import { InvalidDefinitionError } from '../../shared/errors.ts';
 import { inactivityDeadline, lastActivity, openingDeadline } from '../../shared/use-cases/inactivity.ts';
 import { nextSnapshotPeriod, snapshotDueAt } from '../../shared/use-cases/snapshots.ts';
-import { aDefinition, thrownBy } from './engine/factories.ts';
+import { aDefinition, thrownBy } from './shared/engine/factories.ts';
 
 /**
  * Issue 14, part B: the pure parts of the inactivity timeout and of periodic snapshots, and how

@@ -5,7 +5,7 @@ import type { AggregateHeader, RawMessage } from '../../shared/ports.ts';
 import { QueueRole } from '../../shared/topology/topology.ts';
 import { handleControl } from '../../shared/use-cases/control.ts';
 import { memoryContext } from '../support/memory-store.ts';
-import { aDefinition } from './engine/factories.ts';
+import { aDefinition } from './shared/engine/factories.ts';
 
 /**
  * An external event is control input that any principal allowed to put it on the bus may send:

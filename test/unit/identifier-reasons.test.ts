@@ -4,7 +4,7 @@ import type { RawMessage } from '../../shared/ports.ts';
 import { handleRequest, openingRequestId } from '../../shared/use-cases/fan-out.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { memoryContext } from '../support/memory-store.ts';
-import { aDefinition } from './engine/factories.ts';
+import { aDefinition } from './shared/engine/factories.ts';
 
 /**
  * A refused identifier's reason names where it came from, and a request id is what the limits

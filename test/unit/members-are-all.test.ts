@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { AggregateHeader } from '../../shared/ports.ts';
 import { membersAreAll } from '../../shared/use-cases/complete.ts';
-import { aDefinition } from './engine/factories.ts';
+import { aDefinition } from './shared/engine/factories.ts';
 
 /**
  * When a completer may skip its read after the seal (complete.ts, issue 23): only when no reply

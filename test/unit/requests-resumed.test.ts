@@ -3,7 +3,7 @@ import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { RawMessage } from '../../shared/ports.ts';
 import { handleRequest, openingRequestId } from '../../shared/use-cases/fan-out.ts';
 import { memoryContext } from '../support/memory-store.ts';
-import { aDefinition } from './engine/factories.ts';
+import { aDefinition } from './shared/engine/factories.ts';
 
 /**
  * A retry is recognised by the identity its aggregate's header keeps: the request id and a

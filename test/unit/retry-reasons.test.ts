@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RawMessage } from '../../shared/ports.ts';
 import { handleRequest } from '../../shared/use-cases/fan-out.ts';
 import { memoryContext } from '../support/memory-store.ts';
-import { aDefinition } from './engine/factories.ts';
+import { aDefinition } from './shared/engine/factories.ts';
 
 /**
  * A retry of a request with another plan is refused, and its reason says what differs

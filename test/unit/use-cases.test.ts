@@ -8,7 +8,7 @@ import { QueueRole } from '../../shared/topology/topology.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
 import { handleTimer } from '../../shared/use-cases/timers.ts';
 import { memoryContext } from '../support/memory-store.ts';
-import { aDefinition } from './engine/factories.ts';
+import { aDefinition } from './shared/engine/factories.ts';
 
 /**
  * Fast use-case tests over in-memory ports (test/support/memory-store.ts): what a use case does,

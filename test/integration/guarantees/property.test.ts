@@ -3,7 +3,7 @@ import type { OutputMessage, OutputPublisher } from '../../../shared/ports.ts';
 import type { OutputRole } from '../../../shared/topology/topology.ts';
 import { expectClosedCleanly } from '../../support/failpoints.ts';
 import { FaninUnderTest, type OutputBody } from '../../support/fanin.ts';
-import { seededRandom } from '../../unit/engine/factories.ts';
+import { seededRandom } from '../../unit/shared/engine/factories.ts';
 
 /**
  * A seeded, reproducible property test of the whole data plane: many aggregates; replies in

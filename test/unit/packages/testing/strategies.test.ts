@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_START, simulate } from '../../../packages/testing/src/index.ts';
+import { DEFAULT_START, simulate } from '../../../../packages/testing/src/index.ts';
 
 /**
  * The kit on every completion strategy (docs/definitions.md, "Completion strategies"): each

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { simulate } from '../../../packages/testing/src/index.ts';
+import { simulate } from '../../../../packages/testing/src/index.ts';
 
 /**
  * docs/definitions.md, "Testing a definition": its example runs as written (its imports
@@ -8,7 +8,7 @@ import { simulate } from '../../../packages/testing/src/index.ts';
  * API or to the engine that makes the page wrong fails here.
  */
 
-const page = readFileSync(new URL('../../../docs/definitions.md', import.meta.url), 'utf8');
+const page = readFileSync(new URL('../../../../docs/definitions.md', import.meta.url), 'utf8');
 const section = page.slice(page.indexOf('## Testing a definition'));
 const block = /```ts\n([\s\S]*?)\n```/.exec(section)?.[1] ?? '';
 const body = block.replace(/^import .*$/gm, '');

@@ -7,9 +7,9 @@ import {
   packKey,
   planWrites,
   resolveCopies,
-} from '../../../shared/adapters/state-packs.ts';
-import { AggregateStatus } from '../../../shared/engine/constants.ts';
-import type { AggregateHeader, ReplyToRecord, StoredReply } from '../../../shared/ports.ts';
+} from '../../../../shared/adapters/state-packs.ts';
+import { AggregateStatus } from '../../../../shared/engine/constants.ts';
+import type { AggregateHeader, ReplyToRecord, StoredReply } from '../../../../shared/ports.ts';
 
 /** Packs (docs/data-plane.md, "Packs"): how a batch's replies are grouped, and which copy stands. */
 const reply = (replyId: string, overrides: Partial<ReplyToRecord> = {}): ReplyToRecord => ({

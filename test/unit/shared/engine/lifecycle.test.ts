@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AggregateStatus, Classification, Outcome } from '../../../shared/engine/constants.ts';
+import { AggregateStatus, Classification, Outcome } from '../../../../shared/engine/constants.ts';
 import {
   classify,
   type LifecycleEvent,
@@ -7,8 +7,8 @@ import {
   requiredStatus,
   type StoredAggregate,
   transition,
-} from '../../../shared/engine/lifecycle.ts';
-import { IllegalTransitionError } from '../../../shared/errors.ts';
+} from '../../../../shared/engine/lifecycle.ts';
+import { IllegalTransitionError } from '../../../../shared/errors.ts';
 import { thrownBy } from './factories.ts';
 
 const open: StoredAggregate = { status: AggregateStatus.OPEN };

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { NoPartitionAvailableError } from '../../../shared/errors.ts';
-import { PartitionedDestination } from '../../../shared/partitions/destination.ts';
-import { affinityOrder } from '../../../shared/partitions/routing.ts';
+import { NoPartitionAvailableError } from '../../../../shared/errors.ts';
+import { PartitionedDestination } from '../../../../shared/partitions/destination.ts';
+import { affinityOrder } from '../../../../shared/partitions/routing.ts';
 import {
   MemoryPartitionQueues,
   MemoryPartitionRegistry,
   memoryPartitions,
   partitionUrl,
-} from '../../support/memory-partitions.ts';
+} from '../../../support/memory-partitions.ts';
 
 /**
  * The partitioned destination over the in-memory ports (test/support/memory-partitions.ts):

@@ -4,7 +4,7 @@ import {
   ClaimCheckRefusedError,
   POINTER_CLASS,
   S3ClaimCheck,
-} from '../../../shared/adapters/s3-claim-check.ts';
+} from '../../../../shared/adapters/s3-claim-check.ts';
 
 const KIB = 1024;
 

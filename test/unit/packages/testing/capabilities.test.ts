@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_START, durationMs, simulate } from '../../../packages/testing/src/index.ts';
+import { DEFAULT_START, durationMs, simulate } from '../../../../packages/testing/src/index.ts';
 
 /**
  * What the kit lets a test say besides the strategies: what recipients receive, failed replies,

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { type CompletionState, decide } from '../../../shared/engine/completion.ts';
-import { Outcome } from '../../../shared/engine/constants.ts';
+import { type CompletionState, decide } from '../../../../shared/engine/completion.ts';
+import { Outcome } from '../../../../shared/engine/constants.ts';
 import {
   type DefinitionInput,
   effectiveParameters,
   parseDefinition,
-} from '../../../shared/engine/definition.ts';
-import { failureOf, failuresBeyondTolerance } from '../../../shared/engine/failures.ts';
-import { predicateHolds, predicateInput, readsRequest, truthy } from '../../../shared/engine/predicate.ts';
-import { expectedOutsideBounds, requestOverrides } from '../../../shared/engine/request-parameters.ts';
-import { InvalidDefinitionError } from '../../../shared/errors.ts';
+} from '../../../../shared/engine/definition.ts';
+import { failureOf, failuresBeyondTolerance } from '../../../../shared/engine/failures.ts';
+import { predicateHolds, predicateInput, readsRequest, truthy } from '../../../../shared/engine/predicate.ts';
+import { expectedOutsideBounds, requestOverrides } from '../../../../shared/engine/request-parameters.ts';
+import { InvalidDefinitionError } from '../../../../shared/errors.ts';
 import { aDefinition, aReply, thrownBy } from './factories.ts';
 
 const REPLY = { type: 'reply' } as const;

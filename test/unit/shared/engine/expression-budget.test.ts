@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileExpression } from '../../../shared/engine/expression.ts';
-import { predicateHolds } from '../../../shared/engine/predicate.ts';
-import { ExpressionError } from '../../../shared/errors.ts';
+import { compileExpression } from '../../../../shared/engine/expression.ts';
+import { predicateHolds } from '../../../../shared/engine/predicate.ts';
+import { ExpressionError } from '../../../../shared/errors.ts';
 
 const BUDGET = { timeoutMs: 250, maxDepth: 200 };
 /**

@@ -4,7 +4,7 @@ import {
   type ConfiguredSimulations,
   DEFAULT_START,
   fromConfig,
-} from '../../../packages/testing/src/index.ts';
+} from '../../../../packages/testing/src/index.ts';
 
 /**
  * The repository's own fanin.config.ts (what `npm start` runs), each definition by the kit
@@ -14,7 +14,7 @@ import {
  * breaks its documented behaviour fails here in milliseconds, without the emulators.
  */
 
-const CONFIG = fileURLToPath(new URL('../../../fanin.config.ts', import.meta.url));
+const CONFIG = fileURLToPath(new URL('../../../../fanin.config.ts', import.meta.url));
 let config: ConfiguredSimulations;
 
 beforeAll(async () => {

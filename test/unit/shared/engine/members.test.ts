@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMembers, encodeMembers } from '../../../shared/engine/members.ts';
+import { decodeMembers, encodeMembers } from '../../../../shared/engine/members.ts';
 
 describe('member sets', () => {
   it.each([

@@ -1,12 +1,12 @@
-import type { AggregationContext, ReplyRecord } from '../../../shared/engine/aggregation.ts';
-import type { CompletionState } from '../../../shared/engine/completion.ts';
-import type { InboundMessage } from '../../../shared/engine/correlation.ts';
+import type { AggregationContext, ReplyRecord } from '../../../../shared/engine/aggregation.ts';
+import type { CompletionState } from '../../../../shared/engine/completion.ts';
+import type { InboundMessage } from '../../../../shared/engine/correlation.ts';
 import {
   type Definition,
   type DefinitionInput,
   type EffectiveParameters,
   parseDefinition,
-} from '../../../shared/engine/definition.ts';
+} from '../../../../shared/engine/definition.ts';
 
 /** A valid definition ('all', collect, every default applied) with `overrides` laid over it. */
 export function aDefinition(overrides: Partial<DefinitionInput> = {}): Definition {
@@ -70,7 +70,7 @@ export function aState(
 }
 
 /** A small seeded pseudo-random generator (mulberry32): the same seed gives the same sequence. */
-export { mulberry32 as seededRandom } from '../../../bench/random.ts';
+export { mulberry32 as seededRandom } from '../../../../bench/random.ts';
 
 /** A copy of `items` in an order drawn from `random` (Fisher-Yates). */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {

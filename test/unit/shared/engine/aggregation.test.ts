@@ -10,9 +10,9 @@ import {
   missingReplyIds,
   type ReplyRecord,
   retainedBody,
-} from '../../../shared/engine/aggregation.ts';
-import { readPath } from '../../../shared/engine/path.ts';
-import { ExpressionError } from '../../../shared/errors.ts';
+} from '../../../../shared/engine/aggregation.ts';
+import { readPath } from '../../../../shared/engine/path.ts';
+import { ExpressionError } from '../../../../shared/errors.ts';
 import {
   aContext,
   aDefinition,

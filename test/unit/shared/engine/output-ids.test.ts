@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { replyOutputId, resultId, snapshotId } from '../../../shared/engine/output-ids.ts';
+import { replyOutputId, resultId, snapshotId } from '../../../../shared/engine/output-ids.ts';
 
 describe('output ids', () => {
   it('keep ids without / or % as they were', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isValidPath, parsePath, readPath } from '../../../shared/engine/path.ts';
+import { isValidPath, parsePath, readPath } from '../../../../shared/engine/path.ts';
 
 const document = {
   a: { b: 'deep', zero: 0, empty: '', nothing: null },

@@ -4,8 +4,8 @@ import {
   parseDefinition,
   parseDefinitions,
   RuntimeParametersSchema,
-} from '../../../shared/engine/definition.ts';
-import { InvalidDefinitionError } from '../../../shared/errors.ts';
+} from '../../../../shared/engine/definition.ts';
+import { InvalidDefinitionError } from '../../../../shared/errors.ts';
 import { aDefinition, anOverrideDefinition, thrownBy } from './factories.ts';
 
 const DAY = 24 * 3600;

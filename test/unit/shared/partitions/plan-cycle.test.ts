@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type CyclePlan, type PartitionSample, planCycle } from '../../../shared/partitions/distributor.ts';
+import {
+  type CyclePlan,
+  type PartitionSample,
+  planCycle,
+} from '../../../../shared/partitions/distributor.ts';
 
 /**
  * The distributor's watermark decisions, `planCycle()`, as tables: what counts as progress, when

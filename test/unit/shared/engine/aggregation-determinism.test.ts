@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregate } from '../../../shared/engine/aggregation.ts';
+import { aggregate } from '../../../../shared/engine/aggregation.ts';
 import { aContext, aDefinition, aReply } from './factories.ts';
 
 /**

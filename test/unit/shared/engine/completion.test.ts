@@ -6,9 +6,9 @@ import {
   decide,
   meetsThreshold,
   scoreOf,
-} from '../../../shared/engine/completion.ts';
-import { Outcome } from '../../../shared/engine/constants.ts';
-import type { Definition } from '../../../shared/engine/definition.ts';
+} from '../../../../shared/engine/completion.ts';
+import { Outcome } from '../../../../shared/engine/constants.ts';
+import type { Definition } from '../../../../shared/engine/definition.ts';
 import { aDefinition, aMessage, anOverrideDefinition, aState } from './factories.ts';
 
 const WAIT: Decision = { complete: false };

@@ -13,8 +13,8 @@ import {
   replyKey,
   SortKey,
   shardKey,
-} from '../../../shared/adapters/state-keys.ts';
-import { packKey } from '../../../shared/adapters/state-packs.ts';
+} from '../../../../shared/adapters/state-keys.ts';
+import { packKey } from '../../../../shared/adapters/state-packs.ts';
 
 /**
  * The state table's keys are made from ids that messages choose. Two different items must never

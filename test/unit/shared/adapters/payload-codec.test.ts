@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { COMPRESS_FROM_BYTES, decodePayload, encodePayload } from '../../../shared/adapters/payload-codec.ts';
+import {
+  COMPRESS_FROM_BYTES,
+  decodePayload,
+  encodePayload,
+} from '../../../../shared/adapters/payload-codec.ts';
 
 /** A kilobyte of JSON as a responder writes it: keys repeat, values vary. */
 function quote(): string {

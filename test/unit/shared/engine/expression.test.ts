@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileExpression } from '../../../shared/engine/expression.ts';
-import { ExpressionError } from '../../../shared/errors.ts';
+import { compileExpression } from '../../../../shared/engine/expression.ts';
+import { ExpressionError } from '../../../../shared/errors.ts';
 import { rejectionOf, thrownBy } from './factories.ts';
 
 describe('compileExpression', () => {

@@ -6,9 +6,9 @@ import {
   readValue,
   replyIdOf,
   WireAttribute,
-} from '../../../shared/engine/correlation.ts';
-import type { ValueSource } from '../../../shared/engine/definition.ts';
-import { CorrelationError, ExpressionError } from '../../../shared/errors.ts';
+} from '../../../../shared/engine/correlation.ts';
+import type { ValueSource } from '../../../../shared/engine/definition.ts';
+import { CorrelationError, ExpressionError } from '../../../../shared/errors.ts';
 import { aDefinition, aMessage, anAuctionDefinition, rejectionOf, thrownBy } from './factories.ts';
 
 describe('readValue', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { WireAttribute } from '../../../shared/engine/correlation.ts';
-import { Distributor } from '../../../shared/partitions/distributor.ts';
-import { BACKLOG_URL, memoryPartitions, partitionUrl } from '../../support/memory-partitions.ts';
+import { WireAttribute } from '../../../../shared/engine/correlation.ts';
+import { Distributor } from '../../../../shared/partitions/distributor.ts';
+import { BACKLOG_URL, memoryPartitions, partitionUrl } from '../../../support/memory-partitions.ts';
 
 /**
  * The distributor's cycle over the in-memory ports (test/support/memory-partitions.ts): what it
