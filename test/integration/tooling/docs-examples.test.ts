@@ -92,7 +92,7 @@ const PROMISES: readonly [string, RegExp][] = [
   ['npx fanin send loan-broker', /completed loan-broker my-loan .*"rate":3\.4/],
   ['npx fanin send order-approval --aggregate-id order-42', /^order-42: completed$/m],
   ['AWS="aws --endpoint-url', /"outcome":"completed".*"result":\{"replyId":"\d+","body":\{"rate":3\.4\}\}/],
-  ['import json, boto3', /'body': \{'rate': 3\.4\}/],
+  ['import json, uuid, boto3', /'body': \{'rate': 3\.4\}/],
 ];
 
 /** A command's promise of what it prints, as a comment after it: `npx fanin --version   # prints: 0.2.0`. */
