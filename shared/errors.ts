@@ -11,11 +11,14 @@
  *   and is redelivered, and lands in its dead-letter queue if it keeps failing.
  *
  * The names, messages and fields are a contract: logs, the error output and tests read them.
- * This module imports types only, so every layer (the engine included) may use it.
+ * This module imports one type of the engine's constants and nothing else, so every layer (the
+ * engine included) may use it.
  */
 
-import type { UnavailableReason } from './partitions/destination.ts';
-import type { OutputChannel } from './ports.ts';
+import type { OutputChannel } from './engine/constants.ts';
+
+/** Why a partition takes no new messages. */
+export type UnavailableReason = 'send-disabled' | 'at-high-threshold' | 'unreachable';
 
 /** Options of a {@link FaninError}: `cause`, and whether a retry may succeed. */
 export interface FaninErrorOptions extends ErrorOptions {

@@ -1,5 +1,5 @@
 import type { CompletedBy } from './engine/completion.ts';
-import type { AggregateStatus, Outcome } from './engine/constants.ts';
+import type { AggregateStatus, Outcome, OutputChannel } from './engine/constants.ts';
 import type { EffectiveParameters, RuntimeParameters } from './engine/definition.ts';
 import type { MetricName } from './observability/metric-names.ts';
 import type { OutputRole } from './topology/topology.ts';
@@ -379,9 +379,6 @@ export interface OutputMessage {
   readonly definition?: string;
   readonly [key: string]: unknown;
 }
-
-/** The channels an output goes out on: its SQS queue, and the EventBridge bus when enabled. */
-export type OutputChannel = 'queue' | 'events';
 
 /** Emits to the output channels (SQS FIFO queues, optionally an EventBridge bus). */
 export interface OutputPublisher {

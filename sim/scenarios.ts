@@ -1,6 +1,6 @@
 import type { DefinitionInput } from '../shared/engine/definition.ts';
+import { type Action, replyBody } from './actions.ts';
 import type { Random } from './random.ts';
-import { type Action, replyBody } from './workload.ts';
 
 /**
  * Rare, targeted scenarios beside the drawn workload (sim/workload.ts): each builds the exact

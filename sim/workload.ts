@@ -1,4 +1,5 @@
 import type { DefinitionInput } from '../shared/engine/definition.ts';
+import { type Action, replyBody } from './actions.ts';
 import type { Random } from './random.ts';
 import { drawScenarios, noScenarios, type Scenarios } from './scenarios.ts';
 
@@ -16,21 +17,6 @@ const YEAR = 365 * 24 * 3600;
 export const TARGETS = ['sim-bank-a', 'sim-bank-b', 'sim-bank-c'] as const;
 /** The external events' source and detail type. */
 export const EVENT_SOURCE = 'sim.events';
-
-/** One thing a producer or operator sends, at a virtual time offset from the start. */
-export interface Action {
-  readonly at: number;
-  /** `ingress`, `control`, or a reply partition's index. */
-  readonly queue: 'ingress' | 'control' | number;
-  readonly body: string;
-  readonly attributes: Readonly<Record<string, string>>;
-  /** Send it by claim check (the body goes to the bucket under `incoming/`). */
-  readonly claimCheck?: boolean;
-  /** What the ledger needs beyond the body: the aggregate and reply it is meant for. */
-  readonly aggregateId?: string;
-  readonly replyId?: string;
-  readonly kind: 'request' | 'reply' | 'control' | 'event';
-}
 
 /** How the responders answer sub-requests. */
 export interface ResponderPolicy {
@@ -52,16 +38,6 @@ export interface Workload {
   readonly drained: boolean;
   /** The rare targeted scenarios drawn beside it (sim/scenarios.ts). */
   readonly scenarios: Scenarios;
-}
-
-/** A body every reply carries: a value, scores, and a secret naming its aggregate and reply. */
-export function replyBody(random: Random, aggregateId: string, replyId: string): Record<string, unknown> {
-  return {
-    v: random.between(0, 100),
-    rate: random.between(20, 60) / 10,
-    score: random.between(0, 100),
-    secret: `${aggregateId}|${replyId}`,
-  };
 }
 
 function timeout(random: Random): number {

@@ -20,6 +20,7 @@ import {
   type Topology,
 } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
+import { replyBody } from './actions.ts';
 import {
   drawProfile,
   drawPublishPauses,
@@ -33,7 +34,7 @@ import { Random } from './random.ts';
 import { BULK_TARGET } from './scenarios.ts';
 import { type PendingCall, Scheduler, type TaskEnd } from './scheduler.ts';
 import { createModels, eventRecordOf, type Models, modelClients, Storage } from './storage.ts';
-import { drawWorkload, replyBody, TARGETS, type Workload } from './workload.ts';
+import { drawWorkload, TARGETS, type Workload } from './workload.ts';
 
 /** The scenarios' stream of chance (sim/scenarios.ts), beside the run's own. */
 const SCENARIO_STREAM = 0x5ce7a210;

@@ -49,7 +49,10 @@ async function load(name: string): Promise<Command> {
     tail: () => import('./commands/queues.ts'),
     redrive: () => import('./commands/queues.ts'),
     endpoints: () => import('./commands/endpoints.ts'),
-    completion: () => import('./commands/completion.ts'),
+    // Generated from the program itself, which the command is handed rather than importing it.
+    completion: async () => ({
+      completion: (await import('./commands/completion.ts')).completionCommand(buildProgram()),
+    }),
   };
   const exportName = name === 'set-parameters' ? 'setParameters' : name;
   const module = await modules[name]?.();

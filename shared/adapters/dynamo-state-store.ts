@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { OutputChannel } from '../engine/constants.ts';
 import type { RuntimeParameters } from '../engine/definition.ts';
 import type {
   ActivePage,
@@ -10,7 +11,6 @@ import type {
   HeldClaim,
   HeldReply,
   LateMark,
-  OutputChannel,
   ReplyFate,
   ReplyToRecord,
   Seal,

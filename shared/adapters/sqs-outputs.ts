@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { OutputChannel } from '../engine/constants.ts';
 import { OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { traceEventField, traceSystemAttributes } from '../observability/trace-context.ts';
-import type { OutputChannel, OutputMessage, OutputPublisher, PayloadPointer } from '../ports.ts';
+import type { OutputMessage, OutputPublisher, PayloadPointer } from '../ports.ts';
 import type { OutputRole } from '../topology/topology.ts';
 import { DEFAULT_THRESHOLD_BYTES, S3ClaimCheck } from './s3-claim-check.ts';
 

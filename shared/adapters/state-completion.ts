@@ -1,8 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AggregateStatus } from '../engine/constants.ts';
+import { AggregateStatus, type OutputChannel } from '../engine/constants.ts';
 import { encodeMembers } from '../engine/members.ts';
-import type { AggregateHeader, OutputChannel, Seal } from '../ports.ts';
+import type { AggregateHeader, Seal } from '../ports.ts';
 import { headerOf } from './state-aggregates.ts';
 import {
   MEMBERS_INLINE_MAX_BYTES,

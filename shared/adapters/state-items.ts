@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CompletedBy, decisionDueAt } from '../engine/completion.ts';
-import type { AggregateStatus, Outcome } from '../engine/constants.ts';
+import type { AggregateStatus, Outcome, OutputChannel } from '../engine/constants.ts';
 import { decodeMembers, encodeMembers } from '../engine/members.ts';
 import { BadMessageError } from '../errors.ts';
 import type {
@@ -10,7 +10,6 @@ import type {
   DueItem,
   HeldClaim,
   HeldReply,
-  OutputChannel,
   PayloadPointer,
   ReplyToRecord,
   StoredReply,

@@ -18,6 +18,9 @@ export const Outcome = {
 } as const;
 export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
+/** The channels an output goes out on: its SQS queue, and the EventBridge bus when enabled. */
+export type OutputChannel = 'queue' | 'events';
+
 /** What a correlated message turned out to be once compared with the stored state. */
 export const Classification = {
   ACCEPTED: 'accepted',

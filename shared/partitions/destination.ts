@@ -1,4 +1,4 @@
-import { NoPartitionAvailableError } from '../errors.ts';
+import { NoPartitionAvailableError, type UnavailableReason } from '../errors.ts';
 import type { OutgoingMessage, PartitionQueues, ReceivedMessage } from './queues.ts';
 import type { PartitionRegistry, PartitionState } from './registry.ts';
 import { type Candidate, choosePartition, type RoutingPolicy } from './routing.ts';
@@ -8,9 +8,6 @@ export interface PartitionSpec {
   readonly index: number;
   readonly queueUrl: string;
 }
-
-/** Why a partition takes no new messages. */
-export type UnavailableReason = 'send-disabled' | 'at-high-threshold' | 'unreachable';
 
 /** What a producer sees of a partition. */
 export interface PartitionStatus {

@@ -20,6 +20,7 @@ import {
   sqsError,
   uuid,
 } from './sqs/messages.ts';
+import type { SqsModelCore } from './sqs/model.ts';
 import type { Queue, StoredMessage } from './sqs/queue.ts';
 import { receive } from './sqs/receive.ts';
 
@@ -82,7 +83,7 @@ export interface MessageView {
 type Request = Record<string, unknown>;
 
 /** The SQS model. */
-export class SqsModel {
+export class SqsModel implements SqsModelCore {
   private readonly queues = new Map<string, Queue>();
   public readonly accountId: string;
   public readonly region: string;

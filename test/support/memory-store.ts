@@ -1,6 +1,7 @@
 import { heldItem } from '../../shared/adapters/state-items.ts';
 import { replyKey } from '../../shared/adapters/state-keys.ts';
 import { openDueAt } from '../../shared/engine/completion.ts';
+import type { OutputChannel } from '../../shared/engine/constants.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { Definition, RuntimeParameters } from '../../shared/engine/definition.ts';
 import { BadMessageError } from '../../shared/errors.ts';
@@ -13,7 +14,6 @@ import type {
   HeldClaim,
   HeldReply,
   LateMark,
-  OutputChannel,
   OutputMessage,
   OutputPublisher,
   RawMessage,

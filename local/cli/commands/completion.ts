@@ -1,6 +1,5 @@
 import type { Command as Commander } from 'commander';
 import { type Command, UsageError } from '../io.ts';
-import { buildProgram } from '../program.ts';
 import * as specs from '../specs.ts';
 
 /**
@@ -30,7 +29,7 @@ function vocabulary(program: Commander): { words: Map<string, string[]>; valued:
 }
 
 /** The bash completion function for `fanin` (installed, or `alias fanin='npx fanin'`). */
-export function bashCompletion(program: Commander = buildProgram()): string {
+export function bashCompletion(program: Commander): string {
   const { words, valued } = vocabulary(program);
   const cases = [...words]
     .map(([command, list]) => `    ${command === '' ? "''" : command}) words="${list.join(' ')}" ;;`)
@@ -55,20 +54,23 @@ complete -F _fanin fanin
 }
 
 /** The zsh script: the bash function through zsh's bashcompinit. */
-export function zshCompletion(program: Commander = buildProgram()): string {
+export function zshCompletion(program: Commander): string {
   return `# fanin completion for zsh (fanin completion zsh): source it from ~/.zshrc
 autoload -U +X compinit && compinit
 autoload -U +X bashcompinit && bashcompinit
 ${bashCompletion(program).split('\n').slice(1).join('\n')}`;
 }
 
-export const completion: Command = {
-  ...specs.completion,
-  async run(io, args) {
-    const shell = args.positionals[0];
-    if (shell === 'bash') io.out(bashCompletion().trimEnd());
-    else if (shell === 'zsh') io.out(zshCompletion().trimEnd());
-    else throw new UsageError('completion needs a shell: bash or zsh');
-    return 0;
-  },
-};
+/** The `completion` command for `program` (program.ts hands it the program it built). */
+export function completionCommand(program: Commander): Command {
+  return {
+    ...specs.completion,
+    async run(io, args) {
+      const shell = args.positionals[0];
+      if (shell === 'bash') io.out(bashCompletion(program).trimEnd());
+      else if (shell === 'zsh') io.out(zshCompletion(program).trimEnd());
+      else throw new UsageError('completion needs a shell: bash or zsh');
+      return 0;
+    },
+  };
+}

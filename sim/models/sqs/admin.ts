@@ -5,8 +5,8 @@
  */
 import { QueueNameExists } from '@aws-sdk/client-sqs';
 import { sdkError } from '../errors.ts';
-import type { SqsModel } from '../sqs.ts';
 import { sqsError } from './messages.ts';
+import type { SqsModelCore } from './model.ts';
 import { Queue, type QueueSettings } from './queue.ts';
 
 type Request = Record<string, unknown>;
@@ -15,7 +15,7 @@ type Request = Record<string, unknown>;
  * CreateQueue: names checked as SQS checks them; an existing queue is returned when the attributes
  * given are the same, refused (QueueNameExists) when they differ.
  */
-export function createQueue(model: SqsModel, queues: Map<string, Queue>, request: Request): Request {
+export function createQueue(model: SqsModelCore, queues: Map<string, Queue>, request: Request): Request {
   const name = String(request.QueueName ?? '');
   const given = { ...((request.Attributes ?? {}) as Record<string, string>) };
   const fifo = given.FifoQueue === 'true';
@@ -63,7 +63,7 @@ export function createQueue(model: SqsModel, queues: Map<string, Queue>, request
 }
 
 function settingsOf(
-  model: SqsModel,
+  model: SqsModelCore,
   given: Record<string, string>,
   fifo: boolean,
   defaults: QueueSettings,
@@ -119,7 +119,7 @@ function settingsOf(
 
 /** GetQueueAttributes: `All` or the names asked for; an unknown name is refused. */
 export function queueAttributes(
-  model: SqsModel,
+  model: SqsModelCore,
   queue: Queue,
   names: readonly string[] = [],
 ): Record<string, string> {

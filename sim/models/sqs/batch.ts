@@ -12,8 +12,8 @@ import {
   TooManyEntriesInBatchRequest,
 } from '@aws-sdk/client-sqs';
 import { sdkError } from '../errors.ts';
-import type { SqsModel } from '../sqs.ts';
 import { type AttributeValue, messageSize } from './messages.ts';
+import type { SqsModelCore } from './model.ts';
 
 /** The batch commands, by operation name. */
 export const BATCH_COMMANDS = new Set([
@@ -31,7 +31,7 @@ const ENTRY_NAMES: Record<string, string> = {
 };
 
 /** Runs one batch command. */
-export function batch(model: SqsModel, operation: string, request: Request): Request {
+export function batch(model: SqsModelCore, operation: string, request: Request): Request {
   const queue = model.queue(request.QueueUrl);
   const entries = (request.Entries ?? []) as Request[];
   if (entries.length === 0) {

@@ -6,8 +6,9 @@
  * within each group. Each returned message is in flight for the visibility timeout, with a new
  * receipt handle and its receive count raised.
  */
-import type { SqsModel } from '../sqs.ts';
+
 import { md5OfAttributes, sqsError, wantsAttribute } from './messages.ts';
+import type { SqsModelCore } from './model.ts';
 import type { Queue, StoredMessage } from './queue.ts';
 
 type Request = Record<string, unknown>;
@@ -26,7 +27,7 @@ function bounded(request: Request, name: string, min: number, max: number, fallb
 }
 
 /** Moves the messages that have been received maxReceiveCount times to the queue's DLQ. */
-function redrive(model: SqsModel, queue: Queue, now: number): void {
+function redrive(model: SqsModelCore, queue: Queue, now: number): void {
   const policy = queue.settings.redrive;
   if (!policy) return;
   const target = model.queueByArn(policy.deadLetterTargetArn);
@@ -77,7 +78,7 @@ function chooseFifo(queue: Queue, now: number, max: number): StoredMessage[] {
 }
 
 /** ReceiveMessage. */
-export function receive(model: SqsModel, queue: Queue, request: Request): Request {
+export function receive(model: SqsModelCore, queue: Queue, request: Request): Request {
   const max = bounded(request, 'MaxNumberOfMessages', 1, 10, 1);
   const visibility = bounded(
     request,
