@@ -102,6 +102,102 @@ describe('fanin.config.ts by the kit', () => {
       await run.advance('1s');
       expect(run.result()).toMatchObject({ completedBy: 'deadline', closedAt: DEFAULT_START + 60_000 });
     });
+    it('two tolerated failures are listed beside the best quote the deadline takes', async () => {
+      const run = config.simulate('loan-broker');
+      await run.request({ aggregateId: 'loan-6', payload: {} });
+      await run.fail('bank-1', 'down', { code: 'DOWN' });
+      await run.fail('bank-2', 'closed');
+      await run.reply('bank-3', { rate: 4.4, term: 30 });
+      await run.advance('10s');
+      expect(run.result()).toMatchObject({
+        outcome: 'completed',
+        completedBy: 'deadline',
+        counts: { expected: 5, received: 3, failed: 2 },
+        result: { replyId: '2', body: { rate: 4.4 } },
+        failures: [
+          { replyId: '0', error: 'down', body: { code: 'DOWN' } },
+          { replyId: '1', error: 'closed' },
+        ],
+        missing: [4, 5].map((n) => ({ replyId: String(n - 1), label: `fanin-bank-${n}` })),
+      });
+    });
+
+    it('a quote sent twice counts once; a quote after the deadline is late', async () => {
+      const run = config.simulate('loan-broker');
+      await run.request({ aggregateId: 'loan-7', payload: {} });
+      await run.reply('bank-1', { rate: 4.5, term: 30 }, { copies: 2 });
+      await run.reply('bank-2', { rate: 4.1, term: 30 });
+      await run.advance('10s');
+      // three messages handled, two replies recorded
+      expect(run.records.reply).toBe(3);
+      expect(run.result()).toMatchObject({
+        completedBy: 'deadline',
+        counts: { received: 2 },
+        result: { replyId: '1', body: { rate: 4.1 } },
+      });
+      await run.reply('bank-3', { rate: 2.0, term: 30 });
+      expect(run.outputs('late')).toMatchObject([
+        { type: 'fanin.reply.late', aggregateId: 'loan-7', replyId: '2' },
+      ]);
+      expect(run.outputs('completed')).toHaveLength(1);
+    });
+
+    it('a quote for a loan fanin never opened goes to the unknown output at once', async () => {
+      const run = config.simulate('loan-broker');
+      await run.reply({ aggregateId: 'loan-404', replyId: '0', definition: 'loan-broker' }, { rate: 3.0 });
+      expect(run.outputs('unknown')).toMatchObject([
+        { type: 'fanin.reply.unknown', aggregateId: 'loan-404', replyId: '0', reason: 'no such aggregate' },
+      ]);
+    });
+
+    it.each([
+      ['a deadline under 5 s', { timeoutSeconds: 4 }, 'parameters.timeoutSeconds is 4, outside the bounds'],
+      [
+        'a deadline over 120 s',
+        { timeoutSeconds: 121 },
+        'parameters.timeoutSeconds is 121, outside the bounds',
+      ],
+      ['a threshold of its own', { threshold: 5 }, 'does not let a request set parameters.threshold'],
+    ])(
+      'a request asking for %s is refused to the error output and opens nothing',
+      async (_what, parameters, reason) => {
+        const run = config.simulate('loan-broker');
+        await run.request({ aggregateId: 'loan-bad', payload: {}, parameters });
+        expect(run.outputs('error')).toMatchObject([
+          { type: 'fanin.error', source: 'ingress', reason: expect.stringContaining(reason) },
+        ]);
+        expect(run.subRequests()).toEqual([]);
+        await run.advance('2m');
+        expect(run.result('loan-bad')).toBeUndefined();
+      },
+    );
+
+    it('an operator completes a loan with the best rate so far, purges another; set-parameters raises the threshold for loans opened afterwards', async () => {
+      const run = config.simulate('loan-broker');
+      await run.request({ aggregateId: 'loan-8', payload: {} });
+      await run.reply('bank-1', { rate: 4.2, term: 30 });
+      await run.control({ command: 'complete', aggregateId: 'loan-8' });
+      expect(run.result('loan-8')).toMatchObject({
+        outcome: 'completed',
+        completedBy: 'external',
+        result: { body: { rate: 4.2 } },
+      });
+      await run.request({ aggregateId: 'loan-9', payload: {} });
+      await run.control({ command: 'purge', aggregateId: 'loan-9' });
+      expect(run.result('loan-9')).toMatchObject({ outcome: 'purged', completedBy: 'purge' });
+
+      await run.control({
+        command: 'set-parameters',
+        definition: 'loan-broker',
+        parameters: { threshold: 4.5 },
+      });
+      await run.request({ aggregateId: 'loan-10', payload: {} });
+      await run.reply('bank-1', { rate: 4.4, term: 30 });
+      expect(run.result('loan-10')).toMatchObject({
+        completedBy: 'threshold',
+        result: { body: { rate: 4.4 } },
+      });
+    });
   });
 
   describe('auction', () => {
@@ -122,6 +218,45 @@ describe('fanin.config.ts by the kit', () => {
       });
       await bid('b4', 999);
       expect(run.outputs('late')).toMatchObject([{ aggregateId: 'auction:lot-7', replyId: 'b4' }]);
+    });
+    it('a bid sent twice counts once; bids for another lot open another auction', async () => {
+      const run = config.simulate('auction');
+      const bid = (auctionId: string, bidId: string, price: number, copies = 1) =>
+        run.send({ auctionId, bidId, price }, { 'fanin-definition': 'auction' }).then(async () => {
+          for (let c = 1; c < copies; c += 1)
+            await run.send({ auctionId, bidId, price }, { 'fanin-definition': 'auction' });
+        });
+      await bid('lot-1', 'b1', 100, 2);
+      await bid('lot-2', 'b2', 50);
+      await run.advance('6s');
+      expect(run.result('auction:lot-1')).toMatchObject({
+        counts: { received: 1 },
+        result: { replyId: 'b1' },
+      });
+      expect(run.result('auction:lot-2')).toMatchObject({
+        counts: { received: 1 },
+        result: { replyId: 'b2' },
+      });
+    });
+
+    it('an operator closes an auction early with the highest bid so far (completedBy external)', async () => {
+      const run = config.simulate('auction');
+      await run.send({ auctionId: 'lot-3', bidId: 'b1', price: 70 }, { 'fanin-definition': 'auction' });
+      await run.send({ auctionId: 'lot-3', bidId: 'b2', price: 90 }, { 'fanin-definition': 'auction' });
+      await run.advance('2s');
+      await run.control({ command: 'complete', aggregateId: 'auction:lot-3' });
+      expect(run.result('auction:lot-3')).toMatchObject({
+        outcome: 'completed',
+        completedBy: 'external',
+        closedAt: DEFAULT_START + 2000,
+        result: { replyId: 'b2', body: { price: 90 } },
+      });
+    });
+
+    it('an auction nobody bids on is never opened: nothing is published at any time', async () => {
+      const run = config.simulate('auction');
+      await run.advance('1m');
+      expect(run.outputs()).toEqual([]);
     });
   });
 
@@ -168,6 +303,60 @@ describe('fanin.config.ts by the kit', () => {
         closedAt: DEFAULT_START + 86_400_000,
         missing: [{ replyId: '0' }],
       });
+    });
+
+    // On AWS the stack's rule delivers only matching events; one that reaches the control queue
+    // otherwise is refused all the same.
+    it('an event of another type or source does not complete it, nor one naming no order: each refused to the error output', async () => {
+      const run = config.simulate('order-approval');
+      await run.request({ aggregateId: 'order-44', expected: 2 });
+      await run.event({
+        source: 'example.orders',
+        'detail-type': 'OrderCancelled',
+        detail: { aggregateId: 'order-44' },
+      });
+      await run.event({
+        source: 'example.other',
+        'detail-type': 'OrderApproved',
+        detail: { aggregateId: 'order-44' },
+      });
+      expect(run.result()).toBeUndefined();
+      await run.event({ source: 'example.orders', 'detail-type': 'OrderApproved', detail: {} });
+      expect(run.result()).toBeUndefined();
+      expect(run.outputs('error').map((e) => [e.source, e.reason])).toEqual([
+        ['control', expect.stringContaining('does not match the externalEventPattern')],
+        ['control', expect.stringContaining('does not match the externalEventPattern')],
+        ['control', expect.stringContaining('names no aggregate')],
+      ]);
+    });
+
+    it('a complete command completes it as the event does; an approval after that is late, a duplicate counted once', async () => {
+      const run = config.simulate('order-approval');
+      await run.request({ aggregateId: 'order-45', expected: 3 });
+      await run.reply({ replyId: '0' }, { approved: 'alice' }, { copies: 2 });
+      await run.control({ command: 'complete', aggregateId: 'order-45' });
+      expect(run.result()).toMatchObject({
+        outcome: 'completed',
+        completedBy: 'external',
+        counts: { expected: 3, received: 1 },
+        result: [{ replyId: '0', body: { approved: 'alice' } }],
+      });
+      await run.reply({ replyId: '1' }, { approved: 'bob' });
+      expect(run.outputs('late')).toMatchObject([{ aggregateId: 'order-45', replyId: '1' }]);
+    });
+
+    it('a purge ends an order purged; an approval for an order never opened goes to the unknown output at once', async () => {
+      const run = config.simulate('order-approval');
+      await run.request({ aggregateId: 'order-46', expected: 1 });
+      await run.control({ command: 'purge', aggregateId: 'order-46' });
+      expect(run.result()).toMatchObject({ outcome: 'purged', completedBy: 'purge' });
+      await run.reply(
+        { aggregateId: 'order-404', replyId: '0', definition: 'order-approval' },
+        { approved: 'eve' },
+      );
+      expect(run.outputs('unknown')).toMatchObject([
+        { aggregateId: 'order-404', reason: 'no such aggregate' },
+      ]);
     });
   });
 });
