@@ -5,7 +5,7 @@
  * (`timers.by_kind`: a daily snapshot over 7 days, an allowed life of 7 days).
  */
 import { startEmulators } from '../local/emulators.ts';
-import { loadPrices } from './cost.ts';
+import { loadPrices } from './cost/prices.ts';
 import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime, runTimerKinds } from './run/open-time.ts';
 
 const emulators = await startEmulators({ eventBridge: false });

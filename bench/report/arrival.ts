@@ -1,5 +1,5 @@
-import type { ArrivalFigures, ArrivalPatternName, BatchingComparison, Results } from '../schema.ts';
 import { fmt, table, usd } from './format.ts';
+import type { ArrivalFigures, ArrivalPatternName, BatchingComparison, Results } from './schema.ts';
 
 const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
   together:

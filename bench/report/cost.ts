@@ -1,6 +1,6 @@
-import type { Results } from '../schema.ts';
 import { alignedDrain, drained, settingText, straddled } from './arrival.ts';
 import { fmt, table, usd } from './format.ts';
+import type { Results } from './schema.ts';
 import { openTimeSection, timerVariantsText } from './timers.ts';
 
 /** Cost per million aggregates: fanin against Step Functions and the naive baseline, then the fixed costs. */

@@ -1,4 +1,4 @@
-import type { Results } from '../schema.ts';
+import type { Results } from './schema.ts';
 
 /** How the meter counts units and calls, with the run's calibration of DynamoDB Local. */
 export function countingSection(r: Results): string[] {

@@ -1,6 +1,6 @@
-import type { Results } from '../schema.ts';
 import { drained, settingText, straddled } from './arrival.ts';
 import { byFanOut, fmt, table, usd } from './format.ts';
+import type { Results } from './schema.ts';
 import { longDeadlineText } from './timers.ts';
 
 /** The title, the run's provenance, how to read the figures, and how to reproduce them. */

@@ -1,5 +1,5 @@
-import type { Results } from '../schema.ts';
 import { fmt, table } from './format.ts';
+import type { Results } from './schema.ts';
 
 /** The hot-aggregate section: both layouts as measured, then the AWS model. */
 export function hotSection(r: Results): string[] {

@@ -1,5 +1,5 @@
-import type { Results } from '../schema.ts';
 import { fmt, table } from './format.ts';
+import type { Results } from './schema.ts';
 
 /** SQS calls by who, operation and queue: `esm ReceiveMessage · timer 0.01, …`. */
 function calls(byOperation: Readonly<Record<string, number>>): string {

@@ -1,4 +1,4 @@
-import type { Results } from '../schema.ts';
+import type { Results } from './schema.ts';
 
 /** What went wrong during the run, if anything: failed records, loop errors, unknown item sizes, outputs seen. */
 export function sanitySection(r: Results): string[] {

@@ -1,5 +1,5 @@
-import type { Results } from '../schema.ts';
 import { fmt, table } from './format.ts';
+import type { Results } from './schema.ts';
 
 /** The scale curve: fanin against the naive baseline from fan-out 10 up, with the chart. */
 export function scaleSection(r: Results, svgName: string): string[] {

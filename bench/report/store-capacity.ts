@@ -1,5 +1,5 @@
-import type { Results } from '../schema.ts';
 import { fmt, table } from './format.ts';
+import type { Results } from './schema.ts';
 
 /** The store-capacity figure: both windows, their spread, and whether the ratio means anything. */
 export function storeCapacitySection(r: Results): string[] {

@@ -1,5 +1,5 @@
-import type { Results, ScalePoint } from '../schema.ts';
 import { fmt } from './format.ts';
+import type { Results, ScalePoint } from './schema.ts';
 
 /**
  * The scale chart: write units per reply against fan-out, fanin (all-in and recording only) and

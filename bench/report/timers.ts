@@ -1,5 +1,5 @@
-import type { Results, TimerVariantFigures } from '../schema.ts';
 import { fmt, table, usd } from './format.ts';
+import type { Results, TimerVariantFigures } from './schema.ts';
 
 /** What one timer variant's firing took per aggregate: `receives 0.1, deletes 0.1, timer invocations 0.1 (…)`. */
 function firing(v: TimerVariantFigures): string {

@@ -1,23 +1,17 @@
-import {
-  addUsage,
-  type Bill,
-  billPerMillion,
-  measuredFloorBatching,
-  type Prices,
-  replyFloorBill,
-  usageOf,
-} from '../cost.ts';
-import { grouped, total } from '../counters.ts';
+import { measuredFloorBatching, replyFloorBill } from '../cost/floor.ts';
+import type { Prices } from '../cost/prices.ts';
+import { addUsage, type Bill, billPerMillion, usageOf } from '../cost/usage.ts';
+import { grouped, total } from '../measure/counters.ts';
+import type { ArrivalFigures, ArrivalPatternResult, BatchingComparison, Results } from '../report/schema.ts';
+import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../rig/responders.ts';
+import type { ReplyBatching, Rig } from '../rig/rig.ts';
 import {
   type ArrivalPhaseResult,
   Bodies,
   packedWriteUnitsPerReply,
   percentile,
   runArrival,
-} from '../phases.ts';
-import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../responders.ts';
-import type { ReplyBatching, Rig } from '../rig.ts';
-import type { ArrivalFigures, ArrivalPatternResult, BatchingComparison, Results } from '../schema.ts';
+} from '../workload/phases.ts';
 import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type ComparedBatching, type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';

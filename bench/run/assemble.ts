@@ -1,28 +1,26 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import type { Calibration } from '../calibrate.ts';
 import {
-  addUsage,
-  billPerMillion,
   expressBreakEvenSeconds,
-  fixedMonthly,
-  type Prices,
-  replyFloorPerMillion,
   stepFunctionsExpressPerMillion,
   stepFunctionsUsage,
-  usageOf,
-} from '../cost.ts';
-import { grouped, total } from '../counters.ts';
-import type { HotMeasurement } from '../hot-measurement.ts';
+} from '../cost/anchors.ts';
+import { fixedMonthly } from '../cost/fixed.ts';
+import { replyFloorPerMillion } from '../cost/floor.ts';
+import type { Prices } from '../cost/prices.ts';
+import { addUsage, billPerMillion, usageOf } from '../cost/usage.ts';
+import type { Calibration } from '../measure/calibrate.ts';
+import { grouped, total } from '../measure/counters.ts';
+import type { Results, ScalePoint, TimerVariantFigures } from '../report/schema.ts';
+import type { ReplyBatching } from '../rig/rig.ts';
+import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import {
   type ArrivalPhaseResult,
   type CapacitySample,
   packedWriteUnitsPerReply,
   percentile,
   storedPayloadBytes,
-} from '../phases.ts';
-import type { ReplyBatching } from '../rig.ts';
-import type { Results, ScalePoint, TimerVariantFigures } from '../schema.ts';
+} from '../workload/phases.ts';
 import { arrivalResults, independentSpanSeconds } from './arrival.ts';
 import { faninWho, perReply, round, roundAll } from './figures.ts';
 import type { HotModelRow } from './hot.ts';

@@ -1,4 +1,4 @@
-import { type Counters, grouped } from '../counters.ts';
+import { type Counters, grouped } from '../measure/counters.ts';
 
 /** The meter's `who` of fanin's own calls (its handlers, `fanin:<handler>`), not its clients' or pollers'. */
 export const faninWho = (who: string): boolean => who.startsWith('fanin');

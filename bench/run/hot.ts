@@ -4,9 +4,9 @@ import {
   type HotSimulation,
   hotBounds,
   simulateHot,
-} from '../hot-aggregate.ts';
-import { type HotMeasurement, runHotAggregate } from '../hot-measurement.ts';
-import type { Rig } from '../rig.ts';
+} from '../model/hot-aggregate.ts';
+import type { Rig } from '../rig/rig.ts';
+import { type HotMeasurement, runHotAggregate } from '../workload/hot-aggregate.ts';
 import { log } from './log.ts';
 import { AWS_LIMITS, HOT_SHARDS, type Plan } from './plan.ts';
 

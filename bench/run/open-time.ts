@@ -7,10 +7,12 @@ import { createContext } from '../../shared/app.ts';
 import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import { describeTopology, OUTPUT_ROLES } from '../../shared/topology/topology.ts';
-import { tableShapeOf } from '../capacity.ts';
-import { billPerMillion, type Prices, usageOf } from '../cost.ts';
-import { type Counters, diff, total } from '../counters.ts';
-import { Meter } from '../meter.ts';
+import { durableFunctionsPerMillion, stepFunctionsExpressPerMillion } from '../cost/anchors.ts';
+import type { Prices } from '../cost/prices.ts';
+import { billPerMillion, usageOf } from '../cost/usage.ts';
+import { tableShapeOf } from '../measure/capacity.ts';
+import { type Counters, diff, total } from '../measure/counters.ts';
+import { Meter } from '../measure/meter.ts';
 
 /**
  * The benchmark's open-time dimension (issue 23): what an aggregate costs that stays open until
@@ -418,54 +420,10 @@ export function openTimeResults(
         ),
         step_functions_express:
           f.open_seconds <= 300
-            ? round(stepFunctionsExpressPerMillionFor(f.open_seconds, context.prices), 2)
+            ? round(stepFunctionsExpressPerMillion(f.open_seconds, context.prices), 2)
             : null,
       },
     };
   }
   return out;
-}
-
-/**
- * Lambda durable functions for the scatter-gather of `fanOut` branches open `openSeconds`, per
- * million aggregates (prices.json `lambda_durable_functions`): the execution's start, a `map`, per
- * branch a `waitForCallback` inside the map of `operations_per_callback` operations (as the SDK
- * checkpoints them: the map item's child context, the callback's child context, the callback and
- * its submitter step), and a step for the result;
- * one invocation to start and one replay per completed callback; the branches' sub-requests and
- * the result sent to SQS; its checkpoints written, and retained while open plus the retention.
- */
-export function durableFunctionsPerMillion(fanOut: number, openSeconds: number, prices: Prices): number {
-  const d = prices.lambda_durable_functions;
-  const a = prices.assumptions;
-  const operations = 3 + fanOut * d.operations_per_callback;
-  const invocations = 1 + fanOut;
-  const lambdaMs = invocations * a.lambda_ms_compute_per_invocation + (fanOut + 1) * a.lambda_ms_per_sqs_call;
-  const gbSecond =
-    a.lambda_architecture === 'arm64'
-      ? prices.lambda.arm64_per_gb_second
-      : prices.lambda.x86_64_per_gb_second;
-  const lambda =
-    (invocations * prices.lambda.per_million_requests) / 1_000_000 +
-    (lambdaMs / 1000) * (a.lambda_memory_mb / 1024) * gbSecond;
-  const sqs =
-    (fanOut * prices.sqs.standard_per_million_requests + prices.sqs.fifo_per_million_requests) / 1_000_000;
-  const gb = (d.checkpoint_kb_per_aggregate * 1024) / 1024 ** 3;
-  const months = (openSeconds / 86_400 + d.retention_days) / (365 / 12);
-  const data = gb * d.data_written_per_gb + gb * months * d.data_retained_per_gb_month;
-  const perAggregate = (operations * d.per_million_operations) / 1_000_000 + lambda + sqs + data;
-  return perAggregate * 1_000_000;
-}
-
-/** Step Functions Express for an execution lasting `seconds` (as cost.ts prices it). */
-function stepFunctionsExpressPerMillionFor(seconds: number, prices: Prices): number {
-  const sf = prices.step_functions;
-  const billed =
-    Math.ceil((seconds * 1000) / sf.express_duration_increment_ms) * sf.express_duration_increment_ms;
-  const gbSeconds = (billed / 1000) * (sf.express_billed_memory_mb / 1024);
-  return (
-    sf.express_per_million_requests +
-    ((gbSeconds * sf.express_per_gb_hour_first_1000) / 3600) * 1_000_000 +
-    prices.sqs.fifo_per_million_requests
-  );
 }

@@ -1,6 +1,6 @@
-import type { AwsLimits } from '../hot-aggregate.ts';
-import type { ArrivalPattern, ReleasePlan } from '../responders.ts';
-import { RESPONDERS, type ReplyBatching } from '../rig.ts';
+import type { AwsLimits } from '../model/hot-aggregate.ts';
+import type { ArrivalPattern, ReleasePlan } from '../rig/responders.ts';
+import { RESPONDERS, type ReplyBatching } from '../rig/rig.ts';
 
 /**
  * What a run does: the two plans (`--quick` and full), the constants every phase shares, the

@@ -1,11 +1,11 @@
+import type { Rig } from '../rig/rig.ts';
 import {
   type ArrivalPhaseResult,
   Bodies,
   type CapacitySample,
   runArrival,
   storeCapacity,
-} from '../phases.ts';
-import type { Rig } from '../rig.ts';
+} from '../workload/phases.ts';
 import { log } from './log.ts';
 import { type Plan, SATURATED_RELEASE } from './plan.ts';
 

@@ -1,9 +1,9 @@
-import { type NaiveAggregateStore, runNaive, sampleNaive } from '../baseline.ts';
-import { type Counters, diff, total } from '../counters.ts';
-import type { Meter } from '../meter.ts';
-import { Bodies, type FaninPhaseResult, runFanin } from '../phases.ts';
-import type { Rig } from '../rig.ts';
-import type { Results, ScalePoint } from '../schema.ts';
+import { type Counters, diff, total } from '../measure/counters.ts';
+import type { Meter } from '../measure/meter.ts';
+import type { Results, ScalePoint } from '../report/schema.ts';
+import type { Rig } from '../rig/rig.ts';
+import { type NaiveAggregateStore, runNaive, sampleNaive } from '../workload/naive-baseline.ts';
+import { Bodies, type FaninPhaseResult, runFanin } from '../workload/phases.ts';
 import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type Plan, SAMPLED_POSITIONS } from './plan.ts';

@@ -1,7 +1,7 @@
-import { type Counters, diff, total } from '../counters.ts';
-import { Bodies, runFanin } from '../phases.ts';
-import type { Rig } from '../rig.ts';
-import { sleep } from '../sleep.ts';
+import { type Counters, diff, total } from '../measure/counters.ts';
+import type { Rig } from '../rig/rig.ts';
+import { Bodies, runFanin } from '../workload/phases.ts';
+import { sleep } from '../workload/sleep.ts';
 import { log } from './log.ts';
 
 /**

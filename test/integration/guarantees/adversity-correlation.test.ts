@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../../bench/random.ts';
+import { mulberry32 } from '../../../bench/workload/random.ts';
 import type { Publication } from '../../support/aws-probe.ts';
 import { expectInvariants, membersOf } from '../../support/failpoints.ts';
 import { FaninUnderTest, type OutputBody } from '../../support/fanin.ts';

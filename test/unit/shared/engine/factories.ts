@@ -70,7 +70,7 @@ export function aState(
 }
 
 /** A small seeded pseudo-random generator (mulberry32): the same seed gives the same sequence. */
-export { mulberry32 as seededRandom } from '../../../../bench/random.ts';
+export { mulberry32 as seededRandom } from '../../../../bench/workload/random.ts';
 
 /** A copy of `items` in an order drawn from `random` (Fisher-Yates). */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadPrices, measuredFloorBatching, replyFloorBill, replyFloorPerMillion } from '../../bench/cost.ts';
+import { measuredFloorBatching, replyFloorBill, replyFloorPerMillion } from '../../../../bench/cost/floor.ts';
+import { loadPrices } from '../../../../bench/cost/prices.ts';
 
 /**
  * The floor the benchmark measures the aggregate's own work against (issue 23): what ten replies

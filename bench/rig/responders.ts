@@ -5,8 +5,8 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { seededBy } from './random.ts';
-import { sleep } from './sleep.ts';
+import { seededBy } from '../workload/random.ts';
+import { sleep } from '../workload/sleep.ts';
 
 /** How responders answer the sub-requests of an aggregate (issue 12). */
 export type ArrivalPattern = 'together' | 'independent' | 'spread';

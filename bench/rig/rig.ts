@@ -15,13 +15,13 @@ import {
   makeReplyHandler,
   makeTimerHandler,
   type ReplyDrainEvent,
-} from '../functions/handlers.ts';
-import { QueueDrainer } from '../local/drainer.ts';
-import { QueuePoller } from '../local/poller.ts';
-import { deprovisionTopology, type Provisioned, provisionTopology } from '../local/provision.ts';
-import { createContext } from '../shared/app.ts';
-import { type Connection, createClients, createDocumentClient } from '../shared/aws/clients.ts';
-import type { DefinitionInput } from '../shared/engine/definition.ts';
+} from '../../functions/handlers.ts';
+import { QueueDrainer } from '../../local/drainer.ts';
+import { QueuePoller } from '../../local/poller.ts';
+import { deprovisionTopology, type Provisioned, provisionTopology } from '../../local/provision.ts';
+import { createContext } from '../../shared/app.ts';
+import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
+import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import {
   type ConsumerSpec,
   describeTopology,
@@ -29,14 +29,14 @@ import {
   QueueRole,
   type Topology,
   type TopologyOptions,
-} from '../shared/topology/topology.ts';
-import type { FaninContext } from '../shared/use-cases/context.ts';
-import { type TableShape, tableShapeOf } from './capacity.ts';
+} from '../../shared/topology/topology.ts';
+import type { FaninContext } from '../../shared/use-cases/context.ts';
+import { type TableShape, tableShapeOf } from '../measure/capacity.ts';
+import type { Meter } from '../measure/meter.ts';
+import { sleep } from '../workload/sleep.ts';
 import { OutputCollector } from './collector.ts';
 import { DrainBatches } from './drain-batches.ts';
-import type { Meter } from './meter.ts';
 import { Responders } from './responders.ts';
-import { sleep } from './sleep.ts';
 
 /**
  * The benchmark's own fanin: a fresh topology on the emulators, the real handlers behind

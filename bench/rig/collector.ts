@@ -1,5 +1,5 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { sleep } from './sleep.ts';
+import { sleep } from '../workload/sleep.ts';
 
 /** One output seen by the collector. */
 export interface SeenOutput {

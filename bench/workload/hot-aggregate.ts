@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { KEY_SEPARATOR } from '../shared/adapters/state-keys.ts';
-import { type Counters, diff, total } from './counters.ts';
-import type { Rig } from './rig.ts';
+import { KEY_SEPARATOR } from '../../shared/adapters/state-keys.ts';
+import { type Counters, diff, total } from '../measure/counters.ts';
+import type { Rig } from '../rig/rig.ts';
 import { sleep } from './sleep.ts';
 
 /**

@@ -9,8 +9,8 @@ import {
   UpdateItemCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { encodePayload } from '../shared/adapters/payload-codec.ts';
-import type { TableShape } from './capacity.ts';
+import { encodePayload } from '../../shared/adapters/payload-codec.ts';
+import type { TableShape } from '../measure/capacity.ts';
 
 /** A reply body as fanin stores it (`encodePayload`): Brotli-compressed when that is smaller. */
 function stored(body: string): AttributeValue {

@@ -1,15 +1,15 @@
-import { arrivalSection } from './report/arrival.ts';
-import { costSection } from './report/cost.ts';
-import { countingSection } from './report/counting.ts';
-import { headlineSection, introSection } from './report/headline.ts';
-import { hotSection } from './report/hot.ts';
-import { perReplySection } from './report/per-reply.ts';
-import { sanitySection } from './report/sanity.ts';
-import { scaleSection } from './report/scale.ts';
-import { storeCapacitySection } from './report/store-capacity.ts';
+import { arrivalSection } from './arrival.ts';
+import { costSection } from './cost.ts';
+import { countingSection } from './counting.ts';
+import { headlineSection, introSection } from './headline.ts';
+import { hotSection } from './hot.ts';
+import { perReplySection } from './per-reply.ts';
+import { sanitySection } from './sanity.ts';
+import { scaleSection } from './scale.ts';
 import type { Results } from './schema.ts';
+import { storeCapacitySection } from './store-capacity.ts';
 
-export { renderScaleSvg } from './report/svg.ts';
+export { renderScaleSvg } from './svg.ts';
 
 /**
  * The markdown report (`bench/results/*.md`): every figure with the sentence that says what it is,

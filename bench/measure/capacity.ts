@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { Topology } from '../shared/topology/topology.ts';
+import type { Topology } from '../../shared/topology/topology.ts';
 
 /**
  * DynamoDB's published capacity rules, applied to item images.

@@ -1,8 +1,8 @@
-import type { Calibration } from './calibrate.ts';
-import type { Bill, Usage } from './cost.ts';
-import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from './hot-aggregate.ts';
-import type { HotMeasurement } from './hot-measurement.ts';
-import type { OpenTimeFigures, OpenTimeResult } from './run/open-time.ts';
+import type { Bill, Usage } from '../cost/usage.ts';
+import type { Calibration } from '../measure/calibrate.ts';
+import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from '../model/hot-aggregate.ts';
+import type { OpenTimeFigures, OpenTimeResult } from '../run/open-time.ts';
+import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 
 /**
  * The shape of `bench/results/*.json` (schema 2): what `run/assemble.ts` builds from the phases'

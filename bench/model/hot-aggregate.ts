@@ -1,5 +1,5 @@
-import { replyShard } from '../shared/engine/members.ts';
-import { mulberry32 } from './random.ts';
+import { replyShard } from '../../shared/engine/members.ts';
+import { mulberry32 } from '../workload/random.ts';
 
 /**
  * One hot aggregate on AWS: what DynamoDB's per-partition limits (1,000 write units and 3,000 read

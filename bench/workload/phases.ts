@@ -1,13 +1,13 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { aggregateKey } from '../shared/adapters/dynamo-state-store.ts';
-import { encodePayload } from '../shared/adapters/payload-codec.ts';
-import { packItem } from '../shared/adapters/state-packs.ts';
-import { itemSize, writeUnits } from './capacity.ts';
-import { type Counters, diff } from './counters.ts';
+import { aggregateKey } from '../../shared/adapters/dynamo-state-store.ts';
+import { encodePayload } from '../../shared/adapters/payload-codec.ts';
+import { packItem } from '../../shared/adapters/state-packs.ts';
+import { itemSize, writeUnits } from '../measure/capacity.ts';
+import { type Counters, diff } from '../measure/counters.ts';
+import type { ArrivalPattern, ReleasePlan } from '../rig/responders.ts';
+import type { Rig } from '../rig/rig.ts';
 import { seededBy } from './random.ts';
-import type { ArrivalPattern, ReleasePlan } from './responders.ts';
-import type { Rig } from './rig.ts';
 import { sleep } from './sleep.ts';
 
 /** Reply bodies of the benchmark. */
