@@ -195,6 +195,59 @@ export interface DueWindow {
   readonly next?: number;
 }
 
+/**
+ * Every item the state table keeps of one aggregate, as stored: what its history is assembled
+ * from (shared/engine/history.ts). Read-only, and never read by the data plane.
+ */
+export interface AggregateRecords {
+  readonly header?: AggregateHeader;
+  /**
+   * What the header keeps beyond the port's {@link AggregateHeader}, for the history: the
+   * parameters fixed at open, copied at the seal (`keptParams`: the close removes `params`), and
+   * the inactivity timeout's moves of the deadline (`firstDeadline`, `deadlineMoves`), the snapshots.
+   */
+  readonly kept?: {
+    readonly params?: AggregateHeader['params'];
+    readonly firstDeadline?: number;
+    readonly deadlineMoves?: number;
+    /** The last snapshot period taken (`lastSnapshot`). */
+    readonly lastSnapshot?: number;
+  };
+  /** The opening request's item (only definitions that read it keep one): the sub-requests' labels. */
+  readonly request?: { readonly labels?: readonly (string | null)[]; readonly inS3?: boolean };
+  /** Every recorded copy of every reply, alone or in a pack: a reply id recorded twice has two. */
+  readonly copies: readonly ReplyCopy[];
+  /** Late and unknown marks under reply keys (with or without a recorded copy). */
+  readonly marks: readonly ReplyMark[];
+  /** Replies held for it (before it opened), with their claimed fate. */
+  readonly held: readonly HeldReply[];
+  /** Epoch ms of the next snapshot item (a snapshot interval beyond the timers' horizon). */
+  readonly snapshotDueAt?: number;
+}
+
+/** One recorded copy of a reply (its body left out: a history never shows bodies). */
+export interface ReplyCopy {
+  readonly replyId: string;
+  readonly receivedAt: number;
+  readonly messageId?: string;
+  readonly definition?: string;
+  readonly failure?: string;
+  readonly score?: number;
+  /** The pack's key when it was recorded in a pack; absent when it is the reply's own item. */
+  readonly pack?: string;
+}
+
+/** A late or unknown mark under a reply's key. */
+export interface ReplyMark {
+  readonly replyId: string;
+  /**
+   * `unknown`: reported unknown, its output owed; `sent`: reported unknown, its output sent;
+   * `late`: routed late by a completer, its output owed; `late-sent`: that output sent; absent: a
+   * late mark written by the reply handler (its output was sent with the message's handling).
+   */
+  readonly owes?: 'unknown' | 'sent' | 'late' | 'late-sent';
+}
+
 /** The aggregate state store (DynamoDB in production and tests). */
 export interface StateStore {
   /**
@@ -346,6 +399,12 @@ export interface StateStore {
   listActivePage(options: ActivePageOptions): Promise<ActivePage>;
   getParameters(definition: string): Promise<RuntimeParameters>;
   setParameters(definition: string, parameters: RuntimeParameters): Promise<void>;
+  /**
+   * Every item of one aggregate, in consistent reads (its partition key and its write shards'):
+   * an operator's read for its history. A store without it gives the history from
+   * {@link readAggregate} and {@link listHeld} (one copy per reply, no marks alone).
+   */
+  readHistory?(aggregateId: string): Promise<AggregateRecords>;
 }
 
 /** What {@link StateStore.listActivePage} reads. */

@@ -5,6 +5,7 @@ import type {
   ActivePage,
   ActivePageOptions,
   AggregateHeader,
+  AggregateRecords,
   AggregateSnapshot,
   DueItem,
   DueWindow,
@@ -23,6 +24,7 @@ import * as completion from './state-completion.ts';
 import * as counters from './state-counters.ts';
 import * as due from './state-due.ts';
 import * as heldReplies from './state-held.ts';
+import * as history from './state-history.ts';
 import { DUE_INDEX, DUE_SHARDS } from './state-keys.ts';
 import * as runtimeParameters from './state-parameters.ts';
 import type { StateTable } from './state-table.ts';
@@ -294,5 +296,11 @@ export class DynamoStateStore implements StateStore {
 
   public setParameters(definition: string, parameters: RuntimeParameters): Promise<void> {
     return runtimeParameters.setParameters(this.table, definition, parameters);
+  }
+
+  // Every item of one aggregate, for its history (state-history.ts; read-only).
+
+  public readHistory(aggregateId: string): Promise<AggregateRecords> {
+    return history.readHistory(this.table, aggregateId);
   }
 }

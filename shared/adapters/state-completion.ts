@@ -108,6 +108,8 @@ export async function seal(
           // complete (every consumed queue's visibility timeout outlasts the lease); a
           // completer that fails brings the entry forward with recoverAt. if_not_exists only
           // gives an entry to a header that has none.
+          // The parameters fixed at open, kept for the history (the close removes `params`).
+          'keptParams = if_not_exists(params, :noParams), ' +
           'completingAt = :at, lease = :lease, leaseUntil = :until, ' +
           'dueAt = if_not_exists(dueAt, :until), dueShard = if_not_exists(dueShard, :shard)' +
           (ref ? ', memberSet = :ref' : ', members = :members') +
@@ -120,6 +122,7 @@ export async function seal(
           ':completing': AggregateStatus.COMPLETING,
           ':open': AggregateStatus.OPEN,
           ':outcome': seal.outcome,
+          ':noParams': {},
           ...(ref ? { ':ref': ref } : { ':members': membersText }),
           ':received': seal.members.length,
           ':at': seal.at,
@@ -234,7 +237,11 @@ export async function moveDeadline(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { pk, sk: SortKey.HEADER },
-        UpdateExpression: 'SET deadline = :to, dueAt = :to, dueShard = if_not_exists(dueShard, :shard)',
+        // The first deadline and the number of moves are kept for the history (two attributes,
+        // in this same update).
+        UpdateExpression:
+          'SET deadline = :to, dueAt = :to, dueShard = if_not_exists(dueShard, :shard), ' +
+          'firstDeadline = if_not_exists(firstDeadline, :from) ADD deadlineMoves :one',
         ConditionExpression: '#status = :open AND deadline = :from',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -242,6 +249,7 @@ export async function moveDeadline(
           ':from': from,
           ':to': to,
           ':shard': dueShard(pk),
+          ':one': 1,
         },
       }),
     ),

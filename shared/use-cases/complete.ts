@@ -23,7 +23,7 @@ import { completionState, validReplies } from './evaluate.ts';
 import { AFTER_DEADLINE, fixedReason, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
 
 /** The output each outcome goes to. */
-const OUTPUT_OF: Record<Outcome, OutputRole> = {
+export const OUTPUT_OF: Record<Outcome, OutputRole> = {
   [Outcome.COMPLETED]: QueueRole.COMPLETED,
   [Outcome.TIMED_OUT]: QueueRole.TIMED_OUT,
   [Outcome.PURGED]: QueueRole.STATUS,
