@@ -60,7 +60,7 @@ export function arrivalSection(r: Results): string[] {
     '',
     ...names.map(
       (p) =>
-        `- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}: ${PATTERN_TEXT[p]}${p === 'independent' ? ` (${s.rotation} aggregates in turn)` : ''}${p === 'spread' ? ` (median ${fmt(s.spread.medianMs, 0)} ms, σ ${s.spread.sigma}, at most ${fmt(s.spread.maxMs / 1000, 0)} s; aggregates taken up at the offered rate)` : ''}.`,
+        `- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}: ${PATTERN_TEXT[p]}${p === 'independent' ? ` (${s.rotation} aggregates in turn)` : ''}${p === 'spread' ? ` (median ${fmt(s.spread.median_ms, 0)} ms, σ ${s.spread.sigma}, at most ${fmt(s.spread.max_ms / 1000, 0)} s; aggregates taken up at the offered rate)` : ''}.`,
     ),
     '',
     `Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart) added${batched && r.timers.used === 'batched' ? `: the batched variant's, since every pattern sends its requests in \`SendMessageBatch\`es of ten (its timers measured ${fmt(batched.arming_per_aggregate.timer_sends, 2)} sends, ${fmt(batched.firing_per_aggregate.receives, 2)} receives, ${fmt(batched.firing_per_aggregate.deletes, 2)} deletes and ${fmt(batched.firing_per_aggregate.invocations, 2)} timer invocations per aggregate; the end-to-end cost with the paced variant's firing, requests one at a time, is the last row)` : ''}.`,

@@ -75,7 +75,7 @@ export function headlineSection(r: Results): string[] {
         [
           'scale curve, write units per reply',
           byFanOut(r.write_units_per_reply),
-          `small replies arriving together, fan-out 10 to ${fmt(Math.max(...r.scale.map((p) => p.fanOut)), 0)}, beside the naive baseline (${Object.entries(
+          `small replies arriving together, fan-out 10 to ${fmt(Math.max(...r.scale.map((p) => p.fan_out)), 0)}, beside the naive baseline (${Object.entries(
             r.baseline_ratio,
           )
             .map(([f, v]) => `${fmt(v, 2)}× @${f}`)

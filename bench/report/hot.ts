@@ -11,7 +11,7 @@ export function hotSection(r: Results): string[] {
     what,
   ];
   const keys = (m: Results['hot_aggregate']['measured']) =>
-    Object.entries(m.unitsByKey)
+    Object.entries(m.units_by_key)
       .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
       .map(([, units]) => fmt(units, 0))
       .join(' · ');
@@ -19,30 +19,31 @@ export function hotSection(r: Results): string[] {
   return [
     '## Hot aggregate',
     '',
-    `One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition, through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards: ${h.measured.writeShards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards: ${h.sharded.writeShards}\`: the state store spreads the reply items over ${h.sharded.writeShards} partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
+    `One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition, through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards: ${h.measured.write_shards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards: ${h.sharded.write_shards}\`: the state store spreads the reply items over ${h.sharded.write_shards} partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
     '',
     ...table(
       [
         'figure',
-        `writeShards ${h.measured.writeShards}`,
-        `writeShards ${h.sharded.writeShards}`,
+        `writeShards ${h.measured.write_shards}`,
+        `writeShards ${h.sharded.write_shards}`,
         'what it is',
       ],
       [
         row(
           'write units per reply',
-          (m) => `${fmt(m.writeUnitsPerReply, 3)} all-in, ${fmt(m.recordingWriteUnitsPerReply, 3)} recording`,
+          (m) =>
+            `${fmt(m.write_units_per_reply, 3)} all-in, ${fmt(m.recording_write_units_per_reply, 3)} recording`,
           'recording: the reply `PutItem`s; all-in adds the completion trigger, the seal and the close (and their index entries).',
         ),
         row(
           'other writes on the header key, per reply',
-          (m) => fmt(m.headerKeyOtherWriteUnitsPerReply, 3),
+          (m) => fmt(m.header_key_other_write_units_per_reply, 3),
           'table units on `A#<id>` besides the reply puts: above 128 expected replies with no index ids, a counter update per batch triggers the completion read (`addToCounter`), plus the seal and the close once.',
         ),
         row(
           'read units per reply',
           (m) =>
-            `${fmt(m.readUnitsPerReply, 3)} (header ${fmt(m.headerReadUnitsPerReply, 3)}, reply set ${fmt(m.setReadUnitsPerReply, 3)})`,
+            `${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set ${fmt(m.set_read_units_per_reply, 3)})`,
           'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
         ),
         row(
@@ -53,13 +54,13 @@ export function hotSection(r: Results): string[] {
         row(
           'replies per invocation',
           (m) =>
-            `${fmt(m.repliesPerInvocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
-              m.callsPerInvocation,
+            `${fmt(m.replies_per_invocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
+              m.calls_per_invocation,
             )
               .filter(([, n]) => n > 0)
               .map(([op, n]) => `${op} ${fmt(n, 2)}`)
               .join(', ')})`,
-          `Lambda-style batches of up to 10 records, batching window ${h.measured.batchingWindowSeconds} s; DynamoDB calls per invocation.`,
+          `Lambda-style batches of up to 10 records, batching window ${h.measured.batching_window_seconds} s; DynamoDB calls per invocation.`,
         ),
         row(
           'write units by partition key',
@@ -68,20 +69,20 @@ export function hotSection(r: Results): string[] {
         ),
         row(
           'busiest key share of the write units',
-          (m) => `**${fmt(m.busiestKeyShare * 100, 1)} %** (${m.busiestKey})`,
+          (m) => `**${fmt(m.busiest_key_share * 100, 1)} %** (${m.busiest_key})`,
           'what a per-key limit divides; of the reply puts alone the busiest key took ' +
-            runs.map((m) => `${fmt(m.busiestKeyReplyShare * 100, 1)} %`).join(' and ') +
+            runs.map((m) => `${fmt(m.busiest_key_reply_share * 100, 1)} %`).join(' and ') +
             ' (ids in blocks of 32 per shard).',
         ),
         row(
           'write units per reply on the busiest key',
-          (m) => fmt(m.busiestKeyWriteUnitsPerReply, 3),
+          (m) => fmt(m.busiest_key_write_units_per_reply, 3),
           '1,000 per second per key divided by this is the write bound.',
         ),
         row(
           'read units by partition key',
           (m) =>
-            Object.entries(m.readUnitsByKey)
+            Object.entries(m.read_units_by_key)
               .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
               .map(([, n]) => fmt(n, 0))
               .join(' · '),
@@ -89,24 +90,24 @@ export function hotSection(r: Results): string[] {
         ),
         row(
           'read units per reply on the key read most',
-          (m) => fmt(m.busiestKeyReadUnitsPerReply, 3),
+          (m) => fmt(m.busiest_key_read_units_per_reply, 3),
           '3,000 per second per key divided by this is the read bound.',
         ),
         row(
           'DynamoDB round trips per invocation',
-          (m) => fmt(m.roundTripsPerInvocation, 2),
+          (m) => fmt(m.round_trips_per_invocation, 2),
           "measured: calls made in parallel (a batch's puts, the other shards' counters) count once.",
         ),
         row(
           'replies per second (emulator)',
-          (m) => fmt(m.repliesPerSecond, 0),
+          (m) => fmt(m.replies_per_second, 0),
           'first reply sent to result visible; the emulator enforces no per-key limit.',
         ),
         row('outcome', (m) => m.outcome, ''),
       ],
     ),
     '',
-    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.keyWriteUnitsPerSecond, 0)} write units/s and ${fmt(l.keyReadUnitsPerSecond, 0)} read units/s per partition key (no split for heat assumed), ${l.callMs} ms per DynamoDB round trip (as measured per invocation above), ${l.overheadMs} ms per invocation besides; a throttled put retried in place up to ${l.throttleRetries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibilityTimeoutSeconds} s. The write and read bounds divide the per-key limits by the units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
+    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.key_write_units_per_second, 0)} write units/s and ${fmt(l.key_read_units_per_second, 0)} read units/s per partition key (no split for heat assumed), ${l.call_ms} ms per DynamoDB round trip (as measured per invocation above), ${l.overhead_ms} ms per invocation besides; a throttled put retried in place up to ${l.throttle_retries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibility_timeout_seconds} s. The write and read bounds divide the per-key limits by the units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
     '',
     ...table(
       [
@@ -123,13 +124,13 @@ export function hotSection(r: Results): string[] {
       ],
       h.model.map((m) => [
         m.design.name,
-        fmt(m.bounds.busiestKeyWriteUnitsPerReply, 3),
-        fmt(m.bounds.writeBound, 0),
-        fmt(m.bounds.readBound, 0),
-        fmt(m.bounds.consumerBound, 0),
+        fmt(m.bounds.busiest_key_write_units_per_reply, 3),
+        fmt(m.bounds.write_bound, 0),
+        fmt(m.bounds.read_bound, 0),
+        fmt(m.bounds.consumer_bound, 0),
         `**${fmt(m.bounds.bound, 0)}**`,
-        m.bounds.bindingConstraint,
-        fmt(m.simulation.sustainedRepliesPerSecond, 0),
+        m.bounds.binding_constraint,
+        fmt(m.simulation.sustained_replies_per_second, 0),
         fmt(m.simulation.throttles, 0),
         fmt(m.simulation.redeliveries, 0),
       ]),

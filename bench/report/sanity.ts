@@ -5,11 +5,11 @@ export function sanitySection(r: Results): string[] {
   return [
     '## Sanity',
     '',
-    `Failed records ${r.sanity.failedRecords}, poller errors ${r.sanity.pollerErrors}, responder errors ${r.sanity.responderErrors}, collector errors ${r.sanity.collectorErrors}; transactional updates of items the meter had not seen (costed as 1 KB) ${
-      Object.entries(r.sanity.transactionSizesUnknown)
+    `Failed records ${r.sanity.failed_records}, poller errors ${r.sanity.poller_errors}, responder errors ${r.sanity.responder_errors}, collector errors ${r.sanity.collector_errors}; transactional updates of items the meter had not seen (costed as 1 KB) ${
+      Object.entries(r.sanity.transaction_sizes_unknown)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ') || 'none'
-    }; outputs seen: ${Object.entries(r.sanity.outputsSeen)
+    }; outputs seen: ${Object.entries(r.sanity.outputs_seen)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}.`,
     '',

@@ -28,17 +28,17 @@ export function scaleSection(r: Results, svgName: string): string[] {
         'baseline replies/s',
       ],
       r.scale.map((p) => [
-        fmt(p.fanOut, 0),
+        fmt(p.fan_out, 0),
         String(p.aggregates),
-        fmt(p.fanin.writeUnitsPerReply, 3),
-        fmt(p.fanin.recordingWriteUnitsPerReply, 3),
-        fmt(p.fanin.indexWriteUnitsPerReply, 3),
-        fmt(p.fanin.readUnitsPerReply, 3),
-        `${fmt(p.baseline.writeUnitsPerReply, 3)}${p.baseline.method === 'replayed' ? '' : ' *'}`,
-        fmt(p.baseline.recordingWriteUnitsPerReply, 3),
+        fmt(p.fanin.write_units_per_reply, 3),
+        fmt(p.fanin.recording_write_units_per_reply, 3),
+        fmt(p.fanin.index_write_units_per_reply, 3),
+        fmt(p.fanin.read_units_per_reply, 3),
+        `${fmt(p.baseline.write_units_per_reply, 3)}${p.baseline.method === 'replayed' ? '' : ' *'}`,
+        fmt(p.baseline.recording_write_units_per_reply, 3),
         `${fmt(p.ratio, 2)}×`,
-        fmt(p.fanin.repliesPerSecond, 1),
-        fmt(p.baseline.repliesPerSecond, 1),
+        fmt(p.fanin.replies_per_second, 1),
+        fmt(p.baseline.replies_per_second, 1),
       ]),
     ),
     '',
@@ -65,7 +65,7 @@ function sampledNote(r: Results): string[] {
       : [];
   }
   return [
-    `\\* Replaying ${sampled.map((p) => fmt(p.fanOut, 0)).join(', ')} naive updates one by one takes DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of reply k is measured; the replies in between are interpolated (\`sampleNaive\` in \`bench/baseline.ts\`).${
+    `\\* Replaying ${sampled.map((p) => fmt(p.fan_out, 0)).join(', ')} naive updates one by one takes DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of reply k is measured; the replies in between are interpolated (\`sampleNaive\` in \`bench/baseline.ts\`).${
       check
         ? ` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed ${fmt(check.replayed_write_units_per_reply, 3)}, sampled at ${check.positions} positions ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply. \`npm run bench -- --replay-baseline\` replays every fan-out.`
         : ''

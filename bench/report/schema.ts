@@ -1,4 +1,4 @@
-import type { Bill, Usage } from '../cost/usage.ts';
+import type { Bill as CamelBill, Usage as CamelUsage } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from '../model/hot-aggregate.ts';
 import type { OpenTimeFigures, OpenTimeResult } from '../run/open-time.ts';
@@ -9,6 +9,39 @@ import type { HotMeasurement } from '../workload/hot-aggregate.ts';
  * measurements and what `report.ts` renders. CI and the docs read these field names: a rename here
  * is a change of the results' contract.
  */
+
+/** `writeUnits` → `write_units`, as a type. */
+type SnakeCase<S extends string> = S extends `${infer C}${infer R}`
+  ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${SnakeCase<R>}`
+  : S;
+
+/** `T` with every field named in snake_case, as the results JSON names them. */
+export type Snake<T> = T extends readonly (infer U)[]
+  ? readonly Snake<U>[]
+  : T extends object
+    ? { readonly [K in keyof T as K extends string ? SnakeCase<K> : K]: Snake<T[K]> }
+    : T;
+
+/**
+ * A copy of `value` with every camelCase field name in snake_case, at any depth. Keys that are
+ * data (operation names such as `GetItem`, `fanin:reply PutItem`, `shard 0`) are not camelCase
+ * and stay as they are.
+ */
+export function snakeKeys<T>(value: T): Snake<T> {
+  if (Array.isArray(value)) return value.map(snakeKeys) as Snake<T>;
+  if (value === null || typeof value !== 'object') return value as Snake<T>;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const name = /^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/.test(key)
+      ? key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+      : key;
+    out[name] = snakeKeys(v);
+  }
+  return out as Snake<T>;
+}
+
+type Usage = Snake<CamelUsage>;
+type Bill = Snake<CamelBill>;
 
 /** One fan-out of the scale curve: fanin and the naive baseline on the same replies. */
 export interface ScalePoint {
@@ -236,7 +269,7 @@ export interface Results {
   readonly arrival_setup: {
     readonly offered_replies_per_second: number;
     readonly rotation: number;
-    readonly spread: { readonly medianMs: number; readonly sigma: number; readonly maxMs: number };
+    readonly spread: { readonly median_ms: number; readonly sigma: number; readonly max_ms: number };
     readonly default_batching_window_seconds: number;
     /** The topology's reply batch size. */
     readonly default_batch_size: number;
@@ -375,7 +408,7 @@ export interface Results {
       readonly reply_partitions: number;
     };
   };
-  readonly scale: readonly ScalePoint[];
+  readonly scale: readonly Snake<ScalePoint>[];
   /** The baseline at one fan-out both replayed and sampled: how far the sampling is from the replay. */
   readonly baseline_sampling_check?: {
     readonly fan_out: number;
@@ -385,17 +418,17 @@ export interface Results {
   };
   readonly hot_aggregate: {
     /** The definition's default layout, `writeShards: 1`. */
-    readonly measured: Omit<HotMeasurement, 'counters'> & { readonly counters: undefined };
+    readonly measured: Snake<Omit<HotMeasurement, 'counters'>> & { readonly counters: undefined };
     /** The same aggregate with `writeShards` > 1, spread by the state store itself. */
-    readonly sharded: Omit<HotMeasurement, 'counters'> & { readonly counters: undefined };
-    readonly aws_limits: AwsLimits;
+    readonly sharded: Snake<Omit<HotMeasurement, 'counters'>> & { readonly counters: undefined };
+    readonly aws_limits: Snake<AwsLimits>;
     readonly model: readonly {
-      readonly design: HotDesign;
-      readonly bounds: HotBounds;
-      readonly simulation: HotSimulation;
+      readonly design: Snake<HotDesign>;
+      readonly bounds: Snake<HotBounds>;
+      readonly simulation: Snake<HotSimulation>;
     }[];
   };
-  readonly calibration: Calibration;
+  readonly calibration: Snake<Calibration>;
   /**
    * The deadline timers' firing, measured apart in two variants. `fired` and `completed_first` are
    * the variant the all-in figures include (`used`).
@@ -420,14 +453,17 @@ export interface Results {
      */
     readonly by_kind?: Readonly<Record<string, OpenTimeFigures>>;
   };
-  readonly sanity: {
-    readonly failedRecords: number;
-    readonly pollerErrors: number;
-    readonly responderErrors: number;
-    readonly collectorErrors: number;
-    readonly outputsSeen: Readonly<Record<string, number>>;
-    /** Transactional updates of items the meter had not seen, by who (costed as 1 KB). */
-    readonly transactionSizesUnknown: Readonly<Record<string, number>>;
-    readonly unregisteredTables: number;
-  };
+  readonly sanity: Snake<Sanity>;
+}
+
+/** What went wrong during the run: failures, errors and items the meter could not cost. */
+export interface Sanity {
+  readonly failedRecords: number;
+  readonly pollerErrors: number;
+  readonly responderErrors: number;
+  readonly collectorErrors: number;
+  readonly outputsSeen: Readonly<Record<string, number>>;
+  /** Transactional updates of items the meter had not seen, by who (costed as 1 KB). */
+  readonly transactionSizesUnknown: Readonly<Record<string, number>>;
+  readonly unregisteredTables: number;
 }

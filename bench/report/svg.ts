@@ -1,5 +1,5 @@
 import { fmt } from './format.ts';
-import type { Results, ScalePoint } from './schema.ts';
+import type { Results } from './schema.ts';
 
 /**
  * The scale chart: write units per reply against fan-out, fanin (all-in and recording only) and
@@ -12,11 +12,11 @@ export function renderScaleSvg(results: Results): string {
   const plotW = width - margin.left - margin.right;
   const plotH = height - margin.top - margin.bottom;
   const points = results.scale;
-  const xs = points.map((p) => p.fanOut);
+  const xs = points.map((p) => p.fan_out);
   const ys = points.flatMap((p) => [
-    p.fanin.writeUnitsPerReply,
-    p.fanin.recordingWriteUnitsPerReply,
-    p.baseline.writeUnitsPerReply,
+    p.fanin.write_units_per_reply,
+    p.fanin.recording_write_units_per_reply,
+    p.baseline.write_units_per_reply,
   ]);
   const xMin = Math.log10(Math.min(...xs, 10));
   const xMax = Math.log10(Math.max(...xs, 10_000));
@@ -58,46 +58,46 @@ export function renderScaleSvg(results: Results): string {
     name: string;
     color: string;
     dash: string;
-    value: (p: ScalePoint) => number;
-    hollow: (p: ScalePoint) => boolean;
+    value: (p: Results['scale'][number]) => number;
+    hollow: (p: Results['scale'][number]) => boolean;
   }[] = [
     {
       name: 'naive baseline (one item)',
       color: '#c0392b',
       dash: '',
-      value: (p) => p.baseline.writeUnitsPerReply,
+      value: (p) => p.baseline.write_units_per_reply,
       hollow: (p) => p.baseline.method !== 'replayed',
     },
     {
       name: 'fanin, all-in',
       color: '#1f6fb2',
       dash: '',
-      value: (p) => p.fanin.writeUnitsPerReply,
+      value: (p) => p.fanin.write_units_per_reply,
       hollow: () => false,
     },
     {
       name: 'fanin, recording only',
       color: '#1f6fb2',
       dash: '5 4',
-      value: (p) => p.fanin.recordingWriteUnitsPerReply,
+      value: (p) => p.fanin.recording_write_units_per_reply,
       hollow: () => false,
     },
   ];
   for (const [i, s] of series.entries()) {
     const path = points
-      .map((p, j) => `${j === 0 ? 'M' : 'L'}${x(p.fanOut).toFixed(1)},${y(s.value(p)).toFixed(1)}`)
+      .map((p, j) => `${j === 0 ? 'M' : 'L'}${x(p.fan_out).toFixed(1)},${y(s.value(p)).toFixed(1)}`)
       .join(' ');
     parts.push(
       `<path d="${path}" fill="none" stroke="${s.color}" stroke-width="2.5" stroke-dasharray="${s.dash}"/>`,
     );
     for (const p of points) {
-      const px = x(p.fanOut);
+      const px = x(p.fan_out);
       const py = y(s.value(p));
       parts.push(
         `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${s.hollow(p) ? 'white' : s.color}" stroke="${s.color}" stroke-width="2"/>`,
         // Labels go right of a point, except at the right edge, where they would run into the legend.
         // The baseline's labels sit below its points, clear of fanin's lines above them.
-        p.fanOut === Math.max(...xs)
+        p.fan_out === Math.max(...xs)
           ? `<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}" text-anchor="end">${fmt(s.value(p), 2)}</text>`
           : `<text x="${(px + 6).toFixed(1)}" y="${(i === 0 ? py + 16 : py - 7).toFixed(1)}" fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
       );

@@ -11,7 +11,13 @@ import type { Prices } from '../cost/prices.ts';
 import { addUsage, billPerMillion, usageOf } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import { grouped, total } from '../measure/counters.ts';
-import type { Results, ScalePoint, TimerVariantFigures } from '../report/schema.ts';
+import {
+  type Results,
+  type Sanity,
+  type ScalePoint,
+  snakeKeys,
+  type TimerVariantFigures,
+} from '../report/schema.ts';
 import type { ReplyBatching } from '../rig/rig.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import {
@@ -72,7 +78,7 @@ export interface Measured {
   readonly hot: HotMeasurement;
   readonly hotSharded: HotMeasurement;
   readonly model: readonly HotModelRow[];
-  readonly sanity: Results['sanity'];
+  readonly sanity: Sanity;
 }
 
 /**
@@ -172,7 +178,7 @@ export function assemble(input: Measured): Results {
     arrival_setup: {
       offered_replies_per_second: round(input.pace, 1),
       rotation: ROTATION,
-      spread: SPREAD,
+      spread: snakeKeys(SPREAD),
       default_batching_window_seconds: input.defaultBatching.windowSeconds,
       default_batch_size: input.defaultBatching.batchSize,
       independent_reply_span_seconds: round(independentSpanSeconds(input.arrivalAggregates, input.pace), 1),
@@ -267,21 +273,21 @@ export function assemble(input: Measured): Results {
       scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, requests sent in batches of ten, deadline timer armed and fired once, result to a FIFO queue`,
       timer_firing: ARRIVAL_TIMER_VARIANT,
       fanin: {
-        usage_per_aggregate: roundAll(faninUsage),
-        per_million_aggregates: roundAll(faninBill),
-        timer_firing_usage: roundAll(timerUsage),
-        timer_firing_usage_paced: roundAll(pacedTimerUsage),
+        usage_per_aggregate: snakeKeys(roundAll(faninUsage)),
+        per_million_aggregates: snakeKeys(roundAll(faninBill)),
+        timer_firing_usage: snakeKeys(roundAll(timerUsage)),
+        timer_firing_usage_paced: snakeKeys(roundAll(pacedTimerUsage)),
       },
       fanin_clients: {
-        usage_per_aggregate: roundAll(clientUsage),
-        per_million_aggregates: roundAll(clientBill),
+        usage_per_aggregate: snakeKeys(roundAll(clientUsage)),
+        per_million_aggregates: snakeKeys(roundAll(clientBill)),
       },
       fanin_total_per_million: faninTotal,
       fanin_total_per_million_timers_paced: round(pacedFaninBill.total + clientBill.total, 2),
       step_functions_standard: {
         transitions_per_aggregate: sfn.transitions,
-        orchestration_per_million: roundAll(sfnBill),
-        clients_per_million: roundAll(sfnClientBill),
+        orchestration_per_million: snakeKeys(roundAll(sfnBill)),
+        clients_per_million: snakeKeys(roundAll(sfnClientBill)),
         total_per_million: round(sfnBill.total + sfnClientBill.total, 2),
       },
       step_functions_express: {
@@ -319,19 +325,19 @@ export function assemble(input: Measured): Results {
         reply_partitions: input.topology.replyPartitions,
       },
     },
-    scale: input.scale,
+    scale: input.scale.map(snakeKeys),
     baseline_sampling_check: input.samplingCheck,
     hot_aggregate: {
-      measured: { ...roundAll(input.hot), counters: undefined },
-      sharded: { ...roundAll(input.hotSharded), counters: undefined },
-      aws_limits: AWS_LIMITS,
+      measured: { ...snakeKeys(roundAll(input.hot)), counters: undefined },
+      sharded: { ...snakeKeys(roundAll(input.hotSharded)), counters: undefined },
+      aws_limits: snakeKeys(AWS_LIMITS),
       model: input.model.map(({ design, bounds, simulation }) => ({
-        design,
-        bounds: roundAll(bounds),
-        simulation: roundAll(simulation),
+        design: snakeKeys(design),
+        bounds: snakeKeys(roundAll(bounds)),
+        simulation: snakeKeys(roundAll(simulation)),
       })),
     },
-    calibration: input.calibration,
+    calibration: snakeKeys(input.calibration),
     timers: {
       fired: timers.fired,
       completed_first: timers.outcomes,
@@ -351,7 +357,7 @@ export function assemble(input: Measured): Results {
         : {}),
       ...(input.timerKinds ? { by_kind: input.timerKinds } : {}),
     },
-    sanity: input.sanity,
+    sanity: snakeKeys(input.sanity),
   };
 }
 
@@ -387,7 +393,9 @@ function timerVariantFigures(firing: TimerFiring, prices: Prices): TimerVariantF
       invocations: round(perTimer.invocations, 3),
       records_per_invocation: round(perTimer.recordsPerInvocation, 2),
     },
-    usage_per_aggregate: roundAll(usageOf(firing.counters, 'fanin', Math.max(1, firing.fired), prices)),
+    usage_per_aggregate: snakeKeys(
+      roundAll(usageOf(firing.counters, 'fanin', Math.max(1, firing.fired), prices)),
+    ),
     sqs_calls_by_operation: timerSqsCalls(firing, 1),
   };
 }
