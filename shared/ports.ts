@@ -1,4 +1,4 @@
-import type { CompletedBy } from './engine/completion.ts';
+import type { CompletedBy } from './engine/completion/decision.ts';
 import type { AggregateStatus, Outcome, OutputChannel } from './engine/constants.ts';
 import type { EffectiveParameters, RuntimeParameters } from './engine/definition.ts';
 import type { MetricName } from './observability/metric-names.ts';

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type CompletedBy, decisionDueAt } from '../engine/completion.ts';
+import { decisionDueAt } from '../engine/completion/deadline.ts';
+import type { CompletedBy } from '../engine/completion/decision.ts';
 import type { AggregateStatus, Outcome, OutputChannel } from '../engine/constants.ts';
 import { decodeMembers, encodeMembers } from '../engine/members.ts';
 import { BadMessageError } from '../errors.ts';

@@ -8,8 +8,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PRODUCER_PREFIX, READER_PREFIXES, type S3ClaimCheck } from '../adapters/s3-claim-check.ts';
+import { FAILURE_ATTRIBUTE } from '../engine/completion/failures.ts';
 import { WireAttribute } from '../engine/correlation.ts';
-import { FAILURE_ATTRIBUTE } from '../engine/failures.ts';
 import type { PartitionedDestination } from '../partitions/destination.ts';
 import type { RoutingPolicy } from '../partitions/routing.ts';
 

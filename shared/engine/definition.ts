@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { InvalidDefinitionError } from '../errors.ts';
+import { countRuleOf, thresholdRuleOf } from './completion/plan.ts';
 import { Algorithm, Strategy } from './constants.ts';
 import { compileExpression } from './expression.ts';
 import { isValidPath } from './path.ts';
-import { countRuleOf, thresholdRuleOf } from './rules.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_TIMEOUT_SECONDS = 365 * 24 * 3600;

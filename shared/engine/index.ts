@@ -8,15 +8,18 @@ export {
   InvalidDefinitionError,
 } from '../errors.ts';
 export * from './aggregation.ts';
-export * from './completion.ts';
+export * from './completion/deadline.ts';
+export * from './completion/decision.ts';
+export * from './completion/failures.ts';
+export * from './completion/plan.ts';
+export * from './completion/predicate.ts';
+export type * from './completion/rule.ts';
+export * from './completion/tally.ts';
 export * from './constants.ts';
 export * from './correlation.ts';
 export * from './definition.ts';
 export * from './event-pattern.ts';
 export * from './expression.ts';
-export * from './failures.ts';
 export * from './lifecycle.ts';
 export * from './path.ts';
-export * from './predicate.ts';
 export * from './request-parameters.ts';
-export * from './rules.ts';

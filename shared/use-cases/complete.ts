@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { aggregate, byReplyOrder, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
-import { CompletedBy, decide, decisionDueAt } from '../engine/completion.ts';
+import { CompletedBy } from '../engine/completion/decision.ts';
+import { validReplies } from '../engine/completion/tally.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
@@ -17,9 +18,8 @@ import {
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
 import { replyExpiry } from './aggregate-life.ts';
-import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
-import { completionState, validReplies } from './evaluate.ts';
+import { decideCompletion } from './decide-completion.ts';
 import { AFTER_DEADLINE, fixedReason, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
 
 /** The output each outcome goes to. */
@@ -147,14 +147,9 @@ async function decidedOnMembers(
   given: ReturnType<typeof endingOf>,
 ): Promise<ReturnType<typeof endingOf> | undefined> {
   if (given.completedBy === CompletedBy.EXTERNAL || given.completedBy === CompletedBy.PURGE) return given;
-  const { state, best } = completionState(definition, { header, replies: members });
-  const byRules = await decideOnReplies(ctx, definition, header, members, state, best);
-  if (byRules.complete) return byRules;
-  const due = decisionDueAt(header);
-  if (given.completedBy !== CompletedBy.DEADLINE && (due === undefined || ctx.clock() < due))
-    return undefined;
-  const atDeadline = decide(definition, state, { type: 'deadline' });
-  return atDeadline.complete ? atDeadline : undefined;
+  const at = given.completedBy === CompletedBy.DEADLINE ? 'deadline' : 'due';
+  const decision = await decideCompletion(ctx, definition, header, members, at);
+  return decision.complete ? decision : undefined;
 }
 
 /** How a caller ends an aggregate: an outcome, what completed it, and why when it failed. */

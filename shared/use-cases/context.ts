@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import { predicateOf } from '../engine/completion/plan.ts';
+import { readsRequest } from '../engine/completion/predicate.ts';
 import type { Definition } from '../engine/definition.ts';
 import { jsonDepth, MAX_JSON_DEPTH, MAX_REASON_LENGTH } from '../engine/limits.ts';
-import { readsRequest } from '../engine/predicate.ts';
-import { predicateOf } from '../engine/rules.ts';
 import { BadMessageError, isUnfixable } from '../errors.ts';
 import type {
   Clock,

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { CompletedBy, deadlineOf, decisionDueAt } from '../engine/completion.ts';
+import { deadlineOf, decisionDueAt } from '../engine/completion/deadline.ts';
+import { CompletedBy } from '../engine/completion/decision.ts';
+import { needsExpected } from '../engine/completion/plan.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
@@ -336,9 +338,9 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
     }
     case 'none': {
       const count = body.expected;
-      if (definition.completion.strategy === 'all' && !(Number.isInteger(count) && (count as number) >= 0)) {
+      if (needsExpected(definition.completion) && !(Number.isInteger(count) && (count as number) >= 0)) {
         throw new BadMessageError(
-          `body.expected must be a non-negative integer for strategy "all" without fan-out (received ${JSON.stringify(count)})`,
+          `body.expected must be a non-negative integer for strategy "${definition.completion.strategy}" without fan-out (received ${JSON.stringify(count)})`,
         );
       }
       // Without a count the aggregate does not know how many replies to expect (e.g. a broadcast).

@@ -1,4 +1,4 @@
-import { deadlineOf } from '../engine/completion.ts';
+import { deadlineOf } from '../engine/completion/deadline.ts';
 import type { EffectiveParameters } from '../engine/definition.ts';
 import type { AggregateHeader, StoredReply } from '../ports.ts';
 

@@ -1,4 +1,5 @@
-import { deadlineOf, openDueAt } from '../engine/completion.ts';
+import { deadlineOf, openDueAt } from '../engine/completion/deadline.ts';
+import { validReplies } from '../engine/completion/tally.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import type { Definition } from '../engine/definition.ts';
 import { replyOutputId } from '../engine/output-ids.ts';
@@ -7,7 +8,6 @@ import type { AggregateHeader, AggregateSnapshot, RawMessage, StoredReply } from
 import { QueueRole } from '../topology/topology.ts';
 import { replyExpiry } from './aggregate-life.ts';
 import type { FaninContext } from './context.ts';
-import { validReplies } from './evaluate.ts';
 
 /**
  * Late replies go to the late output: replies outside the member set the seal fixed — from the
@@ -54,7 +54,7 @@ export function onTimeReplies<R extends Pick<StoredReply, 'receivedAt'>>(
 }
 
 /**
- * An aggregate as read, with only the replies that may be members: valid ones (evaluate.ts)
+ * An aggregate as read, with only the replies that may be members: valid ones (engine/completion/tally.ts)
  * received before the deadline in force. What completion is evaluated on.
  */
 export function onTime(snapshot: AggregateSnapshot): AggregateSnapshot {

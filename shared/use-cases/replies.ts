@@ -1,5 +1,7 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { deadlineOf, decisionDueAt, openDueAt, scoreOf } from '../engine/completion.ts';
+import { deadlineOf, decisionDueAt, openDueAt } from '../engine/completion/deadline.ts';
+import { failureOf } from '../engine/completion/failures.ts';
+import { completionThreshold, completionTrigger, scoreOf } from '../engine/completion/plan.ts';
 import { AggregateStatus } from '../engine/constants.ts';
 import {
   correlationKey,
@@ -9,7 +11,6 @@ import {
   WireAttribute,
 } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
-import { failureOf } from '../engine/failures.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { identifierProblem, MAX_AGGREGATE_ID_BYTES, MAX_KEY_LENGTH } from '../engine/limits.ts';
 import { replyShard } from '../engine/members.ts';
@@ -18,7 +19,7 @@ import { MetricName, REPLY_FATE_METRICS } from '../observability/metric-names.ts
 import type { AggregateHeader, RawMessage, ReplyToRecord } from '../ports.ts';
 import { closeByOf, replyExpiry } from './aggregate-life.ts';
 import { resumeCompletion } from './complete.ts';
-import { blocksComplete, completionThreshold, completionTrigger } from './completion-trigger.ts';
+import { blocksComplete } from './completion-trigger.ts';
 import {
   describeError,
   type FaninContext,
@@ -103,7 +104,7 @@ export function arrivalOf(
  * 3. record the replies with one conditional put each — of its own item, or of one pack for the
  *    batch's replies to the aggregate (a duplicate changes nothing) — then read the aggregate back in one consistent query and evaluate completion on that set
  *    (evaluate.ts, which hands a complete aggregate over to complete.ts; a large one is read only
- *    when completion-trigger.ts says the set can be complete);
+ *    when the completion plan's trigger says the set can be complete: engine/completion/plan.ts);
  * 4. unknown replies are held (or routed at once with an unknown timeout of 0; held.ts); late ones
  *    — not in the member set the seal fixed — go to the late output (late.ts).
  *

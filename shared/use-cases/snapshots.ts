@@ -1,4 +1,5 @@
 import { aggregate } from '../engine/aggregation.ts';
+import { validReplies } from '../engine/completion/tally.ts';
 import { EXPRESSION_LIMITS } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
@@ -8,7 +9,6 @@ import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '
 import { QueueRole } from '../topology/topology.ts';
 import { loadReply, missingOf, separateFailures } from './complete.ts';
 import { type FaninContext, keepsRequest, loadStored } from './context.ts';
-import { validReplies } from './evaluate.ts';
 
 /** A snapshot timer. */
 export type SnapshotTimer = Extract<TimerMessage, { kind: 'snapshot' }>;

@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import { decide, decisionDueAt } from '../engine/completion.ts';
+import { decisionDueAt } from '../engine/completion/deadline.ts';
 import { Outcome } from '../engine/constants.ts';
 import { completionStateOf } from '../engine/lifecycle.ts';
 import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { decideOnReplies } from './completion-rules.ts';
 import { describeError, type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
-import { completionState } from './evaluate.ts';
+import { decideCompletion } from './decide-completion.ts';
 import { consolidateHeld, publishUnknown } from './held.ts';
 import { inactivityDeadline } from './inactivity.ts';
 import { onTime } from './late.ts';
@@ -123,9 +122,7 @@ export async function expireAggregate(
   // The replies as read decide first, by the completion rules, as after a reply (evaluate.ts): a
   // reply recorded whose evaluation never ran (its invocation died between the write and the
   // read) completes the aggregate by its rule, never as timed out.
-  const { state, best } = completionState(definition, counted);
-  const byRules = await decideOnReplies(ctx, definition, latest, counted.replies, state, best);
-  const decision = byRules.complete ? byRules : decide(definition, state, { type: 'deadline' });
+  const decision = await decideCompletion(ctx, definition, latest, counted.replies, 'deadline');
   if (decision.complete) await completeAggregate(ctx, aggregateId, decision, snapshot);
 }
 

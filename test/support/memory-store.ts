@@ -1,6 +1,6 @@
 import { heldItem } from '../../shared/adapters/state-items.ts';
 import { replyKey } from '../../shared/adapters/state-keys.ts';
-import { openDueAt } from '../../shared/engine/completion.ts';
+import { openDueAt } from '../../shared/engine/completion/deadline.ts';
 import type { OutputChannel } from '../../shared/engine/constants.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { Definition, RuntimeParameters } from '../../shared/engine/definition.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompletedBy } from '../../../shared/engine/completion.ts';
+import { CompletedBy } from '../../../shared/engine/completion/decision.ts';
 import { AggregateStatus, Outcome } from '../../../shared/engine/constants.ts';
 import { MAX_FAILURE_TEXT_LENGTH, MAX_FAN_OUT, MAX_KEY_LENGTH } from '../../../shared/engine/limits.ts';
 import type { AggregateHeader, RawMessage, Seal } from '../../../shared/ports.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type DefinitionInput,
   effectiveParameters,
   parseDefinition,
   parseDefinitions,
@@ -443,5 +444,103 @@ describe('RuntimeParametersSchema', () => {
 
     // Assess
     expect(result.success).toBe(false);
+  });
+});
+
+describe('parseDefinition: completion rules', () => {
+  const rejection = (input: Partial<DefinitionInput>) => {
+    const error = thrownBy(() => parseDefinition({ name: 'x', completion: { strategy: 'all' }, ...input }));
+    expect(error).toBeInstanceOf(InvalidDefinitionError);
+    return (error as Error).message;
+  };
+
+  it.each([
+    [
+      'a predicate that does not parse',
+      { completion: { strategy: 'predicate', expression: '$count(replies' } },
+      'completion.expression: is not a valid JSONata expression',
+    ],
+    [
+      'an any rule twice',
+      {
+        completion: {
+          strategy: 'any',
+          rules: [
+            { rule: 'count', count: 2 },
+            { rule: 'count', count: 3 },
+          ],
+        },
+      },
+      "completion.rules.1.rule: rule 'count' appears twice",
+    ],
+    [
+      'all-arrived without an expected count',
+      {
+        mode: 'self-starting',
+        correlation: { source: 'path', path: '$.k' },
+        completion: { strategy: 'any', rules: [{ rule: 'all-arrived' }] },
+      },
+      "completion.rules.0.rule: 'all-arrived' needs an expected count",
+    ],
+    [
+      'bounds whose min is above their max',
+      { completion: { strategy: 'count', count: 2 }, requestParameters: { count: { min: 5, max: 2 } } },
+      'requestParameters.count: min must be at most max',
+    ],
+    [
+      'a count bound without a count',
+      { requestParameters: { count: { min: 1, max: 2 } } },
+      "requestParameters.count: completion strategy 'all' has no count for a request to set",
+    ],
+    [
+      'a threshold bound without a threshold',
+      { requestParameters: { threshold: { min: 1, max: 2 } } },
+      'requestParameters.threshold: completion strategy',
+    ],
+    [
+      'an expected bound on a splitter',
+      {
+        fanOut: { type: 'splitter', itemsPath: '$.items', target: 'q' },
+        requestParameters: { expected: { min: 1, max: 2 } },
+      },
+      'requestParameters.expected: a splitter fan-out counts its own replies',
+    ],
+    [
+      'a tolerated percentage above 100',
+      { toleratedFailurePercentage: 101 },
+      'toleratedFailurePercentage: Too big',
+    ],
+  ])('rejects %s, naming the field', (_case, input, message) => {
+    expect(rejection(input as Partial<DefinitionInput>)).toContain(message);
+  });
+
+  it('accepts the any-of of every rule kind, failure tolerance and request bounds together', () => {
+    expect(() =>
+      parseDefinition({
+        name: 'loan',
+        fanOut: { type: 'none' },
+        completion: {
+          strategy: 'any',
+          rules: [
+            {
+              rule: 'threshold',
+              score: { source: 'path', path: '$.rate' },
+              threshold: 3,
+              direction: 'below',
+            },
+            { rule: 'count', count: 3 },
+            { rule: 'predicate', expression: 'true' },
+            { rule: 'all-arrived' },
+          ],
+        },
+        toleratedFailureCount: 1,
+        toleratedFailurePercentage: 25,
+        requestParameters: {
+          count: { min: 1, max: 5 },
+          threshold: { min: 1, max: 5 },
+          expected: { min: 1, max: 9 },
+        },
+      }),
+    ).not.toThrow();
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../../../shared/engine/completion.ts';
+import { failureOf } from '../../../../shared/engine/completion/failures.ts';
+import { decide } from '../../../../shared/engine/completion/plan.ts';
+import { predicateHolds, predicateInput } from '../../../../shared/engine/completion/predicate.ts';
 import { Outcome } from '../../../../shared/engine/constants.ts';
 import { effectiveParameters, parseDefinition } from '../../../../shared/engine/definition.ts';
-import { failureOf } from '../../../../shared/engine/failures.ts';
-import { predicateHolds, predicateInput } from '../../../../shared/engine/predicate.ts';
 
 /**
  * What docs/definitions.md ("Completion predicate") and docs/wire-contract.md (the outputs table,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { predicateHolds } from '../../../../shared/engine/completion/predicate.ts';
 import { compileExpression } from '../../../../shared/engine/expression.ts';
-import { predicateHolds } from '../../../../shared/engine/predicate.ts';
 import { ExpressionError } from '../../../../shared/errors.ts';
 
 const BUDGET = { timeoutMs: 250, maxDepth: 200 };

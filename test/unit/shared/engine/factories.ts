@@ -1,5 +1,5 @@
 import type { AggregationContext, ReplyRecord } from '../../../../shared/engine/aggregation.ts';
-import type { CompletionState } from '../../../../shared/engine/completion.ts';
+import type { ReplyTally } from '../../../../shared/engine/completion/tally.ts';
 import type { InboundMessage } from '../../../../shared/engine/correlation.ts';
 import {
   type Definition,
@@ -60,12 +60,8 @@ export function aContext(overrides: Partial<AggregationContext> = {}): Aggregati
   return { aggregateId: 'agg-1', definition: 'orders', params: {}, at: 1_700_000_000_000, ...overrides };
 }
 
-/** The part of an aggregate's state that completion looks at. */
-export function aState(
-  received: number,
-  expected?: number,
-  params: EffectiveParameters = {},
-): CompletionState {
+/** The tally of an aggregate's replies that completion looks at. */
+export function aState(received: number, expected?: number, params: EffectiveParameters = {}): ReplyTally {
   return expected === undefined ? { received, params } : { received, expected, params };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decisionDueAt, openDueAt } from '../../shared/engine/completion.ts';
-import { effectiveParameters, parseDefinition } from '../../shared/engine/definition.ts';
-import { closeByOf } from '../../shared/use-cases/aggregate-life.ts';
+import { deadlineOf, decisionDueAt, openDueAt } from '../../../../../shared/engine/completion/deadline.ts';
+import { effectiveParameters, parseDefinition } from '../../../../../shared/engine/definition.ts';
+import { closeByOf } from '../../../../../shared/use-cases/aggregate-life.ts';
 
 /**
  * `deadlineSettleSeconds` (docs/definitions.md): the deadline decides that long after the
@@ -31,5 +31,29 @@ describe('the settle window after a deadline', () => {
     expect(() =>
       parseDefinition({ ...base, inactivityTimeoutSeconds: 10, deadlineSettleSeconds: 200 }),
     ).toThrow(/deadlineSettleSeconds/);
+  });
+});
+
+describe('deadlineOf', () => {
+  it('is the opening time plus the timeout, in epoch milliseconds', () => {
+    // Prepare
+    const openedAt = Date.UTC(2024, 0, 1);
+
+    // Act
+    const deadline = deadlineOf({ timeoutSeconds: 90 }, openedAt);
+
+    // Assess
+    expect(deadline).toBe(openedAt + 90_000);
+  });
+
+  it('is undefined without a timeout', () => {
+    // Prepare
+    const params = { count: 3 };
+
+    // Act
+    const deadline = deadlineOf(params, 1_000);
+
+    // Assess
+    expect(deadline).toBeUndefined();
   });
 });

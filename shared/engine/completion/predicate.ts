@@ -1,7 +1,21 @@
-import { byReplyOrder, type ReplyRecord } from './aggregation.ts';
-import { EXPRESSION_LIMITS } from './constants.ts';
-import type { EffectiveParameters } from './definition.ts';
-import { compileExpression, type ExpressionLimits } from './expression.ts';
+import { byReplyOrder, type ReplyRecord } from '../aggregation.ts';
+import { EXPRESSION_LIMITS } from '../constants.ts';
+import type { EffectiveParameters } from '../definition.ts';
+import { compileExpression, type ExpressionLimits } from '../expression.ts';
+import { CompletedBy } from './decision.ts';
+import type { StrategyRule, StrategySpec } from './rule.ts';
+
+/**
+ * `predicate`: complete when the definition's JSONata predicate holds on the replies so far
+ * (evaluated by the caller on the set it read: {@link predicateHolds}); at the deadline it is
+ * timed out. A predicate that fails ends the aggregate `failed` (plan.ts).
+ */
+export const predicateRule: StrategyRule<StrategySpec<'predicate'>> = {
+  onReply: (_spec, tally) => (tally.predicate === true ? CompletedBy.PREDICATE : undefined),
+  atDeadline: 'times-out',
+  reads: () => 'every-batch',
+  predicate: (spec) => spec.expression,
+};
 
 /** A failed reply, as the predicate and the outputs list it. */
 export interface FailedReply {

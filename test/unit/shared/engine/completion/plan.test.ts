@@ -1,15 +1,21 @@
 import { describe, expect, it } from 'vitest';
+import type { CompletionEvent, Decision } from '../../../../../shared/engine/completion/decision.ts';
 import {
-  type CompletionEvent,
-  type Decision,
-  deadlineOf,
+  completionThreshold,
+  completionTrigger,
+  countRuleOf,
   decide,
-  meetsThreshold,
+  LARGE_FAN_OUT,
+  needsExpected,
+  predicateOf,
   scoreOf,
-} from '../../../../shared/engine/completion.ts';
-import { Outcome } from '../../../../shared/engine/constants.ts';
-import type { Definition } from '../../../../shared/engine/definition.ts';
-import { aDefinition, aMessage, anOverrideDefinition, aState } from './factories.ts';
+  tallyOf,
+  thresholdRuleOf,
+} from '../../../../../shared/engine/completion/plan.ts';
+import type { ReplyTally } from '../../../../../shared/engine/completion/tally.ts';
+import { Outcome } from '../../../../../shared/engine/constants.ts';
+import type { Definition, DefinitionInput } from '../../../../../shared/engine/definition.ts';
+import { aDefinition, aMessage, anOverrideDefinition, aState } from '../factories.ts';
 
 const WAIT: Decision = { complete: false };
 const COMPLETED = { complete: true, outcome: Outcome.COMPLETED };
@@ -18,6 +24,11 @@ const PURGED = { complete: true, outcome: Outcome.PURGED };
 
 const REPLY: CompletionEvent = { type: 'reply' };
 const DEADLINE: CompletionEvent = { type: 'deadline' };
+const tallied = (received: number, extra: Partial<ReplyTally> = {}): ReplyTally => ({
+  received,
+  params: {},
+  ...extra,
+});
 const EXTERNAL: CompletionEvent = { type: 'external' };
 const PURGE: CompletionEvent = { type: 'purge' };
 const scored = (score: number): CompletionEvent => ({ type: 'reply', score });
@@ -427,50 +438,6 @@ describe('decide: every strategy', () => {
   });
 });
 
-describe('meetsThreshold', () => {
-  it.each([
-    ['below', 2, 3, true],
-    ['below', 3, 3, true],
-    ['below', 4, 3, false],
-    ['above', 4, 3, true],
-    ['above', 3, 3, true],
-    ['above', 2, 3, false],
-  ] as const)('%s: score %d against threshold %d is %s', (direction, score, threshold, expected) => {
-    // Prepare
-    // (values from the table)
-
-    // Act
-    const met = meetsThreshold(direction, score, threshold);
-
-    // Assess
-    expect(met).toBe(expected);
-  });
-});
-
-describe('deadlineOf', () => {
-  it('is the opening time plus the timeout, in epoch milliseconds', () => {
-    // Prepare
-    const openedAt = Date.UTC(2024, 0, 1);
-
-    // Act
-    const deadline = deadlineOf({ timeoutSeconds: 90 }, openedAt);
-
-    // Assess
-    expect(deadline).toBe(openedAt + 90_000);
-  });
-
-  it('is undefined without a timeout', () => {
-    // Prepare
-    const params = { count: 3 };
-
-    // Act
-    const deadline = deadlineOf(params, 1_000);
-
-    // Assess
-    expect(deadline).toBeUndefined();
-  });
-});
-
 describe('scoreOf', () => {
   const loan = anOverrideDefinition();
 
@@ -531,5 +498,306 @@ describe('scoreOf', () => {
 
     // Assess
     expect(score).toBeUndefined();
+  });
+});
+
+describe('decide: completedBy for every way an aggregate ends', () => {
+  it.each([
+    ['all, the last expected reply', { strategy: 'all' }, tallied(3, { expected: 3 }), REPLY, 'all-arrived'],
+    ['count, the Nth reply', { strategy: 'count', count: 2 }, tallied(2, { expected: 5 }), REPLY, 'count'],
+    [
+      'count, every expected reply when fewer than N',
+      { strategy: 'count', count: 9 },
+      tallied(2, { expected: 2 }),
+      REPLY,
+      'all-arrived',
+    ],
+    ['first, the first reply', { strategy: 'first' }, tallied(1), REPLY, 'first'],
+    [
+      'timeout, every expected reply',
+      { strategy: 'timeout' },
+      tallied(2, { expected: 2 }),
+      REPLY,
+      'all-arrived',
+    ],
+    ['timeout, the deadline', { strategy: 'timeout' }, tallied(1), DEADLINE, 'deadline'],
+    ['all, the deadline', { strategy: 'all' }, tallied(1, { expected: 2 }), DEADLINE, 'deadline'],
+    ['external, a complete command', { strategy: 'external' }, tallied(0), { type: 'external' }, 'external'],
+    ['all, a purge', { strategy: 'all' }, tallied(0), { type: 'purge' }, 'purge'],
+  ] as const)('%s', (_case, completion, current, event, by) => {
+    // Prepare
+    const definition = aDefinition({ completion, timeoutSeconds: 60 } as Partial<DefinitionInput>);
+
+    // Act
+    const decision = decide(definition, current, event);
+
+    // Assess
+    expect(decision).toMatchObject({ complete: true, completedBy: by });
+  });
+
+  it('override: a score at the threshold is reported as the threshold', () => {
+    // Prepare
+    const definition = aDefinition({
+      completion: {
+        strategy: 'override',
+        score: { source: 'path', path: '$.rate' },
+        threshold: 3,
+        direction: 'below',
+      },
+      timeoutSeconds: 60,
+    });
+
+    // Act
+    const decision = decide(definition, tallied(1, { expected: 4 }), { type: 'reply', score: 3 });
+
+    // Assess
+    expect(decision).toMatchObject({ outcome: Outcome.COMPLETED, completedBy: 'threshold' });
+  });
+});
+
+describe('decide: failed replies', () => {
+  const tolerant = aDefinition({ completion: { strategy: 'all' }, toleratedFailureCount: 1 });
+
+  it('count toward every expected reply, so the aggregate completes with them in', () => {
+    expect(decide(tolerant, tallied(3, { expected: 3, failed: 1 }), REPLY)).toMatchObject({
+      outcome: Outcome.COMPLETED,
+      completedBy: 'all-arrived',
+    });
+  });
+
+  it('never count toward a count or first', () => {
+    // Prepare
+    const count = aDefinition({ completion: { strategy: 'count', count: 2 }, toleratedFailureCount: 5 });
+    const first = aDefinition({ completion: { strategy: 'first' }, toleratedFailureCount: 5 });
+
+    // Act
+    const decisions = [
+      decide(count, tallied(2, { expected: 9, failed: 1 }), REPLY),
+      decide(first, tallied(1, { failed: 1 }), REPLY),
+    ];
+
+    // Assess
+    expect(decisions).toStrictEqual([{ complete: false }, { complete: false }]);
+  });
+
+  it('beyond the tolerance end the aggregate failed at once, before any rule, with the reason', () => {
+    expect(decide(tolerant, tallied(2, { expected: 5, failed: 2 }), REPLY)).toStrictEqual({
+      complete: true,
+      outcome: Outcome.FAILED,
+      completedBy: 'failures',
+      reason: '2 replies failed, more than the 1 tolerated (toleratedFailureCount)',
+    });
+  });
+
+  it('a timeout strategy with only failed replies times out at the deadline', () => {
+    // Prepare
+    const timeout = aDefinition({
+      completion: { strategy: 'timeout' },
+      timeoutSeconds: 60,
+      toleratedFailureCount: 3,
+    });
+
+    // Act
+    const decision = decide(timeout, tallied(2, { failed: 2 }), DEADLINE);
+
+    // Assess
+    expect(decision).toMatchObject({ outcome: Outcome.TIMED_OUT, completedBy: 'deadline' });
+  });
+});
+
+describe('the plan: a predicate asked for before the decision', () => {
+  const predicate = aDefinition({ completion: { strategy: 'predicate', expression: 'true' } });
+
+  it('asks for its predicate when the caller has not evaluated it', () => {
+    expect(decide(predicate, tallied(1, { predicate: 'unevaluated' }), REPLY)).toStrictEqual({
+      complete: false,
+      evaluate: 'true',
+    });
+  });
+
+  it('does not ask when failures beyond the tolerance already end the aggregate', () => {
+    expect(decide(predicate, tallied(2, { failed: 1, predicate: 'unevaluated' }), REPLY)).toStrictEqual({
+      complete: true,
+      outcome: Outcome.FAILED,
+      completedBy: 'failures',
+      reason: '1 reply failed; the definition tolerates none',
+    });
+  });
+
+  it('asks nothing of a definition without a predicate, nor at the deadline', () => {
+    expect(decide(count, tallied(1, { expected: 5, predicate: 'unevaluated' }), REPLY)).toStrictEqual({
+      complete: false,
+    });
+    expect(decide(predicate, tallied(1, { predicate: 'unevaluated' }), DEADLINE)).toMatchObject({
+      completedBy: 'deadline',
+    });
+  });
+
+  it('a predicate that failed ends the aggregate failed, reported as the predicate, with its error', () => {
+    expect(
+      decide(predicate, tallied(1, { predicate: { error: 'timed out after 250 ms' } }), REPLY),
+    ).toStrictEqual({
+      complete: true,
+      outcome: Outcome.FAILED,
+      completedBy: 'predicate',
+      reason: 'completion predicate: timed out after 250 ms',
+    });
+  });
+
+  it('a predicate that failed is judged against the failures so far, not the closing set', () => {
+    // Prepare: a tolerated share of the expected replies is unknown without an expected count
+    const tolerant = aDefinition({
+      mode: 'self-starting',
+      correlation: { source: 'path', path: '$.k' },
+      completion: { strategy: 'predicate', expression: 'true' },
+      toleratedFailurePercentage: 10,
+    });
+
+    // Act
+    const decision = decide(tolerant, tallied(2, { failed: 1, predicate: { error: 'boom' } }), REPLY);
+
+    // Assess
+    expect(decision).toMatchObject({ outcome: Outcome.FAILED, completedBy: 'predicate' });
+  });
+});
+
+describe('the plan: failures judged on the set an aggregate closes with', () => {
+  const shareOnly = aDefinition({
+    mode: 'self-starting',
+    correlation: { source: 'path', path: '$.k' },
+    completion: { strategy: 'count', count: 4 },
+    toleratedFailurePercentage: 25,
+  });
+
+  it('waits while no expected count makes a share of the failures known', () => {
+    expect(decide(shareOnly, tallied(3, { failed: 2 }), REPLY)).toStrictEqual({ complete: false });
+  });
+
+  it('fails the closing set whose share of failures is beyond the tolerance', () => {
+    expect(decide(shareOnly, tallied(6, { failed: 2 }), REPLY)).toStrictEqual({
+      complete: true,
+      outcome: Outcome.FAILED,
+      completedBy: 'failures',
+      reason: '2 of 6 replies failed (33.33%), more than the 25% tolerated (toleratedFailurePercentage)',
+    });
+  });
+
+  it('completes a closing set within it', () => {
+    expect(decide(shareOnly, tallied(8, { failed: 2 }), REPLY)).toMatchObject({ completedBy: 'count' });
+  });
+});
+
+describe('tallyOf', () => {
+  const header = { definition: 'orders', expected: 4, params: {} };
+  const replies = [
+    { score: 3.2 },
+    { score: 2.9 },
+    { failure: 'down' },
+    { score: 1.0, late: true },
+    { score: 0.5, definition: 'other' },
+  ];
+
+  it('counts the valid replies and their failures, with the expected count and parameters', () => {
+    expect(tallyOf(all, header, replies).tally).toStrictEqual({
+      received: 3,
+      failed: 1,
+      params: {},
+      expected: 4,
+    });
+  });
+
+  it('takes the best score of the valid replies in the threshold’s direction', () => {
+    expect(tallyOf(anOverrideDefinition(), header, replies).best).toBe(2.9);
+    expect(tallyOf(anOverrideDefinition({ direction: 'above' }), header, replies).best).toBe(3.2);
+  });
+
+  it('has no best score without a score threshold', () => {
+    expect(tallyOf(all, header, replies).best).toBeUndefined();
+  });
+});
+
+describe('completionTrigger: when a batch reads the whole set', () => {
+  const large = LARGE_FAN_OUT + 1;
+  const splitter = { fanOut: { type: 'splitter', itemsPath: '$.items', target: 'q' } } as const;
+  const at = (expected: number | undefined, count?: number) => ({
+    ...(expected !== undefined ? { expected } : {}),
+    params: count !== undefined ? { count } : {},
+  });
+
+  it.each([
+    ['external: never', { completion: { strategy: 'external' } }, at(large), 'never'],
+    [
+      'timeout to the end: never',
+      { completion: { strategy: 'timeout', completeWhenAllArrived: false }, timeoutSeconds: 60 },
+      at(large),
+      'never',
+    ],
+    [
+      'all, a large splitter: by blocks',
+      { ...splitter, completion: { strategy: 'all' } },
+      at(large),
+      'blocks',
+    ],
+    [
+      'timeout, a large splitter: by blocks',
+      { ...splitter, completion: { strategy: 'timeout' }, timeoutSeconds: 60 },
+      at(large),
+      'blocks',
+    ],
+    ['all, large without fan-out: by the counter', { completion: { strategy: 'all' } }, at(large), 'counter'],
+    [
+      'count, large: by the counter',
+      { ...splitter, completion: { strategy: 'count', count: large } },
+      at(large + 10),
+      'counter',
+    ],
+    [
+      'count, a small N of a large fan-out: every batch',
+      { ...splitter, completion: { strategy: 'count', count: 5 } },
+      at(large),
+      'read-all',
+    ],
+    [
+      'all, small: every batch',
+      { ...splitter, completion: { strategy: 'all' } },
+      at(LARGE_FAN_OUT),
+      'read-all',
+    ],
+    ['first, large: every batch', { ...splitter, completion: { strategy: 'first' } }, at(large), 'read-all'],
+    [
+      'any of all-arrived, large: every batch',
+      { ...splitter, completion: { strategy: 'any', rules: [{ rule: 'all-arrived' }] } },
+      at(large),
+      'read-all',
+    ],
+  ] as const)('%s', (_case, input, header, trigger) => {
+    expect(completionTrigger(aDefinition(input as Partial<DefinitionInput>), header)).toBe(trigger);
+  });
+
+  it('completionThreshold: the count (the request’s first) capped by the expected count, else the expected count', () => {
+    const byCount = aDefinition({ completion: { strategy: 'count', count: 300 } });
+    expect(completionThreshold(byCount, at(1000))).toBe(300);
+    expect(completionThreshold(byCount, at(1000, 200))).toBe(200);
+    expect(completionThreshold(byCount, at(100))).toBe(100);
+    expect(completionThreshold(byCount, at(undefined))).toBe(300);
+    expect(completionThreshold(all, at(700))).toBe(700);
+    expect(completionThreshold(all, at(undefined))).toBe(0);
+  });
+});
+
+describe('the plan: what a completion declares', () => {
+  it('only all needs an expected count from a request without fan-out', () => {
+    expect(needsExpected(all.completion)).toBe(true);
+    expect(needsExpected(count.completion)).toBe(false);
+    expect(needsExpected(timeout.completion)).toBe(false);
+  });
+
+  it('says its count, threshold and predicate where it has them', () => {
+    expect(countRuleOf(count.completion)).toBe(3);
+    expect(countRuleOf(all.completion)).toBeUndefined();
+    expect(thresholdRuleOf(anOverrideDefinition().completion)).toMatchObject({ threshold: 3 });
+    expect(thresholdRuleOf(first.completion)).toBeUndefined();
+    expect(predicateOf({ strategy: 'predicate', expression: 'true' })).toBe('true');
+    expect(predicateOf(external.completion)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
-import type { Definition } from './definition.ts';
-import { MAX_FAILURE_TEXT_LENGTH } from './limits.ts';
+import type { Definition } from '../definition.ts';
+import { MAX_FAILURE_TEXT_LENGTH } from '../limits.ts';
 
 /**
  * The message attribute by which a responder answers with a failure instead of a result (Step

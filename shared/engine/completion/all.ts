@@ -1,0 +1,14 @@
+import { CompletedBy } from './decision.ts';
+import type { StrategyRule, StrategySpec } from './rule.ts';
+import { allArrived } from './tally.ts';
+
+/**
+ * `all`: complete when every expected reply is in, failed ones included; at the deadline it is
+ * timed out. Without a fan-out the request must say how many replies to expect.
+ */
+export const allRule: StrategyRule<StrategySpec<'all'>> = {
+  onReply: (_spec, tally) => (allArrived(tally) ? CompletedBy.ALL_ARRIVED : undefined),
+  atDeadline: 'times-out',
+  reads: () => 'when-all-arrived',
+  needsExpected: true,
+};

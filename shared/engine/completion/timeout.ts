@@ -1,0 +1,14 @@
+import { CompletedBy } from './decision.ts';
+import type { StrategyRule, StrategySpec } from './rule.ts';
+import { allArrived } from './tally.ts';
+
+/**
+ * `timeout`: wait for the deadline, then complete with what arrived (nothing: timed out); with
+ * `completeWhenAllArrived` (the default) it completes earlier once every expected reply is in.
+ */
+export const timeoutRule: StrategyRule<StrategySpec<'timeout'>> = {
+  onReply: (spec, tally) =>
+    spec.completeWhenAllArrived && allArrived(tally) ? CompletedBy.ALL_ARRIVED : undefined,
+  atDeadline: 'completes-with-what-arrived',
+  reads: (spec) => (spec.completeWhenAllArrived ? 'when-all-arrived' : 'never'),
+};
