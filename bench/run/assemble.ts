@@ -8,7 +8,7 @@ import {
 import { fixedMonthly } from '../cost/fixed.ts';
 import { replyFloorPerMillion } from '../cost/floor.ts';
 import type { Prices } from '../cost/prices.ts';
-import { addUsage, billPerMillion, usageOf } from '../cost/usage.ts';
+import { addUsage, type Bill, billPerMillion, type Usage, usageOf } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import { grouped, total } from '../measure/counters.ts';
 import {
@@ -82,97 +82,20 @@ export interface Measured {
 }
 
 /**
- * The results (`bench/results/*.json`, see `schema.ts`) from what the phases measured: the
+ * The results (`bench/results/*.json`, see `report/schema.ts`) from what the phases measured: the
  * contract figures first (the headline pattern's), then the headline run per reply, the
  * saturated run against the store's capacity, the costs, the scale curve and the hot aggregate.
  */
 export function assemble(input: Measured): Results {
-  const { prices } = input;
   const arrival = arrivalResults(input.arrival, input.defaultBatching, input.timers, input.prices);
-  const headline = input.arrival.find(
-    (p) =>
-      p.pattern === HEADLINE_PATTERN &&
-      p.batchingWindowSeconds === input.defaultBatching.windowSeconds &&
-      p.batchSize === input.defaultBatching.batchSize &&
-      p.drainIntervalSeconds === (input.defaultBatching.drainIntervalSeconds ?? 0) &&
-      p.replies / p.aggregates === 10,
-  );
-  if (!headline) throw new Error('no headline arrival phase');
   const head = arrival[HEADLINE_PATTERN];
-  const replies = headline.replies;
-  const aggregates = headline.aggregates;
-  const c = headline.counters;
-  const saturated = input.saturated;
+  const { saturated } = input;
   const repliesPerSecond = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
-  const notEmpty = (detail: string) => !detail.includes('(empty)');
-
-  // Cost of one aggregate: its own work plus its deadline timer firing later (measured apart), in
-  // the variant that arrives as the headline's requests do; the paced variant's beside it.
-  const timers = input.timers[ARRIVAL_TIMER_VARIANT];
-  const timerUsage = usageOf(timers.counters, 'fanin', Math.max(1, timers.fired), prices);
-  const pacedTimerUsage = usageOf(
-    input.timers.paced.counters,
-    'fanin',
-    Math.max(1, input.timers.paced.fired),
-    prices,
-  );
-  const ownUsage = usageOf(c, 'fanin', aggregates, prices);
-  const faninUsage = addUsage(ownUsage, timerUsage);
-  const clientUsage = usageOf(c, 'clients', aggregates, prices);
-  const faninBill = billPerMillion(faninUsage, prices);
-  const clientBill = billPerMillion(clientUsage, prices);
-  const pacedFaninBill = billPerMillion(addUsage(ownUsage, pacedTimerUsage), prices);
-  const sfn = stepFunctionsUsage(10, c, aggregates, prices);
-  const sfnBill = billPerMillion(sfn.orchestration, prices, sfn.transitions);
-  const sfnClientBill = billPerMillion(sfn.clients, prices);
-  const naiveAgg = input.naiveHeadline.aggregates;
-  const naiveUsage = {
-    writeUnits: total(input.naiveHeadline.counters, 'ddb.wcu', (who) => who === 'naive') / naiveAgg,
-    readUnits: total(input.naiveHeadline.counters, 'ddb.rcu', (who) => who === 'naive') / naiveAgg,
-    sqsStandard: 0,
-    sqsFifo: 0,
-    invocations: 0,
-    lambdaMs: 0,
-  };
-  const fixed = fixedMonthly(prices, input.topology);
-
-  const { before, after } = input.capacity;
-  const meanCapacity = (before.writesPerSecond + after.writesPerSecond) / 2;
-  const capacitySpread = Math.abs(after.writesPerSecond - before.writesPerSecond) / meanCapacity;
-  const slices = [...before.perSecond, ...after.perSecond];
-  const capacityMeaningful = capacitySpread <= CAPACITY_SPREAD_LIMIT;
-
-  const writeUnitsPerReply: Record<string, number> = {};
-  const baselineRatio: Record<string, number> = {};
-  for (const point of input.scale) {
-    writeUnitsPerReply[String(point.fanOut)] = round(point.fanin.writeUnitsPerReply, 3);
-    baselineRatio[String(point.fanOut)] = round(point.ratio, 2);
-  }
-  const fit = fitUnits(input.scale);
-  const loadAtEnd = loadavg();
-  const faninTotal = round(faninBill.total + clientBill.total, 2);
-  const packedUnits = packedWriteUnitsPerReply();
-  const expressAt = [0.5, 1, 5, 30, 60, 300].map((seconds) => ({
-    seconds,
-    per_million_usd: round(stepFunctionsExpressPerMillion(seconds, prices), 2),
-  }));
+  const bills = headlineBills(input, headlinePhase(input));
+  const scale = scaleFigures(input.scale);
+  const capacity = storeCapacity(input.capacity, repliesPerSecond);
   return {
-    schema: 2,
-    date: new Date().toISOString(),
-    commit: commitOf(),
-    quick: input.quick,
-    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(
-      ' ',
-    ),
-    duration_seconds: Math.round((performance.now() - input.started) / 1000),
-    machine: {
-      cpus: cpus().length,
-      memory_gib: round(totalmem() / 2 ** 30, 1),
-      node: process.version,
-      load_average_start: input.loadAtStart.map((n) => round(n)),
-      load_average_end: loadAtEnd.map((n) => round(n)),
-      emulators: input.emulators,
-    },
+    ...runFigures(input),
     headline_pattern: HEADLINE_PATTERN,
     arrival,
     arrival_setup: {
@@ -194,56 +117,11 @@ export function assemble(input: Measured): Results {
         p99: round(percentile(saturated.latenciesMs, 99), 0),
       },
     },
-    write_units_per_reply: writeUnitsPerReply,
-    baseline_ratio: baselineRatio,
-    write_units_fit: { per_reply: round(fit.perReply, 3), per_aggregate: round(fit.perAggregate, 1) },
+    ...scale,
     sqs_calls_per_reply: head.sqs_calls_per_reply['10'] ?? Number.NaN,
-    fraction_of_store_capacity: capacityMeaningful ? round(repliesPerSecond / meanCapacity, 3) : null,
+    fraction_of_store_capacity: capacity.meaningful ? round(repliesPerSecond / capacity.mean, 3) : null,
     cost_per_million_aggregates_usd: head.cost_per_million_aggregates_usd,
-    headline: {
-      pattern: HEADLINE_PATTERN,
-      aggregates,
-      replies,
-      fan_out: 10,
-      reply_bytes: 1024,
-      stored_payload_bytes: storedPayloadBytes(),
-      elapsed_ms: round(headline.elapsedMs, 0),
-      outcomes: headline.outcomes,
-      per_reply: {
-        write_units: round(total(c, 'ddb.wcu', faninWho) / replies, 3),
-        index_write_units: round(total(c, 'ddb.wcu_index', faninWho) / replies, 3),
-        read_units: round(total(c, 'ddb.rcu', faninWho) / replies, 3),
-        write_units_by_operation: perReply(c, 'ddb.wcu', replies, (who, op) =>
-          faninWho(who) ? `${who} ${op}` : undefined,
-        ),
-        read_units_by_operation: perReply(c, 'ddb.rcu', replies, (who, op) =>
-          faninWho(who) ? `${who} ${op}` : undefined,
-        ),
-        dynamodb_calls_by_operation: perReply(c, 'ddb.calls', replies, (who, op) =>
-          faninWho(who) ? `${who} ${op}` : undefined,
-        ),
-        sqs_calls_by_operation: perReply(c, 'sqs.calls', replies, (who, d) =>
-          notEmpty(d) ? `${who} ${d}` : undefined,
-        ),
-        sqs_billed_requests: perReply(c, 'sqs.billed', replies, (who, d) =>
-          notEmpty(d) ? `${who} ${d.split('|')[0]}` : undefined,
-        ),
-        timer_firing_sqs_calls_by_operation: timerSqsCalls(timers, 10),
-        timer_firing_sqs_calls_by_operation_paced: timerSqsCalls(input.timers.paced, 10),
-        handler_invocations: perReply(c, 'lambda.invocations', replies, (who) => who),
-        records_per_invocation: Object.fromEntries(
-          Object.entries(grouped(c, 'lambda.invocations', (who) => who)).map(([handler, n]) => [
-            handler,
-            round(total(c, 'lambda.records', (who) => who === handler) / n, 2),
-          ]),
-        ),
-        emulator_reported_transaction_write_units: round(
-          total(c, 'ddb.wcu_reported', (who, op) => faninWho(who) && op === 'TransactWriteItems') / replies,
-          3,
-        ),
-        empty_receives_excluded: total(c, 'sqs.calls', (_, d) => !notEmpty(d)),
-      },
-    },
+    headline: headlineFigures(headlinePhase(input), input.timers),
     saturated: {
       pattern: 'independent',
       aggregates: saturated.aggregates,
@@ -251,113 +129,317 @@ export function assemble(input: Measured): Results {
       release_to_last_result_ms: round(saturated.releaseToLastResultMs, 0),
       write_units_per_reply: round(total(saturated.counters, 'ddb.wcu', faninWho) / saturated.replies, 3),
     },
-    store_capacity: {
+    store_capacity: capacity.figures,
+    cost: costFigures(input, bills),
+    scale: input.scale.map(snakeKeys),
+    baseline_sampling_check: input.samplingCheck,
+    hot_aggregate: hotAggregate(input),
+    calibration: snakeKeys(input.calibration),
+    timers: timersFigures(input, bills),
+    sanity: snakeKeys(input.sanity),
+  };
+}
+
+/** The arrival phase of the headline figures: its pattern at the topology's batching, fan-out 10. */
+function headlinePhase(input: Measured): ArrivalPhaseResult {
+  const b = input.defaultBatching;
+  const headline = input.arrival.find(
+    (p) =>
+      p.pattern === HEADLINE_PATTERN &&
+      p.batchingWindowSeconds === b.windowSeconds &&
+      p.batchSize === b.batchSize &&
+      p.drainIntervalSeconds === (b.drainIntervalSeconds ?? 0) &&
+      p.replies / p.aggregates === 10,
+  );
+  if (!headline) throw new Error('no headline arrival phase');
+  return headline;
+}
+
+/** When, where and how the run was made. */
+function runFigures(
+  input: Measured,
+): Pick<Results, 'schema' | 'date' | 'commit' | 'quick' | 'command' | 'duration_seconds' | 'machine'> {
+  const args = process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [];
+  return {
+    schema: 2,
+    date: new Date().toISOString(),
+    commit: commitOf(),
+    quick: input.quick,
+    command: ['npm run bench', ...args].join(' '),
+    duration_seconds: Math.round((performance.now() - input.started) / 1000),
+    machine: {
+      cpus: cpus().length,
+      memory_gib: round(totalmem() / 2 ** 30, 1),
+      node: process.version,
+      load_average_start: input.loadAtStart.map((n) => round(n)),
+      load_average_end: loadavg().map((n) => round(n)),
+      emulators: input.emulators,
+    },
+  };
+}
+
+/** The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out, and the fit. */
+function scaleFigures(
+  points: readonly ScalePoint[],
+): Pick<Results, 'write_units_per_reply' | 'baseline_ratio' | 'write_units_fit'> {
+  const byFanOut = (value: (p: ScalePoint) => number) =>
+    Object.fromEntries(points.map((p) => [String(p.fanOut), value(p)]));
+  const fit = fitUnits(points);
+  return {
+    write_units_per_reply: byFanOut((p) => round(p.fanin.writeUnitsPerReply, 3)),
+    baseline_ratio: byFanOut((p) => round(p.ratio, 2)),
+    write_units_fit: { per_reply: round(fit.perReply, 3), per_aggregate: round(fit.perAggregate, 1) },
+  };
+}
+
+/** The headline run per reply: units, calls and invocations by who and operation. */
+function headlineFigures(headline: ArrivalPhaseResult, timers: TimerFirings): Results['headline'] {
+  const { replies, counters: c } = headline;
+  const notEmpty = (detail: string) => !detail.includes('(empty)');
+  const byFaninOp = (metric: string) =>
+    perReply(c, metric, replies, (who, op) => (faninWho(who) ? `${who} ${op}` : undefined));
+  const invocations = grouped(c, 'lambda.invocations', (who) => who);
+  return {
+    pattern: HEADLINE_PATTERN,
+    aggregates: headline.aggregates,
+    replies,
+    fan_out: 10,
+    reply_bytes: 1024,
+    stored_payload_bytes: storedPayloadBytes(),
+    elapsed_ms: round(headline.elapsedMs, 0),
+    outcomes: headline.outcomes,
+    per_reply: {
+      write_units: round(total(c, 'ddb.wcu', faninWho) / replies, 3),
+      index_write_units: round(total(c, 'ddb.wcu_index', faninWho) / replies, 3),
+      read_units: round(total(c, 'ddb.rcu', faninWho) / replies, 3),
+      write_units_by_operation: byFaninOp('ddb.wcu'),
+      read_units_by_operation: byFaninOp('ddb.rcu'),
+      dynamodb_calls_by_operation: byFaninOp('ddb.calls'),
+      sqs_calls_by_operation: perReply(c, 'sqs.calls', replies, (who, d) =>
+        notEmpty(d) ? `${who} ${d}` : undefined,
+      ),
+      sqs_billed_requests: perReply(c, 'sqs.billed', replies, (who, d) =>
+        notEmpty(d) ? `${who} ${d.split('|')[0]}` : undefined,
+      ),
+      timer_firing_sqs_calls_by_operation: timerSqsCalls(timers[ARRIVAL_TIMER_VARIANT], 10),
+      timer_firing_sqs_calls_by_operation_paced: timerSqsCalls(timers.paced, 10),
+      handler_invocations: perReply(c, 'lambda.invocations', replies, (who) => who),
+      records_per_invocation: Object.fromEntries(
+        Object.entries(invocations).map(([handler, n]) => [
+          handler,
+          round(total(c, 'lambda.records', (who) => who === handler) / n, 2),
+        ]),
+      ),
+      emulator_reported_transaction_write_units: round(
+        total(c, 'ddb.wcu_reported', (who, op) => faninWho(who) && op === 'TransactWriteItems') / replies,
+        3,
+      ),
+      empty_receives_excluded: total(c, 'sqs.calls', (_, d) => !notEmpty(d)),
+    },
+  };
+}
+
+/** The raw store capacity before and after the saturated run, and whether a fraction of it means anything. */
+function storeCapacity(
+  capacity: Measured['capacity'],
+  repliesPerSecond: number,
+): { figures: Results['store_capacity']; mean: number; meaningful: boolean } {
+  const { before, after } = capacity;
+  const mean = (before.writesPerSecond + after.writesPerSecond) / 2;
+  const spread = Math.abs(after.writesPerSecond - before.writesPerSecond) / mean;
+  const slices = [...before.perSecond, ...after.perSecond];
+  const meaningful = spread <= CAPACITY_SPREAD_LIMIT;
+  const fractionOf = (puts: number) => round(repliesPerSecond / puts, 3);
+  return {
+    mean,
+    meaningful,
+    figures: {
       item: 'a reply item with a 1 KB body',
-      concurrency: input.capacity.concurrency,
-      window_ms: input.capacity.durationMs,
+      concurrency: capacity.concurrency,
+      window_ms: capacity.durationMs,
       before: capacityFigures(before),
       after: capacityFigures(after),
-      mean_puts_per_second: round(meanCapacity, 1),
-      spread: round(capacitySpread, 3),
+      mean_puts_per_second: round(mean, 1),
+      spread: round(spread, 3),
       spread_limit: CAPACITY_SPREAD_LIMIT,
       per_second_range: [Math.min(...slices), Math.max(...slices)],
       fraction_range: [
-        round(repliesPerSecond / Math.max(before.writesPerSecond, after.writesPerSecond), 3),
-        round(repliesPerSecond / Math.min(before.writesPerSecond, after.writesPerSecond), 3),
+        fractionOf(Math.max(before.writesPerSecond, after.writesPerSecond)),
+        fractionOf(Math.min(before.writesPerSecond, after.writesPerSecond)),
       ],
-      meaningful: capacityMeaningful,
+      meaningful,
     },
-    cost: {
-      prices_taken: prices.taken,
-      region: prices.region,
-      scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, requests sent in batches of ten, deadline timer armed and fired once, result to a FIFO queue`,
-      timer_firing: ARRIVAL_TIMER_VARIANT,
-      fanin: {
-        usage_per_aggregate: snakeKeys(roundAll(faninUsage)),
-        per_million_aggregates: snakeKeys(roundAll(faninBill)),
-        timer_firing_usage: snakeKeys(roundAll(timerUsage)),
-        timer_firing_usage_paced: snakeKeys(roundAll(pacedTimerUsage)),
-      },
-      fanin_clients: {
-        usage_per_aggregate: snakeKeys(roundAll(clientUsage)),
-        per_million_aggregates: snakeKeys(roundAll(clientBill)),
-      },
-      fanin_total_per_million: faninTotal,
-      fanin_total_per_million_timers_paced: round(pacedFaninBill.total + clientBill.total, 2),
-      step_functions_standard: {
-        transitions_per_aggregate: sfn.transitions,
-        orchestration_per_million: snakeKeys(roundAll(sfnBill)),
-        clients_per_million: snakeKeys(roundAll(sfnClientBill)),
-        total_per_million: round(sfnBill.total + sfnClientBill.total, 2),
-      },
-      step_functions_express: {
-        per_million_by_answer_seconds: expressAt,
-        cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(faninTotal, prices),
-      },
-      reply_floor_per_million: {
-        one_reply_per_batch: round(replyFloorPerMillion(10, { repliesPerBatch: 1 }, prices), 2),
-        ten_replies_per_batch: round(replyFloorPerMillion(10, { repliesPerBatch: 10 }, prices), 2),
-        packed_one_message_per_receive: round(
-          replyFloorPerMillion(
-            10,
-            { repliesPerBatch: 10, messagesPerReceive: 1, writeUnitsPerReply: packedUnits },
-            prices,
-          ),
-          2,
-        ),
-        packed_full_receives: round(
-          replyFloorPerMillion(10, { repliesPerBatch: 10, writeUnitsPerReply: packedUnits }, prices),
-          2,
-        ),
-        packed_write_units_per_reply: round(packedUnits, 3),
-      },
-      naive_baseline_dynamodb: {
-        usage_per_aggregate: {
-          write_units: round(naiveUsage.writeUnits, 2),
-          read_units: round(naiveUsage.readUnits, 2),
-        },
-        per_million_aggregates: round(billPerMillion(naiveUsage, prices).dynamodb, 2),
-      },
-      fixed_monthly: {
-        items: fixed.items.map((i) => ({ ...i, usd: round(i.usd, 3) })),
-        total_usd: round(fixed.total, 2),
-        readme_total_usd: input.readmeAtRest ?? null,
-        reply_partitions: input.topology.replyPartitions,
-      },
+  };
+}
+
+/** The headline's usage and bills: fanin's (its timer's firing added), its clients', Step Functions'. */
+interface HeadlineBills {
+  readonly timerUsage: Usage;
+  readonly pacedTimerUsage: Usage;
+  readonly faninUsage: Usage;
+  readonly clientUsage: Usage;
+  readonly faninBill: Bill;
+  readonly clientBill: Bill;
+  readonly pacedFaninBill: Bill;
+  readonly sfnTransitions: number;
+  readonly sfnBill: Bill;
+  readonly sfnClientBill: Bill;
+  /** fanin end to end, and Step Functions Standard end to end, per million aggregates. */
+  readonly faninTotal: number;
+  readonly sfnTotal: number;
+}
+
+/**
+ * Cost of one aggregate: its own work plus its deadline timer firing later (measured apart), in
+ * the variant that arrives as the headline's requests do; the paced variant's beside it.
+ */
+function headlineBills(input: Measured, headline: ArrivalPhaseResult): HeadlineBills {
+  const { prices, timers } = input;
+  const { counters: c, aggregates } = headline;
+  const firingUsage = (t: TimerFiring) => usageOf(t.counters, 'fanin', Math.max(1, t.fired), prices);
+  const timerUsage = firingUsage(timers[ARRIVAL_TIMER_VARIANT]);
+  const pacedTimerUsage = firingUsage(timers.paced);
+  const ownUsage = usageOf(c, 'fanin', aggregates, prices);
+  const faninUsage = addUsage(ownUsage, timerUsage);
+  const clientUsage = usageOf(c, 'clients', aggregates, prices);
+  const faninBill = billPerMillion(faninUsage, prices);
+  const clientBill = billPerMillion(clientUsage, prices);
+  const sfn = stepFunctionsUsage(10, c, aggregates, prices);
+  const sfnBill = billPerMillion(sfn.orchestration, prices, sfn.transitions);
+  const sfnClientBill = billPerMillion(sfn.clients, prices);
+  return {
+    timerUsage,
+    pacedTimerUsage,
+    faninUsage,
+    clientUsage,
+    faninBill,
+    clientBill,
+    pacedFaninBill: billPerMillion(addUsage(ownUsage, pacedTimerUsage), prices),
+    sfnTransitions: sfn.transitions,
+    sfnBill,
+    sfnClientBill,
+    faninTotal: round(faninBill.total + clientBill.total, 2),
+    sfnTotal: round(sfnBill.total + sfnClientBill.total, 2),
+  };
+}
+
+/** `cost`: the headline's bills beside Step Functions', the floor, the naive baseline and the fixed costs. */
+function costFigures(input: Measured, b: HeadlineBills): Results['cost'] {
+  const { prices } = input;
+  const bill = (x: Bill) => snakeKeys(roundAll(x));
+  const usage = (x: Usage) => snakeKeys(roundAll(x));
+  return {
+    prices_taken: prices.taken,
+    region: prices.region,
+    scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, requests sent in batches of ten, deadline timer armed and fired once, result to a FIFO queue`,
+    timer_firing: ARRIVAL_TIMER_VARIANT,
+    fanin: {
+      usage_per_aggregate: usage(b.faninUsage),
+      per_million_aggregates: bill(b.faninBill),
+      timer_firing_usage: usage(b.timerUsage),
+      timer_firing_usage_paced: usage(b.pacedTimerUsage),
     },
-    scale: input.scale.map(snakeKeys),
-    baseline_sampling_check: input.samplingCheck,
-    hot_aggregate: {
-      measured: { ...snakeKeys(roundAll(input.hot)), counters: undefined },
-      sharded: { ...snakeKeys(roundAll(input.hotSharded)), counters: undefined },
-      aws_limits: snakeKeys(AWS_LIMITS),
-      model: input.model.map(({ design, bounds, simulation }) => ({
-        design: snakeKeys(design),
-        bounds: snakeKeys(roundAll(bounds)),
-        simulation: snakeKeys(roundAll(simulation)),
+    fanin_clients: { usage_per_aggregate: usage(b.clientUsage), per_million_aggregates: bill(b.clientBill) },
+    fanin_total_per_million: b.faninTotal,
+    fanin_total_per_million_timers_paced: round(b.pacedFaninBill.total + b.clientBill.total, 2),
+    step_functions_standard: {
+      transitions_per_aggregate: b.sfnTransitions,
+      orchestration_per_million: bill(b.sfnBill),
+      clients_per_million: bill(b.sfnClientBill),
+      total_per_million: b.sfnTotal,
+    },
+    step_functions_express: {
+      per_million_by_answer_seconds: [0.5, 1, 5, 30, 60, 300].map((seconds) => ({
+        seconds,
+        per_million_usd: round(stepFunctionsExpressPerMillion(seconds, prices), 2),
       })),
+      cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(b.faninTotal, prices),
     },
-    calibration: snakeKeys(input.calibration),
-    timers: {
-      fired: timers.fired,
-      completed_first: timers.outcomes,
-      used: ARRIVAL_TIMER_VARIANT,
-      batched: timerVariantFigures(input.timers.batched, prices),
-      paced: timerVariantFigures(input.timers.paced, prices),
-      ...(input.openTime
-        ? {
-            by_open_seconds: openTimeResults(input.openTime, {
-              headlineUsd: faninTotal,
-              stepFunctionsStandardUsd: round(sfnBill.total + sfnClientBill.total, 2),
-              stepFunctionsClientsUsd: sfnClientBill.total,
-              prices,
-            }),
-            open_time_assumptions: OPEN_TIME_ASSUMPTIONS,
-          }
-        : {}),
-      ...(input.timerKinds ? { by_kind: input.timerKinds } : {}),
-    },
-    sanity: snakeKeys(input.sanity),
+    reply_floor_per_million: replyFloors(prices),
+    naive_baseline_dynamodb: naiveBaseline(input.naiveHeadline, prices),
+    fixed_monthly: fixedFigures(input),
+  };
+}
+
+/** The floor of any design at fan-out 10, one reply per batch to whole packs. */
+function replyFloors(prices: Prices): Results['cost']['reply_floor_per_million'] {
+  const packed = packedWriteUnitsPerReply();
+  const floor = (batching: Parameters<typeof replyFloorPerMillion>[1]) =>
+    round(replyFloorPerMillion(10, batching, prices), 2);
+  return {
+    one_reply_per_batch: floor({ repliesPerBatch: 1 }),
+    ten_replies_per_batch: floor({ repliesPerBatch: 10 }),
+    packed_one_message_per_receive: floor({
+      repliesPerBatch: 10,
+      messagesPerReceive: 1,
+      writeUnitsPerReply: packed,
+    }),
+    packed_full_receives: floor({ repliesPerBatch: 10, writeUnitsPerReply: packed }),
+    packed_write_units_per_reply: round(packed, 3),
+  };
+}
+
+/** The naive baseline's DynamoDB usage and bill at the headline. */
+function naiveBaseline(naive: NaiveResult, prices: Prices): Results['cost']['naive_baseline_dynamodb'] {
+  const units = (metric: string) =>
+    total(naive.counters, metric, (who) => who === 'naive') / naive.aggregates;
+  const usage = { writeUnits: units('ddb.wcu'), readUnits: units('ddb.rcu'), sqsStandard: 0, sqsFifo: 0 };
+  return {
+    usage_per_aggregate: { write_units: round(usage.writeUnits, 2), read_units: round(usage.readUnits, 2) },
+    per_million_aggregates: round(
+      billPerMillion({ ...usage, invocations: 0, lambdaMs: 0 }, prices).dynamodb,
+      2,
+    ),
+  };
+}
+
+/** What an idle deployment costs a month, beside README's figure. */
+function fixedFigures(input: Measured): Results['cost']['fixed_monthly'] {
+  const fixed = fixedMonthly(input.prices, input.topology);
+  return {
+    items: fixed.items.map((i) => ({ ...i, usd: round(i.usd, 3) })),
+    total_usd: round(fixed.total, 2),
+    readme_total_usd: input.readmeAtRest ?? null,
+    reply_partitions: input.topology.replyPartitions,
+  };
+}
+
+/** The hot aggregate's two layouts as measured and the AWS model's rows. */
+function hotAggregate(input: Measured): Results['hot_aggregate'] {
+  return {
+    measured: { ...snakeKeys(roundAll(input.hot)), counters: undefined },
+    sharded: { ...snakeKeys(roundAll(input.hotSharded)), counters: undefined },
+    aws_limits: snakeKeys(AWS_LIMITS),
+    model: input.model.map(({ design, bounds, simulation }) => ({
+      design: snakeKeys(design),
+      bounds: snakeKeys(roundAll(bounds)),
+      simulation: snakeKeys(roundAll(simulation)),
+    })),
+  };
+}
+
+/** `timers`: both deadline-timer variants, and the open-time dimension against the headline. */
+function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
+  const { prices } = input;
+  const used = input.timers[ARRIVAL_TIMER_VARIANT];
+  return {
+    fired: used.fired,
+    completed_first: used.outcomes,
+    used: ARRIVAL_TIMER_VARIANT,
+    batched: timerVariantFigures(input.timers.batched, prices),
+    paced: timerVariantFigures(input.timers.paced, prices),
+    ...(input.openTime
+      ? {
+          by_open_seconds: openTimeResults(input.openTime, {
+            headlineUsd: b.faninTotal,
+            stepFunctionsStandardUsd: b.sfnTotal,
+            stepFunctionsClientsUsd: b.sfnClientBill.total,
+            prices,
+          }),
+          open_time_assumptions: OPEN_TIME_ASSUMPTIONS,
+        }
+      : {}),
+    ...(input.timerKinds ? { by_kind: input.timerKinds } : {}),
   };
 }
 
