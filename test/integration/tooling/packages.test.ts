@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Finished, ROOT, type RuntimeProcess, runProcess, startRuntime } from '../../support/runtime.ts';
+import { kitExamples } from '../../unit/packages/testing/doc-examples.ts';
 
 /**
  * The two npm packages as another project gets them, by their READMEs: `npm run build`, `npm pack`
@@ -453,11 +454,15 @@ describe('@fanin/testing in a project of its own', () => {
     expect(printed.at(-1)?.stdout).toBe('completed all-arrived 2 {"rate":3.4}\n');
   });
 
-  it('gives a TypeScript test the kit with its types', async () => {
+  it("gives a TypeScript test the kit with its types, which docs/definitions.md's kit examples compile against", async () => {
+    // Kills: a page whose examples run (types stripped) but that a TypeScript reader cannot
+    // compile, e.g. a definition whose strategy widens to string without `satisfies DefinitionInput`.
+    const examples = kitExamples(readFileSync(join(ROOT, 'docs/definitions.md'), 'utf8'));
+    expect(examples.length).toBeGreaterThan(10);
     const checked = await typecheck(
       project,
       [
-        "import { type FaninSimulation, simulate, type SentSubRequest } from '@fanin/testing';",
+        "import { type DefinitionInput, type FaninSimulation, simulate, type SentSubRequest } from '@fanin/testing';",
         "const run: FaninSimulation = simulate({ name: 'q', completion: { strategy: 'all' }, timeoutSeconds: 5 });",
         "await run.request({ aggregateId: 'q-1', expected: 1 });",
         'const sent: SentSubRequest[] = run.subRequests();',
@@ -466,6 +471,12 @@ describe('@fanin/testing in a project of its own', () => {
         '// @ts-expect-error an unknown completion strategy',
         "simulate({ name: 'x', completion: { strategy: 'sometimes' } });",
         'console.log(sent, outcome);',
+        '// vitest as the examples use it (this project has no vitest)',
+        'declare function it(name: string, fn: () => Promise<void>): void;',
+        'declare const expect: ((actual: unknown) => Record<string, (...args: unknown[]) => void>) & {',
+        '  stringContaining(text: string): unknown;',
+        '};',
+        ...examples.map((e) => `{\n// docs/definitions.md:${e.line}\n${e.source}\n}`),
       ].join('\n'),
     );
     expect(checked.stdout).toBe('');
