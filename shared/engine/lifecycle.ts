@@ -68,7 +68,7 @@ export function requiredStatus(event: LifecycleEvent): AggregateStatus {
  */
 export type CompletionStage = 'open' | 'completing' | 'resumable' | 'closed';
 
-/** The facts of a header that {@link completionStateOf} reads. */
+/** The facts of a header that {@link completionStageOf} reads. */
 export interface LeasedAggregate extends StoredAggregate {
   readonly lease?: string;
   readonly leaseUntil?: number;
@@ -78,7 +78,7 @@ export interface LeasedAggregate extends StoredAggregate {
  * The one reading of a header's completion stage (see {@link CompletionStage}). A completing
  * header without a lease cannot be taken over, so it is never `resumable`.
  */
-export function completionStateOf(header: LeasedAggregate, now?: number): CompletionStage {
+export function completionStageOf(header: LeasedAggregate, now?: number): CompletionStage {
   if (header.status === AggregateStatus.OPEN) return 'open';
   if (header.status !== AggregateStatus.COMPLETING) return 'closed';
   return now !== undefined && header.lease !== undefined && now >= (header.leaseUntil ?? 0)

@@ -5,7 +5,7 @@ import { validReplies } from '../engine/completion/tally.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import { resultId } from '../engine/output-ids.ts';
 import { ExpressionError, OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
@@ -73,7 +73,7 @@ export async function completeAggregate(
   const read = snapshot ?? (await ctx.store.readAggregate(aggregateId));
   const header = read.header;
   if (!header) return false;
-  const stage = completionStateOf(header);
+  const stage = completionStageOf(header);
   if (stage === 'completing') {
     await resumeCompletion(ctx, header);
     return false;
@@ -184,7 +184,7 @@ function endingOf(
  */
 export async function resumeCompletion(ctx: FaninContext, header: AggregateHeader): Promise<void> {
   const now = ctx.clock();
-  if (completionStateOf(header, now) !== 'resumable') return;
+  if (completionStageOf(header, now) !== 'resumable') return;
   const taken = await ctx.store.takeOver(
     header.aggregateId,
     header.lease as string,

@@ -4,7 +4,7 @@ import { MAX_CURSOR_LENGTH } from '../adapters/state-due.ts';
 import { Outcome } from '../engine/constants.ts';
 import { type Definition, RuntimeParametersSchema, runtimeParameterIssues } from '../engine/definition.ts';
 import { matchesPattern } from '../engine/event-pattern.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import { MAX_AGGREGATE_ID_BYTES } from '../engine/limits.ts';
 import { BadMessageError } from '../errors.ts';
 import type { ActivePage, AggregateHeader, RawMessage } from '../ports.ts';
@@ -103,7 +103,7 @@ export async function handleControl(
     }
     const aggregates = page.aggregates
       .map((a) => a.header)
-      .filter((header) => completionStateOf(header) === 'open')
+      .filter((header) => completionStageOf(header) === 'open')
       .sort((x, y) => x.openedAt - y.openedAt)
       .map(activeSummary);
     await ctx.outputs.publish(QueueRole.STATUS, {
@@ -133,7 +133,7 @@ export async function handleControl(
     const header = await ctx.store.getHeader(command.aggregateId);
     const affected =
       header &&
-      completionStateOf(header) !== 'closed' &&
+      completionStageOf(header) !== 'closed' &&
       (await completeAggregate(ctx, command.aggregateId, outcome))
         ? [command.aggregateId]
         : [];
@@ -224,7 +224,7 @@ async function completeEvery(
       return;
     }
     const targets = page.aggregates.filter(
-      ({ header }) => header.openedAt <= openedUpTo && completionStateOf(header) !== 'closed',
+      ({ header }) => header.openedAt <= openedUpTo && completionStageOf(header) !== 'closed',
     );
     // In index order, never starting one once time runs short (after the first: every part moves
     // on); those started all finish, so the ones done are a prefix of the page.

@@ -1,5 +1,5 @@
 import type { Definition } from '../engine/definition.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import type { AggregateSnapshot } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import type { FaninContext } from './context.ts';
@@ -20,7 +20,7 @@ export async function evaluate(
 ): Promise<'completed' | 'waiting' | 'lost'> {
   const header = snapshot.header;
   if (!header) return 'waiting';
-  const stage = completionStateOf(header);
+  const stage = completionStageOf(header);
   if (stage === 'completing') {
     await resumeCompletion(ctx, header);
     return 'waiting';

@@ -1,5 +1,5 @@
 import { stateLifeSeconds } from '../engine/definition.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import type { HeldReply, RawMessage } from '../ports.ts';
 import { type FaninContext, loadStored, resolvePayload, storable } from './context.ts';
 import { publishUnknownOutput } from './late.ts';
@@ -127,7 +127,7 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   const replies = await Promise.all(claimed.map((h) => heldAsReply(ctx, h)));
   await judgeAndRecord(ctx, header, replies, (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId));
   const after = await ctx.store.getHeader(aggregateId);
-  return !after || completionStateOf(after) !== 'open';
+  return !after || completionStageOf(after) !== 'open';
 }
 
 /** A held reply as a reply again; a claim-check pointer is resolved now, as on first receipt. */

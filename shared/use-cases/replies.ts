@@ -11,7 +11,7 @@ import {
   WireAttribute,
 } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters } from '../engine/definition.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import { identifierProblem, MAX_AGGREGATE_ID_BYTES, MAX_KEY_LENGTH } from '../engine/limits.ts';
 import { replyShard } from '../engine/members.ts';
 import { BadMessageError, CorrelationError, isUnfixable } from '../errors.ts';
@@ -397,7 +397,7 @@ async function recordAndEvaluate(
   batch: readonly Reply[],
 ): Promise<void> {
   let replies = batch;
-  if (completionStateOf(header) !== 'open') {
+  if (completionStageOf(header) !== 'open') {
     const duplicates = replies.filter((r) => header.members?.includes(r.replyId)).length;
     ctx.metrics?.count(MetricName.REPLIES_DUPLICATE, definition.name, duplicates);
     await settle(ctx, definition, header, replies);
@@ -444,7 +444,7 @@ async function recordAndEvaluate(
     await expireAggregate(ctx, header.aggregateId, false);
     const current = await ctx.store.getHeader(header.aggregateId);
     if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
-    if (completionStateOf(current) !== 'open') {
+    if (completionStageOf(current) !== 'open') {
       await settle(ctx, definition, current, replies, afterDeadline);
       return;
     }
@@ -460,7 +460,7 @@ async function recordAndEvaluate(
     // reply set is read only when these replies could complete the aggregate.
     const current = await ctx.store.getHeader(header.aggregateId);
     if (!current) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
-    if (completionStateOf(current) !== 'open') {
+    if (completionStageOf(current) !== 'open') {
       await settle(ctx, definition, current, replies);
       return;
     }
@@ -471,7 +471,7 @@ async function recordAndEvaluate(
   const snapshot = await ctx.store.readAggregate(header.aggregateId);
   const after = snapshot.header;
   if (!after) throw new Error(`aggregate ${header.aggregateId} vanished while open`);
-  if (completionStateOf(after) !== 'open') {
+  if (completionStageOf(after) !== 'open') {
     await settle(ctx, definition, after, replies);
     return;
   }
@@ -532,5 +532,5 @@ async function settle(
       );
     }
   }
-  if (completionStateOf(header) === 'completing') await resumeCompletion(ctx, header);
+  if (completionStageOf(header) === 'completing') await resumeCompletion(ctx, header);
 }

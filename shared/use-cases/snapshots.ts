@@ -2,7 +2,7 @@ import { aggregate } from '../engine/aggregation.ts';
 import { validReplies } from '../engine/completion/tally.ts';
 import { EXPRESSION_LIMITS } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import { snapshotId } from '../engine/output-ids.ts';
 import { ExpressionError, OutputTooLargeError } from '../errors.ts';
 import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '../ports.ts';
@@ -49,7 +49,7 @@ export async function takeSnapshot(
   const header = await ctx.store.getHeader(aggregateId);
   const definition = header ? ctx.definitions.get(header.definition) : undefined;
   const interval = definition?.snapshotIntervalSeconds;
-  if (!header || completionStateOf(header) !== 'open' || !definition || interval === undefined) {
+  if (!header || completionStageOf(header) !== 'open' || !definition || interval === undefined) {
     await armSnapshot(ctx, undefined, ctx.clock(), aggregateId, item);
     return;
   }

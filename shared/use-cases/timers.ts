@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decisionDueAt } from '../engine/completion/deadline.ts';
 import { Outcome } from '../engine/constants.ts';
-import { completionStateOf } from '../engine/lifecycle.ts';
+import { completionStageOf } from '../engine/lifecycle.ts';
 import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
@@ -76,7 +76,7 @@ export async function expireAggregate(
 ): Promise<void> {
   const header = await ctx.store.getHeader(aggregateId);
   if (!header) return;
-  const stage = completionStateOf(header, ctx.clock());
+  const stage = completionStageOf(header, ctx.clock());
   if (stage === 'completing' || stage === 'resumable') {
     // The sweeper (no re-arming) found a completion whose owner's lease ran out: it resumes it.
     if (!rearm && stage === 'resumable')
@@ -97,7 +97,7 @@ export async function expireAggregate(
   if (await consolidateHeld(ctx, aggregateId)) return;
   const snapshot = await ctx.store.readAggregate(aggregateId);
   const latest = snapshot.header;
-  if (!latest || completionStateOf(latest) !== 'open') return;
+  if (!latest || completionStageOf(latest) !== 'open') return;
   // Only replies received before the deadline in force count or move it (late.ts, onTimeReplies).
   const counted = onTime(snapshot);
   const moved = inactivityDeadline(latest, counted.replies);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigEnv, ConfigurationError, configToEnv, loadConfig } from '../../shared/config.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import { WireAttribute } from '../../shared/engine/correlation.ts';
-import { completionStateOf } from '../../shared/engine/lifecycle.ts';
+import { completionStageOf } from '../../shared/engine/lifecycle.ts';
 import type { AggregateHeader, RawMessage } from '../../shared/ports.ts';
 import { QueueRole } from '../../shared/topology/topology.ts';
 import { handleReplies } from '../../shared/use-cases/replies.ts';
@@ -119,7 +119,7 @@ describe('the reply use case over in-memory ports', () => {
   });
 });
 
-describe('completionStateOf', () => {
+describe('completionStageOf', () => {
   const base = anOpenHeader('s-1');
   it.each([
     ['open', base, undefined, 'open'],
@@ -144,7 +144,7 @@ describe('completionStateOf', () => {
     ['completing without a lease', { ...base, status: AggregateStatus.COMPLETING }, 99, 'completing'],
     ['closed', { ...base, status: AggregateStatus.CLOSED }, 99, 'closed'],
   ] as const)('reads %s', (_, header, now, stage) => {
-    expect(completionStateOf(header, now)).toBe(stage);
+    expect(completionStageOf(header, now)).toBe(stage);
   });
 });
 
