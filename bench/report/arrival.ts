@@ -1,4 +1,4 @@
-import { fmt, table, usd } from './format.ts';
+import { fmt, prose, table, usd } from './format.ts';
 import type { ArrivalFigures, ArrivalPatternName, BatchingComparison, Results } from './schema.ts';
 
 const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
@@ -28,11 +28,19 @@ function ownWorkText(r: Results, names: readonly ArrivalPatternName[]): string[]
   const batching = shown.map((p) => {
     const b = r.arrival[p].reply_floor_batching;
     return b
-      ? `\`${p}\` ${fmt(b.replies_per_batch, 2)} replies per batch, ${fmt(b.messages_per_receive, 2)} per receive, ${fmt(b.write_units_per_reply, 3)} write units per reply`
+      ? prose`\`${p}\` ${fmt(b.replies_per_batch, 2)} replies per batch, ${fmt(b.messages_per_receive, 2)} per
+        receive, ${fmt(b.write_units_per_reply, 3)} write units per reply`
       : '';
   });
   return [
-    `The floor is what each reply costs at the least whatever the design (\`replyFloorPerMillion\` in \`bench/cost.ts\`; see "Cost per million aggregates"), taken at the batching the pattern measured: ${batching.join('; ')}. The aggregate's own work is the end-to-end cost less that floor: its header, \`due\` entry, seal and close, its fan-out's requests and result, its reads, its timer, and every Lambda millisecond (the floor counts none); by service, the floor's part of each is taken off, so a service where fanin batches more than the floor assumes (the responders' \`SendMessageBatch\` in \`together\`) can come out below zero. \`arrival.<pattern>.own_work_per_million_aggregates_usd\` in the JSON, beside \`reply_floor_per_million_aggregates_usd\`.`,
+    prose`The floor is what each reply costs at the least whatever the design (\`replyFloorPerMillion\` in
+      \`bench/cost.ts\`; see "Cost per million aggregates"), taken at the batching the pattern measured:
+      ${batching.join('; ')}. The aggregate's own work is the end-to-end cost less that floor: its header,
+      \`due\` entry, seal and close, its fan-out's requests and result, its reads, its timer, and every
+      Lambda millisecond (the floor counts none); by service, the floor's part of each is taken off, so a
+      service where fanin batches more than the floor assumes (the responders' \`SendMessageBatch\` in
+      \`together\`) can come out below zero. \`arrival.<pattern>.own_work_per_million_aggregates_usd\` in
+      the JSON, beside \`reply_floor_per_million_aggregates_usd\`.`,
     '',
   ];
 }
@@ -56,14 +64,39 @@ export function arrivalSection(r: Results): string[] {
   const lines = [
     '## Arrival patterns',
     '',
-    `Each pattern runs the same aggregates (fan-out 10, 1 KB replies, results collected) through the real handlers: every request is sent at once, the responders hold every answer until all sub-requests are in, then release them at ${fmt(s.offered_replies_per_second, 0)} replies/s${r.arrival.independent?.measured.some((f) => f.fan_out !== 10) ? ' (the larger fan-outs as fast as the responders send)' : ''}:`,
+    prose`Each pattern runs the same aggregates (fan-out 10, 1 KB replies, results collected) through the real
+      handlers: every request is sent at once, the responders hold every answer until all sub-requests are
+      in, then release them at ${fmt(s.offered_replies_per_second, 0)}
+      replies/s${r.arrival.independent?.measured.some((f) => f.fan_out !== 10) ? ' (the larger fan-outs as fast as the responders send)' : ''}:`,
     '',
     ...names.map(
       (p) =>
-        `- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}: ${PATTERN_TEXT[p]}${p === 'independent' ? ` (${s.rotation} aggregates in turn)` : ''}${p === 'spread' ? ` (median ${fmt(s.spread.median_ms, 0)} ms, σ ${s.spread.sigma}, at most ${fmt(s.spread.max_ms / 1000, 0)} s; aggregates taken up at the offered rate)` : ''}.`,
+        prose`- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}:
+          ${PATTERN_TEXT[p]}${
+            p === 'independent'
+              ? prose` (${s.rotation} aggregates in
+          turn)`
+              : ''
+          }${
+            p === 'spread'
+              ? prose` (median ${fmt(s.spread.median_ms, 0)} ms, σ ${s.spread.sigma}, at
+          most ${fmt(s.spread.max_ms / 1000, 0)} s; aggregates taken up at the offered rate)`
+              : ''
+          }.`,
     ),
     '',
-    `Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart) added${batched && r.timers.used === 'batched' ? `: the batched variant's, since every pattern sends its requests in \`SendMessageBatch\`es of ten (its timers measured ${fmt(batched.arming_per_aggregate.timer_sends, 2)} sends, ${fmt(batched.firing_per_aggregate.receives, 2)} receives, ${fmt(batched.firing_per_aggregate.deletes, 2)} deletes and ${fmt(batched.firing_per_aggregate.invocations, 2)} timer invocations per aggregate; the end-to-end cost with the paced variant's firing, requests one at a time, is the last row)` : ''}.`,
+    prose`Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart)
+      added${
+        batched && r.timers.used === 'batched'
+          ? prose`: the batched variant's, since every pattern sends
+      its requests in \`SendMessageBatch\`es of ten (its timers measured
+      ${fmt(batched.arming_per_aggregate.timer_sends, 2)} sends,
+      ${fmt(batched.firing_per_aggregate.receives, 2)} receives,
+      ${fmt(batched.firing_per_aggregate.deletes, 2)} deletes and
+      ${fmt(batched.firing_per_aggregate.invocations, 2)} timer invocations per aggregate; the end-to-end
+      cost with the paced variant's firing, requests one at a time, is the last row)`
+          : ''
+      }.`,
     '',
     ...table(
       [`reply batching window ${s.default_batching_window_seconds} s`, ...names.map((p) => `\`${p}\``)],
@@ -147,10 +180,32 @@ export function arrivalSection(r: Results): string[] {
     lines.push(
       '### Batching window',
       '',
-      `\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open until it holds \`replyBatchSize\` replies (\`BatchSize\`: ${s.default_batch_size} by default, above 10 only with a window of at least 1 s) or the window runs out. The replies of one aggregate that share a batch are recorded as one pack, compressed together, and larger batches take fewer receives, deletes and invocations per reply; the price is latency, since an aggregate's last reply waits for its batch's window to run out.${batchingFindings(r, compared)}`,
+      prose`\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open
+        until it holds \`replyBatchSize\` replies (\`BatchSize\`: ${s.default_batch_size} by default, above
+        10 only with a window of at least 1 s) or the window runs out. The replies of one aggregate that
+        share a batch are recorded as one pack, compressed together, and larger batches take fewer receives,
+        deletes and invocations per reply; the price is latency, since an aggregate's last reply waits for
+        its batch's window to run out.${batchingFindings(r, compared)}`,
       '',
       ...drainText(r, compared),
-      `Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first; "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must cover for them to share a batch${s.independent_reply_span_seconds === undefined ? '' : ` (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last: ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`}; "receives / reply" counts the receives from the reply partitions that returned messages (one per reply when each returns one message, a tenth when each returns ten)${anyDrained(r, compared) ? `; a drain's batch is one of its calls to the use case; "aggregates split" counts, with a drain, the phase's aggregates (${fmt(drainedPhaseAggregates(r, compared), 0)}) whose replies were taken by more than one drain${anyStraddled(r, compared) ? '; "aligned" and "straddled" as above' : ''}` : ''}:`,
+      prose`Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first;
+        "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must
+        cover for them to share a batch${
+          s.independent_reply_span_seconds === undefined
+            ? ''
+            : prose`
+        (\`independent\` sends them about ${fmt(s.independent_reply_span_seconds, 1)} s apart first to last:
+        ${s.rotation} aggregates in turn at ${fmt(s.offered_replies_per_second, 0)} replies/s)`
+        }; "receives
+        / reply" counts the receives from the reply partitions that returned messages (one per reply when
+        each returns one message, a tenth when each returns ten)${
+          anyDrained(r, compared)
+            ? prose`; a drain's
+        batch is one of its calls to the use case; "aggregates split" counts, with a drain, the phase's
+        aggregates (${fmt(drainedPhaseAggregates(r, compared), 0)}) whose replies were taken by more than
+        one drain${anyStraddled(r, compared) ? '; "aligned" and "straddled" as above' : ''}`
+            : ''
+        }:`,
       '',
       ...table(
         [
@@ -172,7 +227,14 @@ export function arrivalSection(r: Results): string[] {
         compared.flatMap((p) => r.arrival[p].by_batching.map((b) => settingRow(p, b))),
       ),
       '',
-      `The rig changes the setting by describing the same topology again with \`replyBatchingWindowSeconds\`${anyDrained(r, compared) ? ', `replyBatchSize` and `replyDrainIntervalSeconds`' : ' and `replyBatchSize`'}, replacing its reply pollers (\`Rig.setReplyBatching\`), as a redeploy would. Each partition's pollers (\`replyConcurrency\` of them) gather their batches side by side, as Lambda's do, so the replies of one aggregate can split between batches even within one window. On AWS, Lambda also scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and units per batch do not.${anyDrained(r, compared) ? " A drained partition's pollers are replaced by a drainer (`QueueDrainer`, `local/drainer.ts`) that invokes the reply function's drain handler (`makeReplyDrainHandler`) every interval, the first one interval after the setting is made, as a new schedule's: the drain's receives and deletes are made with fanin's own SQS client and counted as the reply function's calls (`fanin:reply`), priced as fanin's SQS requests and in its Lambda duration, not as an event source's." : ''}`,
+      prose`The rig changes the setting by describing the same topology again with
+        \`replyBatchingWindowSeconds\`${anyDrained(r, compared) ? ', `replyBatchSize` and `replyDrainIntervalSeconds`' : ' and `replyBatchSize`'},
+        replacing its reply pollers (\`Rig.setReplyBatching\`), as a redeploy would. Each partition's
+        pollers (\`replyConcurrency\` of them) gather their batches side by side, as Lambda's do, so the
+        replies of one aggregate can split between batches even within one window. On AWS, Lambda also
+        scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and
+        units per batch do
+        not.${anyDrained(r, compared) ? " A drained partition's pollers are replaced by a drainer (`QueueDrainer`, `local/drainer.ts`) that invokes the reply function's drain handler (`makeReplyDrainHandler`) every interval, the first one interval after the setting is made, as a new schedule's: the drain's receives and deletes are made with fanin's own SQS client and counted as the reply function's calls (`fanin:reply`), priced as fanin's SQS requests and in its Lambda duration, not as an event source's." : ''}`,
       '',
     );
   } else if (r.quick) {
@@ -199,7 +261,18 @@ function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): 
     );
     const was = (pick: (b: BatchingComparison) => string) => `${pick(best)} (${pick(base)})`;
     return [
-      `\`${p}\` ${drained(best) ? `drained every ${fmt(best.drain_interval_seconds, 0)} s in batches of ${fmt(best.batch_size, 0)}` : `at ${fmt(best.batching_window_seconds, 0)} s and ${fmt(best.batch_size, 0)}`}: ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, ${was((b) => fmt(b.write_units_per_reply, 3))} write units, ${was((b) => fmt(b.reply_invocations_per_reply, 3))} reply invocations and ${was((b) => fmt(b.sqs_calls_per_reply, 3))} SQS calls per reply, ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates, latency p50 ${was((b) => `${fmt(b.completion_latency_ms.p50, 0)} ms`)}`,
+      prose`\`${p}\` ${
+        drained(best)
+          ? prose`drained every ${fmt(best.drain_interval_seconds, 0)} s in batches of
+        ${fmt(best.batch_size, 0)}`
+          : prose`at ${fmt(best.batching_window_seconds, 0)} s and
+        ${fmt(best.batch_size, 0)}`
+      }: ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of
+        one aggregate per batch, ${was((b) => fmt(b.write_units_per_reply, 3))} write units,
+        ${was((b) => fmt(b.reply_invocations_per_reply, 3))} reply invocations and
+        ${was((b) => fmt(b.sqs_calls_per_reply, 3))} SQS calls per reply,
+        ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates, latency p50
+        ${was((b) => `${fmt(b.completion_latency_ms.p50, 0)} ms`)}`,
     ];
   });
   return findings.length === 0
@@ -288,7 +361,20 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
       b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
     );
     return [
-      `\`${p}\`${rows.some(straddled) ? ' (aligned)' : ''}: ${fmt(perReceive(drain), 1)} messages per receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch (${fmt(base.replies_per_aggregate_per_batch, 2)} and ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)} (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}), **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)}); latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99 ${fmt(drain.completion_latency_ms.p99 / 1000, 1)} s${drainsText(drainedFigures(r, p, drain), drain)}`,
+      prose`\`${p}\`${rows.some(straddled) ? ' (aligned)' : ''}: ${fmt(perReceive(drain), 1)} messages per
+        receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's
+        setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source
+        measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch
+        (${fmt(base.replies_per_aggregate_per_batch, 2)} and
+        ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply
+        ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and
+        ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)}
+        (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}),
+        **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end
+        (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)});
+        latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99
+        ${fmt(drain.completion_latency_ms.p99 / 1000, 1)}
+        s${drainsText(drainedFigures(r, p, drain), drain)}`,
     ];
   });
   const interval =
@@ -309,13 +395,37 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
     alignedSplits.length === 0
       ? ''
       : noneSplit
-        ? ` For the same reason no aggregate of ${alignedSplits.length > 1 ? 'these phases' : 'this phase'} had its replies taken by two drains ("aggregates split"): the best case for packing.`
-        : ` Aggregates whose replies were taken by two drains: ${alignedSplits.map((n) => fmt(n, 0)).join(' and ')} ("aggregates split").`;
+        ? prose` For the same reason no aggregate of ${alignedSplits.length > 1 ? 'these phases' : 'this phase'}
+          had its replies taken by two drains ("aggregates split"): the best case for packing.`
+        : prose` Aggregates whose replies were taken by two drains:
+          ${alignedSplits.map((n) => fmt(n, 0)).join(' and ')} ("aggregates split").`;
   const straddledLines = straddledText(r, patterns);
   return [
-    `**Drained every ${fmt(interval, 0)} s** (\`replyDrainIntervalSeconds\`): a partition has no event source; every interval one invocation of the reply function receives its backlog, ten messages a receive, records it in batches of \`replyBatchSize\` (1,000 by default for a drained partition) through the same use case, deletes it, and stops at the first receive that finds nothing (a long poll of a second) or once half its timeout is spent. An event source's long poll returns as soon as one message is there, so at a rate its pollers keep up with it receives about one message per call whatever the batch size; a drain receives up to ten from a backlog, and one invocation takes the whole backlog, so the replies of an aggregate that arrived within one interval share a batch and a pack. Measured: ${findings.join('; ')}.`,
+    prose`**Drained every ${fmt(interval, 0)} s** (\`replyDrainIntervalSeconds\`): a partition has no event
+      source; every interval one invocation of the reply function receives its backlog, ten messages a
+      receive, records it in batches of \`replyBatchSize\` (1,000 by default for a drained partition)
+      through the same use case, deletes it, and stops at the first receive that finds nothing (a long poll
+      of a second) or once half its timeout is spent. An event source's long poll returns as soon as one
+      message is there, so at a rate its pollers keep up with it receives about one message per call
+      whatever the batch size; a drain receives up to ten from a backlog, and one invocation takes the whole
+      backlog, so the replies of an aggregate that arrived within one interval share a batch and a pack.
+      Measured: ${findings.join('; ')}.`,
     '',
-    `The price is latency: a reply waits for the next drain, up to the interval (plus the drain's own time), so the p50 above is what this run's timing gave, not a property of the setting. Each ${straddledLines.length > 0 ? 'aligned ' : ''}drained phase begins just after a drain (the first just after the schedule started) and its replies go out within the interval's first part${independent ? ` (\`independent\`'s ${fmt(independent.replies, 0)} replies at ${fmt(s.offered_replies_per_second, 0)} replies/s take about ${fmt(independent.replies / s.offered_replies_per_second, 0)} s)` : ''}, so most of them wait most of the interval; on a steady stream an aggregate's last reply waits anywhere from nothing to the whole interval.${splitText} Every drain ends with one receive that finds the queue empty, and a drain of an idle partition is only that: one receive and one invocation (of about a second, the long poll) per partition and interval whatever the load (${fmt(partitions, 0)} partitions here), left out of the per-reply figures as the event sources' idle long polls are.`,
+    prose`The price is latency: a reply waits for the next drain, up to the interval (plus the drain's own time),
+      so the p50 above is what this run's timing gave, not a property of the setting. Each
+      ${straddledLines.length > 0 ? 'aligned ' : ''}drained phase begins just after a drain (the first just
+      after the schedule started) and its replies go out within the interval's first part${
+        independent
+          ? prose`
+      (\`independent\`'s ${fmt(independent.replies, 0)} replies at ${fmt(s.offered_replies_per_second, 0)}
+      replies/s take about ${fmt(independent.replies / s.offered_replies_per_second, 0)} s)`
+          : ''
+      }, so most
+      of them wait most of the interval; on a steady stream an aggregate's last reply waits anywhere from
+      nothing to the whole interval.${splitText} Every drain ends with one receive that finds the queue
+      empty, and a drain of an idle partition is only that: one receive and one invocation (of about a
+      second, the long poll) per partition and interval whatever the load (${fmt(partitions, 0)} partitions
+      here), left out of the per-reply figures as the event sources' idle long polls are.`,
     '',
     ...straddledLines,
   ];
@@ -326,7 +436,8 @@ function drainsText(phase: ArrivalFigures | undefined, b: BatchingComparison): s
   if (!phase) return '';
   const drains = Math.round(b.reply_invocations_per_reply * phase.replies);
   const batches = Math.round(phase.replies / Math.max(b.replies_per_batch, 1e-9));
-  return ` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in ${fmt(batches, 0)} batches)`;
+  return prose` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in
+    ${fmt(batches, 0)} batches)`;
 }
 
 /**
@@ -347,7 +458,8 @@ function straddledText(r: Results, patterns: readonly ArrivalPatternName[]): str
     const was = (pick: (b: BatchingComparison) => string) => `${pick(cut)} (${pick(aligned)})`;
     const when =
       timing && timing.first_drain_after_release_ms !== null
-        ? `: the first drain came ${fmt(timing.first_drain_after_release_ms / 1000, 1)} s into ${fmt(timing.sending_ms / 1000, 1)} s of sending`
+        ? prose`: the first drain came ${fmt(timing.first_drain_after_release_ms / 1000, 1)} s into
+          ${fmt(timing.sending_ms / 1000, 1)} s of sending`
         : '';
     // At a steady rate: the aggregates in flight where a drain stops, against those an interval completes.
     const fanOut = phase?.fan_out ?? 10;
@@ -355,18 +467,58 @@ function straddledText(r: Results, patterns: readonly ArrivalPatternName[]): str
     const inFlight = p === 'independent' ? s.rotation : undefined;
     const steady =
       inFlight !== undefined && perInterval > inFlight
-        ? ` (at \`independent\`'s ${fmt(s.independent_reply_span_seconds, 1)} s span, ${fmt(inFlight, 0)} aggregates in flight against the ${fmt(perInterval, 0)} an interval completes at ${fmt(s.offered_replies_per_second, 0)} replies/s: about one in ${fmt(perInterval / inFlight, 0)} per stop; not measured)`
+        ? prose` (at \`independent\`'s ${fmt(s.independent_reply_span_seconds, 1)} s span, ${fmt(inFlight, 0)}
+          aggregates in flight against the ${fmt(perInterval, 0)} an interval completes at
+          ${fmt(s.offered_replies_per_second, 0)} replies/s: about one in ${fmt(perInterval / inFlight, 0)}
+          per stop; not measured)`
         : ' (not measured)';
-    const measured = `Measured${when}${timing ? ` (${fmt(timing.partition_drains_during_sending, 0)} partition drains)` : ''}: ${fmt(split, 0)}${aggregates === undefined ? '' : ` of ${fmt(aggregates, 0)}`} aggregates split across drains (aligned: ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)}), ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, ${was((b) => fmt(perReceive(b), 1))} messages per receive, write units per reply ${was((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply ${was((b) => fmt(b.sqs_calls_per_reply, 3))}, **${usd(cut.cost_per_million_aggregates_usd)}** (${usd(aligned.cost_per_million_aggregates_usd)}) per million aggregates end to end, latency p50 ${was((b) => `${fmt(b.completion_latency_ms.p50 / 1000, 1)} s`)}, p99 ${was((b) => `${fmt(b.completion_latency_ms.p99 / 1000, 1)} s`)}${drainsText(phase, cut)}.`;
-    const head = `**A drain in the middle of the sending** (\`${p}\`, "straddled"; the aligned row in brackets): the same phase with its replies held until half their sending time before a drain, so that the drain comes while about half of them are out and the aggregates in flight have replies on both sides of it.`;
+    const measured = prose`Measured${when}${
+      timing
+        ? prose` (${fmt(timing.partition_drains_during_sending, 0)}
+      partition drains)`
+        : ''
+    }: ${fmt(split, 0)}${
+      aggregates === undefined
+        ? ''
+        : prose` of
+      ${fmt(aggregates, 0)}`
+    } aggregates split across drains (aligned:
+      ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)}),
+      ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch,
+      ${was((b) => fmt(perReceive(b), 1))} messages per receive, write units per reply
+      ${was((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply
+      ${was((b) => fmt(b.sqs_calls_per_reply, 3))}, **${usd(cut.cost_per_million_aggregates_usd)}**
+      (${usd(aligned.cost_per_million_aggregates_usd)}) per million aggregates end to end, latency p50
+      ${was((b) => `${fmt(b.completion_latency_ms.p50 / 1000, 1)} s`)}, p99
+      ${was((b) => `${fmt(b.completion_latency_ms.p99 / 1000, 1)} s`)}${drainsText(phase, cut)}.`;
+    const head = prose`**A drain in the middle of the sending** (\`${p}\`, "straddled"; the aligned row in
+      brackets): the same phase with its replies held until half their sending time before a drain, so that
+      the drain comes while about half of them are out and the aggregates in flight have replies on both
+      sides of it.`;
     // A drain that followed the stream: far fewer messages per receive than the aligned drain's.
     const followed = perReceive(cut) < perReceive(aligned) / 2;
     const reading =
       split === 0 && !followed
-        ? `The drain did not cut through them: every aggregate's replies were taken by one drain. A steady stream lies between the two timings: there the aggregates in flight where a drain stops split between two packs${steady}.`
+        ? prose`The drain did not cut through them: every aggregate's replies were taken by one drain. A steady
+          stream lies between the two timings: there the aggregates in flight where a drain stops split
+          between two packs${steady}.`
         : split === 0
-          ? `The drain did not cut through them: it took the backlog ten messages a receive, then kept receiving the replies as they arrived, a few at most a receive (${fmt(perReceive(cut), 1)} on average over the phase), until the first receive that found nothing, after the last reply, so every aggregate's replies again shared one batch. What the timing cost is receives, not packs; and on AWS the drain's duration, which lasts as long as it follows the stream, while the cost model prices Lambda duration from the calls counted and does not see the waiting. Packs split only where a drain stops while replies are still arriving: at a full batch, or once half its timeout is spent, which this phase's sending does not reach. So aligned is the best case for packing and this row is not its worst: it is a drain that comes mid-stream and follows it to its end. On a steady stream a drain takes the backlog, follows the stream until a batch fills or half its timeout is spent, and the aggregates in flight at each such stop split between two packs${steady}.`
-          : `The drain cut through the aggregates in flight: ${fmt(split, 0)} had their replies taken by two drains, so their packs split: the other end of the bracket for a phase of this length, against ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)} aligned, the best case. A steady stream lies between: there the aggregates in flight where a drain stops split${steady}.`;
+          ? prose`The drain did not cut through them: it took the backlog ten messages a receive, then kept
+            receiving the replies as they arrived, a few at most a receive (${fmt(perReceive(cut), 1)} on
+            average over the phase), until the first receive that found nothing, after the last reply, so
+            every aggregate's replies again shared one batch. What the timing cost is receives, not packs;
+            and on AWS the drain's duration, which lasts as long as it follows the stream, while the cost
+            model prices Lambda duration from the calls counted and does not see the waiting. Packs split
+            only where a drain stops while replies are still arriving: at a full batch, or once half its
+            timeout is spent, which this phase's sending does not reach. So aligned is the best case for
+            packing and this row is not its worst: it is a drain that comes mid-stream and follows it to its
+            end. On a steady stream a drain takes the backlog, follows the stream until a batch fills or
+            half its timeout is spent, and the aggregates in flight at each such stop split between two
+            packs${steady}.`
+          : prose`The drain cut through the aggregates in flight: ${fmt(split, 0)} had their replies taken by two
+            drains, so their packs split: the other end of the bracket for a phase of this length, against
+            ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)} aligned, the best case. A steady stream
+            lies between: there the aggregates in flight where a drain stops split${steady}.`;
     return [`${head} ${measured} ${reading}`, ''];
   });
 }

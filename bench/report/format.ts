@@ -31,3 +31,14 @@ export function tableRow(cells: readonly string[]): string {
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   return [tableRow(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(tableRow)];
 }
+
+/**
+ * A template of prose written over several source lines: each line break (and the indentation
+ * after it) in its text is one space.
+ */
+export function prose(strings: TemplateStringsArray, ...values: readonly unknown[]): string {
+  return strings.reduce(
+    (out, text, i) => out + text.replace(/\n */g, ' ') + (i < values.length ? String(values[i]) : ''),
+    '',
+  );
+}

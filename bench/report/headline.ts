@@ -1,5 +1,5 @@
 import { drained, settingText, straddled } from './arrival.ts';
-import { byFanOut, fmt, table, usd } from './format.ts';
+import { byFanOut, fmt, prose, table, usd } from './format.ts';
 import type { Results } from './schema.ts';
 import { longDeadlineText } from './timers.ts';
 
@@ -8,7 +8,11 @@ export function introSection(r: Results): string[] {
   return [
     `# fanin benchmark — ${r.quick ? 'quick' : 'full'} run`,
     '',
-    `${r.date} · \`${r.command}\` · commit \`${r.commit.slice(0, 12)}\` · ${r.duration_seconds} s · ${r.machine.cpus} CPUs, ${r.machine.memory_gib} GiB, Node ${r.machine.node} · emulators: ${r.machine.emulators.join(', ') || 'none (endpoint from the environment)'} · load average ${r.machine.load_average_start.join(' / ')} at the start, ${r.machine.load_average_end.join(' / ')} at the end`,
+    prose`${r.date} · \`${r.command}\` · commit \`${r.commit.slice(0, 12)}\` · ${r.duration_seconds} s ·
+      ${r.machine.cpus} CPUs, ${r.machine.memory_gib} GiB, Node ${r.machine.node} · emulators:
+      ${r.machine.emulators.join(', ') || 'none (endpoint from the environment)'} · load average
+      ${r.machine.load_average_start.join(' / ')} at the start, ${r.machine.load_average_end.join(' / ')} at
+      the end`,
     '',
     '> Throughput and latency here are those of **local emulators** (fauxqs in the benchmark process, DynamoDB Local',
     '> in a JVM) on a small shared machine: read them as ratios (fanin against the raw store, fanin against the baseline),',
@@ -35,7 +39,11 @@ export function headlineSection(r: Results): string[] {
   return [
     '## Headline figures',
     '',
-    `Replies arrive **${r.headline_pattern}ly** (see "Arrival patterns" for all three side by side): each reply sent on its own, round-robin over ${r.arrival_setup.rotation} aggregates at a time, ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s offered; reply batching window ${r.arrival_setup.default_batching_window_seconds} s and batch size ${r.arrival_setup.default_batch_size} (the topology's).`,
+    prose`Replies arrive **${r.headline_pattern}ly** (see "Arrival patterns" for all three side by side): each
+      reply sent on its own, round-robin over ${r.arrival_setup.rotation} aggregates at a time,
+      ${fmt(r.arrival_setup.offered_replies_per_second, 0)} replies/s offered; reply batching window
+      ${r.arrival_setup.default_batching_window_seconds} s and batch size
+      ${r.arrival_setup.default_batch_size} (the topology's).`,
     '',
     ...table(
       ['figure', 'value', 'what it is'],
@@ -43,17 +51,41 @@ export function headlineSection(r: Results): string[] {
         [
           'cost per million aggregates',
           usd(r.cost_per_million_aggregates_usd),
-          `fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus its clients' SQS calls, the deadline timer's firing included${c.fanin_total_per_million_timers_paced === undefined ? '' : ` as it fires when requests are sent in batches of ten, as here (with the firing of requests paced one at a time instead: ${usd(c.fanin_total_per_million_timers_paced)})`}; details below.${cheapestText(r)} Step Functions Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)} (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
+          prose`fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus
+            its clients' SQS calls, the deadline timer's firing
+            included${
+              c.fanin_total_per_million_timers_paced === undefined
+                ? ''
+                : prose` as it fires when
+            requests are sent in batches of ten, as here (with the firing of requests paced one at a time
+            instead: ${usd(c.fanin_total_per_million_timers_paced)})`
+            }; details below.${cheapestText(r)}
+            Step Functions Standard with callback tokens:
+            ${usd(c.step_functions_standard.total_per_million)}
+            (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×).
+            Replies together:
+            ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
         ],
         [
           'write units per reply',
           byFanOut(r.arrival[r.headline_pattern].write_units_per_reply),
-          `every DynamoDB write unit fanin spent on an aggregate (opening, recording, completing, closing, the timer firing) over its replies, 1 KB replies. Replies together: ${byFanOut(r.arrival.together.write_units_per_reply)}; spread: ${byFanOut(r.arrival.spread.write_units_per_reply)}.`,
+          prose`every DynamoDB write unit fanin spent on an aggregate (opening, recording, completing, closing,
+            the timer firing) over its replies, 1 KB replies. Replies together:
+            ${byFanOut(r.arrival.together.write_units_per_reply)}; spread:
+            ${byFanOut(r.arrival.spread.write_units_per_reply)}.`,
         ],
         [
           'completion latency p50 / p99',
           `${fmt(r.completion_latency_ms.p50, 0)} / ${fmt(r.completion_latency_ms.p99, 0)} ms`,
-          `from the moment the last reply of an aggregate is handed to SQS to the moment its result is received from the output queue, over ${r.completion_latency_ms.samples} aggregates. ${r.arrival_setup.default_batching_window_seconds > 0 ? `It is mostly the reply batching window (${r.arrival_setup.default_batching_window_seconds} s) running out` : 'No reply batching window by default'}: see "Batching window" for the trade-off.`,
+          prose`from the moment the last reply of an aggregate is handed to SQS to the moment its result is
+            received from the output queue, over ${r.completion_latency_ms.samples} aggregates.
+            ${
+              r.arrival_setup.default_batching_window_seconds > 0
+                ? prose`It is mostly the reply batching window
+            (${r.arrival_setup.default_batching_window_seconds} s) running
+            out`
+                : 'No reply batching window by default'
+            }: see "Batching window" for the trade-off.`,
         ],
         [
           'SQS calls per reply',
@@ -63,23 +95,26 @@ export function headlineSection(r: Results): string[] {
         [
           'replies per second',
           fmt(r.replies_per_second, 1),
-          `saturated, replies independent: ${fmt(r.saturated.replies, 0)} replies of 1 KB released as fast as the responders send, from the first reply released to the last result read.`,
+          prose`saturated, replies independent: ${fmt(r.saturated.replies, 0)} replies of 1 KB released as fast
+            as the responders send, from the first reply released to the last result read.`,
         ],
         [
           'fraction of store capacity',
           r.fraction_of_store_capacity === null
             ? `not reported (capacity moved ${fmt(r.store_capacity.spread * 100, 0)} % between the windows)`
             : fmt(r.fraction_of_store_capacity, 3),
-          `those replies per second over the raw PutItem rate of the same warm DynamoDB Local, measured just before and just after the run (${fmt(r.store_capacity.before.puts_per_second, 0)} and ${fmt(r.store_capacity.after.puts_per_second, 0)} puts/s); see "Store capacity".`,
+          prose`those replies per second over the raw PutItem rate of the same warm DynamoDB Local, measured just
+            before and just after the run (${fmt(r.store_capacity.before.puts_per_second, 0)} and
+            ${fmt(r.store_capacity.after.puts_per_second, 0)} puts/s); see "Store capacity".`,
         ],
         [
           'scale curve, write units per reply',
           byFanOut(r.write_units_per_reply),
-          `small replies arriving together, fan-out 10 to ${fmt(Math.max(...r.scale.map((p) => p.fan_out)), 0)}, beside the naive baseline (${Object.entries(
-            r.baseline_ratio,
-          )
-            .map(([f, v]) => `${fmt(v, 2)}× @${f}`)
-            .join(', ')}; below 1× the naive design is cheaper).`,
+          prose`small replies arriving together, fan-out 10 to
+            ${fmt(Math.max(...r.scale.map((p) => p.fan_out)), 0)}, beside the naive baseline
+            (${Object.entries(r.baseline_ratio)
+              .map(([f, v]) => `${fmt(v, 2)}× @${f}`)
+              .join(', ')}; below 1× the naive design is cheaper).`,
         ],
       ],
     ),
@@ -101,7 +136,14 @@ function cheapestText(r: Results): string {
     ? rest.find((b) => straddled(b) && b.drain_interval_seconds === cheapest.drain_interval_seconds)
     : undefined;
   const alsoCut = cut
-    ? `, ${usd(cut.cost_per_million_aggregates_usd)} when a drain comes in the middle of the sending (${fmt(cut.aggregates_split_across_drains ?? 0, 0)} aggregates split across drains, ${fmt(1 / Math.max(cut.reply_receives_per_reply, 1e-9), 1)} messages per receive against ${fmt(1 / Math.max(cheapest.reply_receives_per_reply, 1e-9), 1)}, latency p50 ${fmt(cut.completion_latency_ms.p50 / 1000, 1)} s; see "Batching window")`
+    ? prose`, ${usd(cut.cost_per_million_aggregates_usd)} when a drain comes in the middle of the sending
+      (${fmt(cut.aggregates_split_across_drains ?? 0, 0)} aggregates split across drains,
+      ${fmt(1 / Math.max(cut.reply_receives_per_reply, 1e-9), 1)} messages per receive against
+      ${fmt(1 / Math.max(cheapest.reply_receives_per_reply, 1e-9), 1)}, latency p50
+      ${fmt(cut.completion_latency_ms.p50 / 1000, 1)} s; see "Batching window")`
     : '';
-  return ` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(cheapest)}, ${usd(cheapest.cost_per_million_aggregates_usd)} (latency p50 ${fmt(cheapest.completion_latency_ms.p50 / 1000, 1)} s${cut ? ', its replies sent just after a drain' : '; see "Batching window"'})${alsoCut}.`;
+  return prose` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(cheapest)},
+    ${usd(cheapest.cost_per_million_aggregates_usd)} (latency p50
+    ${fmt(cheapest.completion_latency_ms.p50 / 1000, 1)}
+    s${cut ? ', its replies sent just after a drain' : '; see "Batching window"'})${alsoCut}.`;
 }

@@ -1,4 +1,4 @@
-import { fmt, table } from './format.ts';
+import { fmt, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** The hot-aggregate section: both layouts as measured, then the AWS model. */
@@ -19,7 +19,13 @@ export function hotSection(r: Results): string[] {
   return [
     '## Hot aggregate',
     '',
-    `One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition, through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards: ${h.measured.write_shards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards: ${h.sharded.write_shards}\`: the state store spreads the reply items over ${h.sharded.write_shards} partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
+    prose`One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving
+      ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition,
+      through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards:
+      ${h.measured.write_shards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards:
+      ${h.sharded.write_shards}\`: the state store spreads the reply items over ${h.sharded.write_shards}
+      partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header
+      write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
     '',
     ...table(
       [
@@ -43,7 +49,8 @@ export function hotSection(r: Results): string[] {
         row(
           'read units per reply',
           (m) =>
-            `${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set ${fmt(m.set_read_units_per_reply, 3)})`,
+            prose`${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set
+              ${fmt(m.set_read_units_per_reply, 3)})`,
           'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
         ),
         row(
@@ -60,7 +67,8 @@ export function hotSection(r: Results): string[] {
               .filter(([, n]) => n > 0)
               .map(([op, n]) => `${op} ${fmt(n, 2)}`)
               .join(', ')})`,
-          `Lambda-style batches of up to 10 records, batching window ${h.measured.batching_window_seconds} s; DynamoDB calls per invocation.`,
+          prose`Lambda-style batches of up to 10 records, batching window ${h.measured.batching_window_seconds}
+            s; DynamoDB calls per invocation.`,
         ),
         row(
           'write units by partition key',
@@ -107,7 +115,14 @@ export function hotSection(r: Results): string[] {
       ],
     ),
     '',
-    `On AWS, by calculation and simulation from the measured figures: ${fmt(l.key_write_units_per_second, 0)} write units/s and ${fmt(l.key_read_units_per_second, 0)} read units/s per partition key (no split for heat assumed), ${l.call_ms} ms per DynamoDB round trip (as measured per invocation above), ${l.overhead_ms} ms per invocation besides; a throttled put retried in place up to ${l.throttle_retries} times after random × min(1 s, 20·2^attempt ms), then failed back to SQS for ${l.visibility_timeout_seconds} s. The write and read bounds divide the per-key limits by the units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated (token bucket per key, empty at the start, so the rate is the steady state):`,
+    prose`On AWS, by calculation and simulation from the measured figures:
+      ${fmt(l.key_write_units_per_second, 0)} write units/s and ${fmt(l.key_read_units_per_second, 0)} read
+      units/s per partition key (no split for heat assumed), ${l.call_ms} ms per DynamoDB round trip (as
+      measured per invocation above), ${l.overhead_ms} ms per invocation besides; a throttled put retried in
+      place up to ${l.throttle_retries} times after random × min(1 s, 20·2^attempt ms), then failed back to
+      SQS for ${l.visibility_timeout_seconds} s. The write and read bounds divide the per-key limits by the
+      units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated
+      (token bucket per key, empty at the start, so the rate is the steady state):`,
     '',
     ...table(
       [

@@ -1,4 +1,4 @@
-import { fmt, table } from './format.ts';
+import { fmt, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** SQS calls by who, operation and queue: `esm ReceiveMessage · timer 0.01, …`. */
@@ -16,7 +16,16 @@ export function perReplySection(r: Results): string[] {
   return [
     `## Per reply, headline run (fan-out 10, 1 KB replies, ${r.headline_pattern})`,
     '',
-    `Write units per reply: **${fmt(h.write_units, 3)}** (of which ${fmt(h.index_write_units, 3)} on secondary indexes); read units per reply: **${fmt(h.read_units, 3)}**. ${(h.write_units_by_operation['fanin:reply TransactWriteItems'] ?? 0) > 0 ? `DynamoDB Local reported ${fmt(h.emulator_reported_transaction_write_units, 3)} units per reply for the transactions, which it undercounts (see "How units are counted"); the figures here apply DynamoDB's rules to the items written.` : 'The figures apply DynamoDB\'s rules to the items written (see "How units are counted").'}`,
+    prose`Write units per reply: **${fmt(h.write_units, 3)}** (of which ${fmt(h.index_write_units, 3)} on
+      secondary indexes); read units per reply: **${fmt(h.read_units, 3)}**.
+      ${
+        (h.write_units_by_operation['fanin:reply TransactWriteItems'] ?? 0) > 0
+          ? prose`DynamoDB Local reported
+      ${fmt(h.emulator_reported_transaction_write_units, 3)} units per reply for the transactions, which it
+      undercounts (see "How units are counted"); the figures here apply DynamoDB's rules to the items
+      written.`
+          : 'The figures apply DynamoDB\'s rules to the items written (see "How units are counted").'
+      }`,
     '',
     ...table(
       ['who · operation', 'write units / reply', 'read units / reply', 'calls / reply'],
@@ -47,7 +56,8 @@ export function perReplySection(r: Results): string[] {
         : ''
     }in the all-in figures, not in this table).${
       h.timer_firing_sqs_calls_by_operation_paced
-        ? ` With requests paced one at a time, it measured ${calls(h.timer_firing_sqs_calls_by_operation_paced)} (see "Cost per million aggregates").`
+        ? prose` With requests paced one at a time, it measured
+          ${calls(h.timer_firing_sqs_calls_by_operation_paced)} (see "Cost per million aggregates").`
         : ''
     }`,
     '',
@@ -72,7 +82,13 @@ function whereTheUnitsGo(r: Results): string[] {
     .filter(([, v]) => v > 0)
     .sort((a, b) => b[1] - a[1]);
   return [
-    `Where the write units of the headline run go (${fmt(all, 3)} per reply${bytes === undefined ? '' : `; each ${fmt(r.headline.reply_bytes, 0)}-byte JSON body is stored compressed in ${fmt(bytes, 0)} bytes on average, so a reply item fits one write unit`}):`,
+    `Where the write units of the headline run go (${fmt(all, 3)} per reply${
+      bytes === undefined
+        ? ''
+        : prose`;
+      each ${fmt(r.headline.reply_bytes, 0)}-byte JSON body is stored compressed in ${fmt(bytes, 0)} bytes
+      on average, so a reply item fits one write unit`
+    }):`,
     '',
     ...parts.map(([k, v]) => `- ${k}: ${fmt(v, 3)} per reply, ${fmt((100 * v) / all, 0)} %;`),
     `- of all of it, secondary-index writes: ${fmt(h.index_write_units, 3)} per reply.`,

@@ -1,3 +1,4 @@
+import { prose } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** What went wrong during the run, if anything: failed records, loop errors, unknown item sizes, outputs seen. */
@@ -5,13 +6,15 @@ export function sanitySection(r: Results): string[] {
   return [
     '## Sanity',
     '',
-    `Failed records ${r.sanity.failed_records}, poller errors ${r.sanity.poller_errors}, responder errors ${r.sanity.responder_errors}, collector errors ${r.sanity.collector_errors}; transactional updates of items the meter had not seen (costed as 1 KB) ${
-      Object.entries(r.sanity.transaction_sizes_unknown)
+    prose`Failed records ${r.sanity.failed_records}, poller errors ${r.sanity.poller_errors}, responder errors
+      ${r.sanity.responder_errors}, collector errors ${r.sanity.collector_errors}; transactional updates of
+      items the meter had not seen (costed as 1 KB) ${
+        Object.entries(r.sanity.transaction_sizes_unknown)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      }; outputs seen: ${Object.entries(r.sanity.outputs_seen)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', ') || 'none'
-    }; outputs seen: ${Object.entries(r.sanity.outputs_seen)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}.`,
+        .join(', ')}.`,
     '',
   ];
 }

@@ -1,4 +1,4 @@
-import { fmt, table } from './format.ts';
+import { fmt, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** The scale curve: fanin against the naive baseline from fan-out 10 up, with the chart. */
@@ -43,7 +43,9 @@ export function scaleSection(r: Results, svgName: string): string[] {
     ),
     '',
     ...sampledNote(r),
-    `Fitted over the curve, an aggregate costs **${fmt(r.write_units_fit.per_reply, 3)} write units per reply + ${fmt(r.write_units_fit.per_aggregate, 1)} per aggregate** (small replies): the per-reply part does not depend on the fan-out.`,
+    prose`Fitted over the curve, an aggregate costs **${fmt(r.write_units_fit.per_reply, 3)} write units per
+      reply + ${fmt(r.write_units_fit.per_aggregate, 1)} per aggregate** (small replies): the per-reply part
+      does not depend on the fan-out.`,
     '',
     '"All-in" is every write unit of the aggregate\'s life over its replies; "recording" only the reply handler\'s writes that',
     'record replies (a transaction per batch, or a conditional put per reply; for the baseline, its per-reply updates).',
@@ -59,17 +61,30 @@ function sampledNote(r: Results): string[] {
   if (sampled.length === 0) {
     return check
       ? [
-          `Every baseline point here was replayed reply by reply${r.command.includes('--replay-baseline') ? ' (`--replay-baseline`)' : ''}. The sampling a default run uses above fan-out 1,000 (\`sampleNaive\` in \`bench/baseline.ts\`: the item written as it stands before reply k, the real update of reply k measured, the replies in between interpolated) gives ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply at fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against ${fmt(check.replayed_write_units_per_reply, 3)} replayed.`,
+          prose`Every baseline point here was replayed reply by
+            reply${r.command.includes('--replay-baseline') ? ' (`--replay-baseline`)' : ''}. The sampling a
+            default run uses above fan-out 1,000 (\`sampleNaive\` in \`bench/baseline.ts\`: the item written
+            as it stands before reply k, the real update of reply k measured, the replies in between
+            interpolated) gives ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply at
+            fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against
+            ${fmt(check.replayed_write_units_per_reply, 3)} replayed.`,
           '',
         ]
       : [];
   }
   return [
-    `\\* Replaying ${sampled.map((p) => fmt(p.fan_out, 0)).join(', ')} naive updates one by one takes DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of reply k is measured; the replies in between are interpolated (\`sampleNaive\` in \`bench/baseline.ts\`).${
-      check
-        ? ` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed ${fmt(check.replayed_write_units_per_reply, 3)}, sampled at ${check.positions} positions ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply. \`npm run bench -- --replay-baseline\` replays every fan-out.`
-        : ''
-    }`,
+    prose`\\* Replaying ${sampled.map((p) => fmt(p.fan_out, 0)).join(', ')} naive updates one by one takes
+      DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is
+      ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of
+      reply k is measured; the replies in between are interpolated (\`sampleNaive\` in
+      \`bench/baseline.ts\`).${
+        check
+          ? prose` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed
+          ${fmt(check.replayed_write_units_per_reply, 3)}, sampled at ${check.positions} positions
+          ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply. \`npm run bench --
+          --replay-baseline\` replays every fan-out.`
+          : ''
+      }`,
     '',
   ];
 }

@@ -1,16 +1,24 @@
-import { fmt, table } from './format.ts';
+import { fmt, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** The store-capacity figure: both windows, their spread, and whether the ratio means anything. */
 export function storeCapacitySection(r: Results): string[] {
   const k = r.store_capacity;
   const verdict = k.meaningful
-    ? `The two windows agree within ${fmt(k.spread_limit * 100, 0)} %, so the fraction is reported: ${fmt(r.fraction_of_store_capacity, 3)} (${fmt(k.fraction_range[0], 3)}–${fmt(k.fraction_range[1], 3)} against the faster and the slower window).`
-    : `The two windows differ by more than ${fmt(k.spread_limit * 100, 0)} %, so no fraction is reported in the headline: against one window or the other it would be ${fmt(k.fraction_range[0], 3)} or ${fmt(k.fraction_range[1], 3)}, and that spread is the emulator's, not fanin's.`;
+    ? prose`The two windows agree within ${fmt(k.spread_limit * 100, 0)} %, so the fraction is reported:
+      ${fmt(r.fraction_of_store_capacity, 3)} (${fmt(k.fraction_range[0], 3)}–${fmt(k.fraction_range[1], 3)}
+      against the faster and the slower window).`
+    : prose`The two windows differ by more than ${fmt(k.spread_limit * 100, 0)} %, so no fraction is reported in
+      the headline: against one window or the other it would be ${fmt(k.fraction_range[0], 3)} or
+      ${fmt(k.fraction_range[1], 3)}, and that spread is the emulator's, not fanin's.`;
   return [
     '## Store capacity',
     '',
-    `The raw write rate of the same DynamoDB Local: plain \`PutItem\`s of reply-sized items (1 KB body) by ${k.concurrency} writers (the reply consumers' concurrency), after a warm-up that is not counted: one window just before the saturated run (${fmt(k.before.duration_ms / 1000, 1)} s; the run was sized from a warm-up run to last about as long, and took ${fmt(r.saturated.release_to_last_result_ms / 1000, 1)} s) and one just after, as long as the run (${fmt(k.after.duration_ms / 1000, 1)} s).`,
+    prose`The raw write rate of the same DynamoDB Local: plain \`PutItem\`s of reply-sized items (1 KB body) by
+      ${k.concurrency} writers (the reply consumers' concurrency), after a warm-up that is not counted: one
+      window just before the saturated run (${fmt(k.before.duration_ms / 1000, 1)} s; the run was sized from
+      a warm-up run to last about as long, and took ${fmt(r.saturated.release_to_last_result_ms / 1000, 1)}
+      s) and one just after, as long as the run (${fmt(k.after.duration_ms / 1000, 1)} s).`,
     '',
     ...table(
       ['window', 'puts/s', 'per whole second'],
@@ -20,7 +28,10 @@ export function storeCapacitySection(r: Results): string[] {
       ],
     ),
     '',
-    `Spread between the windows ${fmt(k.spread * 100, 1)} % (slowest to fastest second ${k.per_second_range.join('–')} puts/s). ${verdict} The emulator shares two cores with the benchmark's Node process (fauxqs, the handlers, the load generator): read the fraction as how much of that machine's store fanin's protocol leaves unused, not as an AWS figure.`,
+    prose`Spread between the windows ${fmt(k.spread * 100, 1)} % (slowest to fastest second
+      ${k.per_second_range.join('–')} puts/s). ${verdict} The emulator shares two cores with the benchmark's
+      Node process (fauxqs, the handlers, the load generator): read the fraction as how much of that
+      machine's store fanin's protocol leaves unused, not as an AWS figure.`,
     '',
   ];
 }

@@ -1,4 +1,4 @@
-import { fmt } from './format.ts';
+import { fmt, prose } from './format.ts';
 import type { Results } from './schema.ts';
 
 /**
@@ -26,9 +26,11 @@ export function renderScaleSvg(results: Results): string {
   const y = (v: number) => margin.top + plotH - ((Math.log10(v) - yMin) / (yMax - yMin || 1)) * plotH;
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    prose`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width}
+      ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${margin.left}" y="22" font-size="15" font-weight="bold">DynamoDB write units per reply vs fan-out (log–log)</text>`,
+    prose`<text x="${margin.left}" y="22" font-size="15" font-weight="bold">DynamoDB write units per reply vs
+      fan-out (log–log)</text>`,
   );
   for (let e = Math.ceil(xMin); e <= Math.floor(xMax); e += 1) {
     const px = x(10 ** e);
@@ -43,7 +45,8 @@ export function renderScaleSvg(results: Results): string {
       if (Math.log10(v) > yMax) continue;
       const py = y(v);
       parts.push(
-        `<line x1="${margin.left}" y1="${py}" x2="${margin.left + plotW}" y2="${py}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`,
+        prose`<line x1="${margin.left}" y1="${py}" x2="${margin.left + plotW}" y2="${py}"
+          stroke="${m === 1 ? '#ccc' : '#eee'}"/>`,
       );
       if (m !== 5)
         parts.push(`<text x="${margin.left - 8}" y="${py + 4}" text-anchor="end">${fmt(v, 1)}</text>`);
@@ -51,8 +54,10 @@ export function renderScaleSvg(results: Results): string {
   }
   parts.push(
     `<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
-    `<text x="${margin.left + plotW / 2}" y="${height - 18}" text-anchor="middle">replies per aggregate (fan-out)</text>`,
-    `<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">write units per reply</text>`,
+    prose`<text x="${margin.left + plotW / 2}" y="${height - 18}" text-anchor="middle">replies per aggregate
+      (fan-out)</text>`,
+    prose`<text transform="translate(18 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">write units
+      per reply</text>`,
   );
   const series: {
     name: string;
@@ -94,27 +99,34 @@ export function renderScaleSvg(results: Results): string {
       const px = x(p.fan_out);
       const py = y(s.value(p));
       parts.push(
-        `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${s.hollow(p) ? 'white' : s.color}" stroke="${s.color}" stroke-width="2"/>`,
+        prose`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${s.hollow(p) ? 'white' : s.color}"
+          stroke="${s.color}" stroke-width="2"/>`,
         // Labels go right of a point, except at the right edge, where they would run into the legend.
         // The baseline's labels sit below its points, clear of fanin's lines above them.
         p.fan_out === Math.max(...xs)
-          ? `<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}" text-anchor="end">${fmt(s.value(p), 2)}</text>`
-          : `<text x="${(px + 6).toFixed(1)}" y="${(i === 0 ? py + 16 : py - 7).toFixed(1)}" fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
+          ? prose`<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}"
+            text-anchor="end">${fmt(s.value(p), 2)}</text>`
+          : prose`<text x="${(px + 6).toFixed(1)}" y="${(i === 0 ? py + 16 : py - 7).toFixed(1)}"
+            fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
       );
     }
     const ly = margin.top + 20 + i * 22;
     const lx = margin.left + plotW + 16;
     parts.push(
-      `<line x1="${lx}" y1="${ly}" x2="${lx + 26}" y2="${ly}" stroke="${s.color}" stroke-width="2.5" stroke-dasharray="${s.dash}"/>`,
+      prose`<line x1="${lx}" y1="${ly}" x2="${lx + 26}" y2="${ly}" stroke="${s.color}" stroke-width="2.5"
+        stroke-dasharray="${s.dash}"/>`,
       `<text x="${lx + 32}" y="${ly + 4}">${s.name}</text>`,
     );
   }
   parts.push(
-    `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 32}" fill="#555">${results.quick ? 'quick run' : 'full run'}, ${results.date.slice(0, 10)}</text>`,
-    `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 16}" fill="#555">small replies (~20 B body)</text>`,
+    prose`<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 32}"
+      fill="#555">${results.quick ? 'quick run' : 'full run'}, ${results.date.slice(0, 10)}</text>`,
+    prose`<text x="${margin.left + plotW + 16}" y="${margin.top + plotH - 16}" fill="#555">small replies (~20 B
+      body)</text>`,
     ...(points.some((p) => p.baseline.method !== 'replayed')
       ? [
-          `<text x="${margin.left + plotW + 16}" y="${margin.top + plotH}" fill="#555">hollow: sampled, not replayed</text>`,
+          prose`<text x="${margin.left + plotW + 16}" y="${margin.top + plotH}" fill="#555">hollow: sampled, not
+            replayed</text>`,
         ]
       : []),
     '</svg>',

@@ -1,10 +1,11 @@
-import { fmt, table, usd } from './format.ts';
+import { fmt, prose, table, usd } from './format.ts';
 import type { Results, TimerVariantFigures } from './schema.ts';
 
 /** What one timer variant's firing took per aggregate: `receives 0.1, deletes 0.1, timer invocations 0.1 (…)`. */
 function firing(v: TimerVariantFigures): string {
   const f = v.firing_per_aggregate;
-  return `receives ${fmt(f.receives, 2)}, deletes ${fmt(f.deletes, 2)}, timer invocations ${fmt(f.invocations, 2)}, timers per invocation ${fmt(f.records_per_invocation, 1)}`;
+  return prose`receives ${fmt(f.receives, 2)}, deletes ${fmt(f.deletes, 2)}, timer invocations
+    ${fmt(f.invocations, 2)}, timers per invocation ${fmt(f.records_per_invocation, 1)}`;
 }
 
 /** Timers that fired before their aggregates were complete (outside the window), when any did. */
@@ -25,12 +26,30 @@ export function timerVariantsText(r: Results): string {
   const together = r.arrival.together?.cost_per_million_aggregates_usd_timers_paced;
   const pacedTotal = r.cost.fanin_total_per_million_timers_paced;
   return [
-    `The deadline timer's firing is measured apart, in two variants of ${fmt(batched.aggregates, 0)} aggregates each (\`timers\` in the JSON).`,
-    `With requests sent as the arrival phases send them, all at once in \`SendMessageBatch\`es of ten, the fan-out armed the deadlines with ${fmt(batched.arming_per_aggregate.timer_sends, 2)} timer sends per aggregate, and their firing took, per aggregate, ${firing(batched)}${early(batched)}: the variant every arrival pattern's all-in figures include, since their requests arrive that way.`,
-    `With requests paced one at a time (${fmt(paced.requests_per_second, 0)}/s), the fan-out armed them with ${fmt(paced.arming_per_aggregate.timer_sends, 2)} timer sends per aggregate, and their firing took ${firing(paced)}${early(paced)}.`,
+    prose`The deadline timer's firing is measured apart, in two variants of ${fmt(batched.aggregates, 0)}
+      aggregates each (\`timers\` in the JSON).`,
+    prose`With requests sent as the arrival phases send them, all at once in \`SendMessageBatch\`es of ten, the
+      fan-out armed the deadlines with ${fmt(batched.arming_per_aggregate.timer_sends, 2)} timer sends per
+      aggregate, and their firing took, per aggregate, ${firing(batched)}${early(batched)}: the variant
+      every arrival pattern's all-in figures include, since their requests arrive that way.`,
+    prose`With requests paced one at a time (${fmt(paced.requests_per_second, 0)}/s), the fan-out armed them with
+      ${fmt(paced.arming_per_aggregate.timer_sends, 2)} timer sends per aggregate, and their firing took
+      ${firing(paced)}${early(paced)}.`,
     pacedTotal === undefined
       ? ''
-      : `With the paced variant's firing instead, fanin would cost ${usd(pacedTotal)} per million aggregates end to end, against ${usd(r.cost_per_million_aggregates_usd)} (replies ${r.headline_pattern}${together === undefined ? '' : `; together: ${usd(together)} against ${usd(r.arrival.together.cost_per_million_aggregates_usd)}`}). That swaps the firing only, not the fan-out's own calls, which depend on how requests arrive too (per aggregate, ${fmt(paced.arming_per_aggregate.fan_out_invocations, 2)} fan-out invocations and ${fmt(paced.arming_per_aggregate.timer_sends, 2)} timer sends paced, against ${fmt(batched.arming_per_aggregate.fan_out_invocations, 2)} and ${fmt(batched.arming_per_aggregate.timer_sends, 2)} batched).`,
+      : prose`With the paced variant's firing instead, fanin would cost ${usd(pacedTotal)} per million aggregates
+        end to end, against ${usd(r.cost_per_million_aggregates_usd)} (replies
+        ${r.headline_pattern}${
+          together === undefined
+            ? ''
+            : prose`; together: ${usd(together)} against
+        ${usd(r.arrival.together.cost_per_million_aggregates_usd)}`
+        }). That swaps the firing only, not the
+        fan-out's own calls, which depend on how requests arrive too (per aggregate,
+        ${fmt(paced.arming_per_aggregate.fan_out_invocations, 2)} fan-out invocations and
+        ${fmt(paced.arming_per_aggregate.timer_sends, 2)} timer sends paced, against
+        ${fmt(batched.arming_per_aggregate.fan_out_invocations, 2)} and
+        ${fmt(batched.arming_per_aggregate.timer_sends, 2)} batched).`,
   ]
     .filter((s) => s !== '')
     .join(' ');
@@ -50,7 +69,11 @@ export function longDeadlineText(r: Results): string {
   const longest = rows.at(-1);
   const minute = rows[0];
   if (!longest || !minute || longest === minute) return '';
-  return ` An aggregate that stays open until a deadline of ${deadlineText(longest.open_seconds)} costs ${usd(longest.all_in_usd_per_million)} per million all-in, ${fmt((longest.all_in_ratio_to_one_minute - 1) * 100, 2)} % more than with a deadline of ${deadlineText(minute.open_seconds)} (${fmt(longest.timer_fires, 0)} timer fire${longest.timer_fires === 1 ? '' : 's'} each); see "Long-lived aggregates".`;
+  return prose` An aggregate that stays open until a deadline of ${deadlineText(longest.open_seconds)} costs
+    ${usd(longest.all_in_usd_per_million)} per million all-in,
+    ${fmt((longest.all_in_ratio_to_one_minute - 1) * 100, 2)} % more than with a deadline of
+    ${deadlineText(minute.open_seconds)} (${fmt(longest.timer_fires, 0)} timer
+    fire${longest.timer_fires === 1 ? '' : 's'} each); see "Long-lived aggregates".`;
 }
 
 /** The open-time dimension: what an aggregate that stays open until its deadline costs, by deadline. */
@@ -60,7 +83,12 @@ export function openTimeSection(r: Results): string[] {
   return [
     '### Long-lived aggregates',
     '',
-    `What an aggregate that stays open until its deadline costs, by the deadline's length (\`timers.by_open_seconds\` in the JSON), measured on the real handlers with a virtual clock: ten aggregates opened together, nothing arriving, timed out by their deadline. A deadline within SQS's 15-minute delay is armed at the open; a longer one is armed once, by the sweep, as it enters that horizon. "fanin" is the timer path's own cost (the fan-out, every timer fire, what the sweeps add, the expiry); "all-in" is the headline's end-to-end cost plus what the deadline adds over a minute's.`,
+    prose`What an aggregate that stays open until its deadline costs, by the deadline's length
+      (\`timers.by_open_seconds\` in the JSON), measured on the real handlers with a virtual clock: ten
+      aggregates opened together, nothing arriving, timed out by their deadline. A deadline within SQS's
+      15-minute delay is armed at the open; a longer one is armed once, by the sweep, as it enters that
+      horizon. "fanin" is the timer path's own cost (the fan-out, every timer fire, what the sweeps add, the
+      expiry); "all-in" is the headline's end-to-end cost plus what the deadline adds over a minute's.`,
     '',
     ...table(
       [
@@ -106,7 +134,10 @@ function timerKindsSection(r: Results): string[] {
   const kinds = Object.entries(r.timers.by_kind ?? {});
   if (kinds.length === 0) return [];
   return [
-    `The other timers whose interval can exceed SQS's 15-minute delay, measured the same way (\`timers.by_kind\`): each is armed once, by the sweep, as it enters that horizon — a snapshot due beyond it has a next-snapshot item in the \`due\` index. "fanin $/M" counts the timer path and, for snapshots, the snapshots themselves (their mark, read and publication).`,
+    prose`The other timers whose interval can exceed SQS's 15-minute delay, measured the same way
+      (\`timers.by_kind\`): each is armed once, by the sweep, as it enters that horizon — a snapshot due
+      beyond it has a next-snapshot item in the \`due\` index. "fanin $/M" counts the timer path and, for
+      snapshots, the snapshots themselves (their mark, read and publication).`,
     '',
     ...table(
       ['timer', 'open', 'timer fires', 'SQS calls', 'invocations', 'read units', 'write units', 'fanin $/M'],

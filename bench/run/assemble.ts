@@ -91,7 +91,8 @@ export function assemble(input: Measured): Results {
   const head = arrival[HEADLINE_PATTERN];
   const { saturated } = input;
   const repliesPerSecond = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
-  const bills = headlineBills(input, headlinePhase(input));
+  const headline = headlinePhase(input);
+  const bills = headlineBills(input, headline);
   const scale = scaleFigures(input.scale);
   const capacity = storeCapacity(input.capacity, repliesPerSecond);
   return {
@@ -121,7 +122,7 @@ export function assemble(input: Measured): Results {
     sqs_calls_per_reply: head.sqs_calls_per_reply['10'] ?? Number.NaN,
     fraction_of_store_capacity: capacity.meaningful ? round(repliesPerSecond / capacity.mean, 3) : null,
     cost_per_million_aggregates_usd: head.cost_per_million_aggregates_usd,
-    headline: headlineFigures(headlinePhase(input), input.timers),
+    headline: headlineFigures(headline, input.timers),
     saturated: {
       pattern: 'independent',
       aggregates: saturated.aggregates,
