@@ -7,6 +7,7 @@ import { createContext } from '../../shared/app.ts';
 import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
 import { describeTopology, OUTPUT_ROLES } from '../../shared/topology/topology.ts';
+import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { durableFunctionsPerMillion, stepFunctionsExpressPerMillion } from '../cost/anchors.ts';
 import type { Prices } from '../cost/prices.ts';
 import { billPerMillion, usageOf } from '../cost/usage.ts';
@@ -150,36 +151,52 @@ export async function runTimerKinds(
   return figures;
 }
 
-async function measureOne(
-  connection: Connection,
-  prices: Prices,
-  timerCase: TimerCase,
-): Promise<OpenTimeFigures> {
-  const { definition, openSeconds: seconds } = timerCase;
+/** One measurement's topology on the emulators, its metered handlers and its virtual clock. */
+interface OpenTimeRig {
+  readonly topology: ReturnType<typeof describeTopology>;
+  readonly meter: Meter;
+  /** The virtual clock, which the run moves forward. */
+  readonly clock: { now: number };
+  /** Timer messages sent and not yet taken, by when they become visible. */
+  readonly pending: { body: string; visibleAt: number; id: number }[];
+  /** Timer messages sent since the last reset. */
+  readonly sent: { count: number };
+  readonly fanOut: (event: { Records: SQSRecord[] }) => Promise<unknown>;
+  readonly timer: (event: { Records: SQSRecord[] }) => Promise<unknown>;
+  readonly sweeper: (event: { Records?: readonly unknown[] }) => Promise<unknown>;
+  /** The event source's receive and delete of `messages` from `queue`, counted as the pollers make them. */
+  readonly esm: (queue: string, messages: number) => void;
+  /** The bench's own look at the aggregates, on unmetered clients. */
+  readonly look: FaninContext['store'];
+  readonly stop: () => Promise<void>;
+}
+
+async function openTimeRig(connection: Connection, definition: DefinitionInput): Promise<OpenTimeRig> {
   const topology = describeTopology({
     prefix: `benchot${randomBytes(3).toString('hex')}`,
     definitions: [definition],
   });
   const setup = createClients(connection);
-  const provisioned = await provisionTopology(topology, { sqs: setup.sqs, dynamo: setup.dynamoDb });
+  const setupPair = { sqs: setup.sqs, dynamo: setup.dynamoDb };
+  const provisioned = await provisionTopology(topology, setupPair);
   const meter = new Meter();
-  const faninClients = createClients(connection);
-  const esmLabel = new Map<string, string>();
+  const fanin = createClients(connection);
+  const label = new Map<string, string>();
   for (const [role, url] of Object.entries(provisioned.queueUrls))
-    esmLabel.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
-  meter.instrumentSqs(faninClients.sqs, 'fanin', (url) => esmLabel.get(url) ?? 'other');
-  meter.instrumentDynamo(faninClients.dynamoDb, 'fanin');
+    label.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
+  meter.instrumentSqs(fanin.sqs, 'fanin', (url) => label.get(url) ?? 'other');
+  meter.instrumentDynamo(fanin.dynamoDb, 'fanin');
   meter.registerTable(tableShapeOf(topology.table));
-  let now = Date.UTC(2027, 0, 4, 0, 0, 0);
-  const pending: { body: string; visibleAt: number; id: number }[] = [];
-  let sent = 0;
+  const clock = { now: Date.UTC(2027, 0, 4, 0, 0, 0) };
+  const pending: OpenTimeRig['pending'] = [];
+  const sent = { count: 0 };
   keepDelays(
-    faninClients.sqs,
+    fanin.sqs,
     provisioned.queueUrls.timer,
-    () => now,
+    () => clock.now,
     (body, visibleAt) => {
-      sent += 1;
-      pending.push({ body, visibleAt, id: sent });
+      sent.count += 1;
+      pending.push({ body, visibleAt, id: sent.count });
     },
   );
   const config = {
@@ -188,123 +205,161 @@ async function measureOne(
     replyQueueUrls: provisioned.replyQueueUrls,
     definitions: topology.definitions,
   };
-  const ctx = createContext(
-    config,
-    { sqs: faninClients.sqs, dynamo: createDocumentClient(faninClients.dynamoDb) },
-    { clock: () => now },
-  );
-  // The bench's own look at the aggregates, on unmetered clients.
+  const dynamo = createDocumentClient(fanin.dynamoDb);
+  const ctx = createContext(config, { sqs: fanin.sqs, dynamo }, { clock: () => clock.now });
   const look = createContext(config, { sqs: setup.sqs, dynamo: createDocumentClient(setup.dynamoDb) }).store;
-  const fanOut = meter.wrapHandler(
-    'fan-out',
-    makeFanOutHandler(() => ctx),
-  );
-  const timer = meter.wrapHandler(
-    'timer',
-    makeTimerHandler(() => ctx),
-  );
-  const sweeper = meter.wrapHandler('sweeper', (_: { Records?: readonly unknown[] }) =>
-    makeSweeperHandler(() => ctx)(),
-  );
-  const esm = (queue: string, messages: number) => {
-    meter.add(`sqs.calls|esm|ReceiveMessage|${queue}`);
-    meter.add(`sqs.billed|esm|std|ReceiveMessage|${queue}`);
-    meter.add('sqs.received|esm|std', messages);
-    meter.add(`sqs.calls|esm|DeleteMessageBatch|${queue}`);
-    meter.add(`sqs.billed|esm|std|DeleteMessageBatch|${queue}`);
+  const sweep = makeSweeperHandler(() => ctx);
+  return {
+    topology,
+    meter,
+    clock,
+    pending,
+    sent,
+    fanOut: meter.wrapHandler(
+      'fan-out',
+      makeFanOutHandler(() => ctx),
+    ),
+    timer: meter.wrapHandler(
+      'timer',
+      makeTimerHandler(() => ctx),
+    ),
+    sweeper: meter.wrapHandler('sweeper', (_: { Records?: readonly unknown[] }) => sweep()),
+    esm: (queue, messages) => {
+      for (const op of ['ReceiveMessage', 'DeleteMessageBatch']) {
+        meter.add(`sqs.calls|esm|${op}|${queue}`);
+        meter.add(`sqs.billed|esm|std|${op}|${queue}`);
+      }
+      meter.add('sqs.received|esm|std', messages);
+    },
+    look,
+    stop: () => deprovisionTopology(provisioned, setupPair).catch(() => undefined),
   };
+}
+
+/**
+ * The sweeps that can act on the aggregates opened at `openedAt`: the first after the open, and
+ * around each thing due the one whose arming window reaches it and the first after it.
+ */
+function sweepTimes(openedAt: number, dueOffsetsMs: readonly number[]): number[] {
+  const horizon = 900_000;
+  const margin = 60_000;
+  return [
+    openedAt + MINUTE,
+    ...dueOffsetsMs.flatMap((offset) => [
+      openedAt + MINUTE * Math.ceil((offset - horizon + margin) / MINUTE),
+      openedAt + MINUTE * (Math.floor(offset / MINUTE) + 1),
+    ]),
+  ]
+    .filter((t, i, all) => t > openedAt && all.indexOf(t) === i)
+    .sort((a, b) => a - b);
+}
+
+/**
+ * Moves the clock to whatever is due next, a timer message becoming visible or a sweep, and runs
+ * it, until every aggregate is closed and nothing is left. Returns the sweeps run and when each
+ * aggregate was seen closed.
+ */
+async function runUntilClosed(
+  rig: OpenTimeRig,
+  ids: readonly string[],
+  sweeps: number[],
+): Promise<{ sweepsRun: number; closedAt: Map<string, number> }> {
+  const { clock, pending } = rig;
+  let sweepsRun = 0;
+  const closedAt = new Map<string, number>();
+  for (let steps = 0; steps < 100_000; steps += 1) {
+    pending.sort((a, b) => a.visibleAt - b.visibleAt || a.id - b.id);
+    const nextTimer = pending[0]?.visibleAt;
+    const nextSweep = sweeps[0];
+    if (nextTimer === undefined && nextSweep === undefined) break;
+    if (nextTimer !== undefined && (nextSweep === undefined || nextTimer <= nextSweep)) {
+      clock.now = Math.max(clock.now, nextTimer);
+      // Messages visible by the same second come in one receive, up to the batch size.
+      const batch = pending
+        .filter((p) => p.visibleAt <= clock.now + 999)
+        .slice(0, rig.topology.consumers.timer.batchSize);
+      for (const p of batch) pending.splice(pending.indexOf(p), 1);
+      await rig.timer({ Records: batch.map((p) => record(`timer-${p.id}`, JSON.parse(p.body), clock.now)) });
+      rig.esm('timer', batch.length);
+    } else {
+      clock.now = Math.max(clock.now, nextSweep as number);
+      sweeps.shift();
+      await rig.sweeper({});
+      sweepsRun += 1;
+    }
+    for (const id of ids) {
+      if (closedAt.has(id)) continue;
+      const header = await rig.look.getHeader(id);
+      if (header?.status === 'closed') closedAt.set(id, clock.now);
+    }
+    if (closedAt.size === ids.length && sweeps.length === 0 && pending.length === 0) break;
+  }
+  return { sweepsRun, closedAt };
+}
+
+async function measureOne(
+  connection: Connection,
+  prices: Prices,
+  timerCase: TimerCase,
+): Promise<OpenTimeFigures> {
+  const { definition, openSeconds: seconds } = timerCase;
+  const rig = await openTimeRig(connection, definition);
+  const { meter, clock } = rig;
   try {
     // An idle sweep, as every minute makes one: what each sweep run below is counted less.
-    now -= 2 * MINUTE;
-    await sweeper({});
-    now += MINUTE;
+    clock.now -= 2 * MINUTE;
+    await rig.sweeper({});
+    clock.now += MINUTE;
     const idleBefore = meter.snapshot();
-    await sweeper({});
+    await rig.sweeper({});
     const idle = diff(meter.snapshot(), idleBefore);
-    now += MINUTE;
+    clock.now += MINUTE;
 
     const start = meter.snapshot();
-    sent = 0;
-    const openedAt = now;
+    rig.sent.count = 0;
+    const openedAt = clock.now;
     const ids = Array.from({ length: AGGREGATES }, (_, i) => `open-${seconds}-${i}`);
-    await fanOut({
-      Records: ids.map((id, i) =>
-        record(`req-${i}`, { definition: definition.name, aggregateId: id, expected: 2 }, now),
-      ),
-    });
-    esm('ingress', ids.length);
-    const due = openedAt + seconds * 1000;
-    const horizon = 900_000;
-    const margin = 60_000;
-    const sweeps = [
-      openedAt + MINUTE,
-      ...timerCase.dueOffsetsMs.flatMap((offset) => [
-        openedAt + MINUTE * Math.ceil((offset - horizon + margin) / MINUTE),
-        openedAt + MINUTE * (Math.floor(offset / MINUTE) + 1),
-      ]),
-    ]
-      .filter((t, i, all) => t > openedAt && all.indexOf(t) === i)
-      .sort((a, b) => a - b);
-    let sweepsRun = 0;
-    const closedAt = new Map<string, number>();
-    for (let steps = 0; steps < 100_000; steps += 1) {
-      pending.sort((a, b) => a.visibleAt - b.visibleAt || a.id - b.id);
-      const nextTimer = pending[0]?.visibleAt;
-      const nextSweep = sweeps[0];
-      if (nextTimer === undefined && nextSweep === undefined) break;
-      if (nextTimer !== undefined && (nextSweep === undefined || nextTimer <= nextSweep)) {
-        now = Math.max(now, nextTimer);
-        // Messages visible by the same second come in one receive, up to the batch size.
-        const batch = pending
-          .filter((p) => p.visibleAt <= now + 999)
-          .slice(0, topology.consumers.timer.batchSize);
-        for (const p of batch) pending.splice(pending.indexOf(p), 1);
-        await timer({ Records: batch.map((p) => record(`timer-${p.id}`, JSON.parse(p.body), now)) });
-        esm('timer', batch.length);
-      } else {
-        now = Math.max(now, nextSweep as number);
-        sweeps.shift();
-        await sweeper({});
-        sweepsRun += 1;
-      }
-      for (const id of ids) {
-        if (closedAt.has(id)) continue;
-        const header = await look.getHeader(id);
-        if (header?.status === 'closed') closedAt.set(id, now);
-      }
-      if (closedAt.size === ids.length && sweeps.length === 0 && pending.length === 0) break;
-    }
-    const measured = subtract(diff(meter.snapshot(), start), idle, sweepsRun);
+    const request = (id: string) => ({ definition: definition.name, aggregateId: id, expected: 2 });
+    await rig.fanOut({ Records: ids.map((id, i) => record(`req-${i}`, request(id), clock.now)) });
+    rig.esm('ingress', ids.length);
+    const run = await runUntilClosed(rig, ids, sweepTimes(openedAt, timerCase.dueOffsetsMs));
+    const measured = subtract(diff(meter.snapshot(), start), idle, run.sweepsRun);
     const outcomes: Record<string, number> = {};
     for (const id of ids) {
-      const header = await look.getHeader(id);
+      const header = await rig.look.getHeader(id);
       const outcome = String(header?.outcome ?? header?.status ?? 'missing');
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     }
-    const usage = usageOf(measured, 'fanin', AGGREGATES, prices);
-    const perAggregate = (n: number) => round(n / AGGREGATES, 3);
-    return {
-      open_seconds: seconds,
-      aggregates: AGGREGATES,
-      timer_fires: perAggregate(total(measured, 'lambda.records', (who) => who === 'timer')),
-      timer_sends: perAggregate(sent),
-      sqs_calls: perAggregate(
-        total(
-          measured,
-          'sqs.calls',
-          (who, d) => (who === 'esm' || who.startsWith('fanin')) && !d.includes('(empty)'),
-        ),
-      ),
-      invocations: round(usage.invocations, 3),
-      read_units: round(usage.readUnits, 3),
-      write_units: round(usage.writeUnits, 3),
-      usd_per_million_aggregates: round(billPerMillion(usage, prices).total, 2),
-      outcomes,
-      fired_late_ms_max: Math.max(0, ...[...closedAt.values()].map((at) => at - due)),
-    };
+    const due = openedAt + seconds * 1000;
+    const late = Math.max(0, ...[...run.closedAt.values()].map((at) => at - due));
+    return openTimeFigures(measured, { seconds, sent: rig.sent.count, outcomes, late, prices });
   } finally {
-    await deprovisionTopology(provisioned, { sqs: setup.sqs, dynamo: setup.dynamoDb }).catch(() => undefined);
+    await rig.stop();
   }
+}
+
+/** One measurement's figures per aggregate, from what its counters hold. */
+function openTimeFigures(
+  measured: Counters,
+  run: { seconds: number; sent: number; outcomes: Record<string, number>; late: number; prices: Prices },
+): OpenTimeFigures {
+  const usage = usageOf(measured, 'fanin', AGGREGATES, run.prices);
+  const perAggregate = (n: number) => round(n / AGGREGATES, 3);
+  const fanin = (who: string, d: string) =>
+    (who === 'esm' || who.startsWith('fanin')) && !d.includes('(empty)');
+  return {
+    open_seconds: run.seconds,
+    aggregates: AGGREGATES,
+    timer_fires: perAggregate(total(measured, 'lambda.records', (who) => who === 'timer')),
+    timer_sends: perAggregate(run.sent),
+    sqs_calls: perAggregate(total(measured, 'sqs.calls', fanin)),
+    invocations: round(usage.invocations, 3),
+    read_units: round(usage.readUnits, 3),
+    write_units: round(usage.writeUnits, 3),
+    usd_per_million_aggregates: round(billPerMillion(usage, run.prices).total, 2),
+    outcomes: run.outcomes,
+    fired_late_ms_max: run.late,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { KEY_SEPARATOR } from '../../shared/adapters/state-keys.ts';
 import { type Counters, diff, total } from '../measure/counters.ts';
+import type { Meter } from '../measure/meter.ts';
 import type { Rig } from '../rig/rig.ts';
 import { sleep } from './sleep.ts';
 
@@ -80,19 +81,7 @@ export async function runHotAggregate(
   const definition = rig.ctx.definitions.get(options.definition);
   if (!definition) throw new Error(`hot aggregate: no definition ${options.definition}`);
   const id = `hot-${definition.writeShards}-${Date.now().toString(36)}`;
-  await rig.sendRequest({
-    definition: options.definition,
-    aggregateId: id,
-    requestId: id,
-    expected: options.replies,
-  });
-  const opened = Date.now() + 30_000;
-  // Fan-out `none`: the aggregate is open, with nothing to dispatch, once its header is written.
-  while (!(await rig.ctx.store.getHeader(id))) {
-    if (Date.now() > opened) throw new Error(`hot aggregate ${id} was not opened within 30 s`);
-    await sleep(50);
-  }
-  const replyTo = await rig.ctx.replies.replyTo(id);
+  const replyTo = await openHot(rig, id, options);
   await rig.idle();
   const meter = rig.meter;
   meter.keyUnits.clear();
@@ -100,69 +89,121 @@ export async function runHotAggregate(
   meter.trackKeys = true;
   const before = meter.snapshot();
   const started = performance.now();
-  let next = 0;
-  const sender = async (): Promise<void> => {
-    while (next < options.replies) {
-      const first = next;
-      next = Math.min(options.replies, next + 10);
-      await rig.clientSqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: replyTo,
-          Entries: Array.from({ length: next - first }, (_, i) => {
-            const replyId = String(first + i);
-            return {
-              Id: String(i),
-              MessageBody: `{"v":${(first + i) % 997},"i":"${replyId}"}`,
-              MessageAttributes: {
-                'fanin-aggregate-id': { DataType: 'String', StringValue: id },
-                'fanin-reply-id': { DataType: 'String', StringValue: replyId },
-                'fanin-definition': { DataType: 'String', StringValue: options.definition },
-              },
-            };
-          }),
-        }),
-      );
-    }
-  };
   try {
-    await Promise.all(Array.from({ length: options.senders }, sender));
+    await sendReplies(rig, id, replyTo, options);
     await rig.collector.waitFor([id], options.timeoutMs);
   } catch (error) {
     meter.trackKeys = false;
-    throw new Error(
-      `hot aggregate ${id} (writeShards ${definition.writeShards}, ${options.replies} replies): ${String(error)}`,
-    );
+    const what = `writeShards ${definition.writeShards}, ${options.replies} replies`;
+    throw new Error(`hot aggregate ${id} (${what}): ${String(error)}`);
   }
   const result = rig.collector.results.get(id);
   const elapsedMs = (result?.at ?? performance.now()) - started;
   await rig.idle();
   meter.trackKeys = false;
-  const counters = diff(meter.snapshot(), before);
+  return {
+    definition: options.definition,
+    writeShards: definition.writeShards,
+    replies: options.replies,
+    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    elapsedMs,
+    repliesPerSecond: (options.replies * 1000) / elapsedMs,
+    ...hotFigures(diff(meter.snapshot(), before), byKey(meter, id), options.replies),
+    outcome: result?.type ?? 'none',
+  };
+}
+
+/** Opens the aggregate `id` and returns the reply partition fanin routes it to. */
+async function openHot(
+  rig: Rig,
+  id: string,
+  options: { definition: string; replies: number },
+): Promise<string> {
+  const request = {
+    definition: options.definition,
+    aggregateId: id,
+    requestId: id,
+    expected: options.replies,
+  };
+  await rig.sendRequest(request);
+  const opened = Date.now() + 30_000;
+  // Fan-out `none`: the aggregate is open, with nothing to dispatch, once its header is written.
+  while (!(await rig.ctx.store.getHeader(id))) {
+    if (Date.now() > opened) throw new Error(`hot aggregate ${id} was not opened within 30 s`);
+    await sleep(50);
+  }
+  return rig.ctx.replies.replyTo(id);
+}
+
+/** Sends the replies in batches of ten from `senders` concurrent senders, as fast as they go. */
+async function sendReplies(
+  rig: Rig,
+  id: string,
+  queueUrl: string,
+  options: { definition: string; replies: number; senders: number },
+): Promise<void> {
+  const attribute = (value: string) => ({ DataType: 'String', StringValue: value });
+  let next = 0;
+  const sender = async (): Promise<void> => {
+    while (next < options.replies) {
+      const first = next;
+      next = Math.min(options.replies, next + 10);
+      const entries = Array.from({ length: next - first }, (_, i) => ({
+        Id: String(i),
+        MessageBody: `{"v":${(first + i) % 997},"i":"${first + i}"}`,
+        MessageAttributes: {
+          'fanin-aggregate-id': attribute(id),
+          'fanin-reply-id': attribute(String(first + i)),
+          'fanin-definition': attribute(options.definition),
+        },
+      }));
+      await rig.clientSqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    }
+  };
+  await Promise.all(Array.from({ length: options.senders }, sender));
+}
+
+/** Table write and read units per partition key of the aggregate `id`, labelled `shard <s>` or `counter <c>`. */
+function byKey(meter: Meter, id: string): { writes: Record<string, number>; reads: Record<string, number> } {
+  const own = `table:A#${id}`;
+  const labelled = (units: Map<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const [key, n] of units) {
+      if (key === own) out['shard 0'] = n;
+      else if (key.startsWith(`${own}${KEY_SEPARATOR}`)) out[keyLabel(key.slice(own.length + 1))] = n;
+    }
+    return out;
+  };
+  return { writes: labelled(meter.keyUnits), reads: labelled(meter.keyReadUnits) };
+}
+
+/** The measurement's per-reply and per-key figures. */
+function hotFigures(
+  counters: Counters,
+  keys: { writes: Record<string, number>; reads: Record<string, number> },
+  replies: number,
+): Omit<
+  HotMeasurement,
+  | 'definition'
+  | 'writeShards'
+  | 'replies'
+  | 'batchingWindowSeconds'
+  | 'elapsedMs'
+  | 'repliesPerSecond'
+  | 'outcome'
+> {
   const replyHandler = (who: string) => who === 'fanin:reply';
   const units = total(counters, 'ddb.wcu', (who) => who.startsWith('fanin'));
   const recording = total(counters, 'ddb.wcu', (who, op) => replyHandler(who) && op === 'PutItem');
   const invocations = total(counters, 'lambda.invocations', (who) => who === 'reply');
   const records = total(counters, 'lambda.records', (who) => who === 'reply');
+  const perInvocation = (n: number) => n / Math.max(1, invocations);
   const callsPerInvocation: Record<string, number> = {};
-  for (const op of ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'TransactWriteItems'])
-    callsPerInvocation[op] =
-      Math.round(
-        (1000 * total(counters, 'ddb.calls', (who, detail) => replyHandler(who) && detail === op)) /
-          Math.max(1, invocations),
-      ) / 1000;
-  // Table units per key of this aggregate (the meter credits each write's units to its key).
-  const own = `table:A#${id}`;
-  const unitsByKey: Record<string, number> = {};
-  for (const [key, n] of meter.keyUnits) {
-    if (key === own) unitsByKey['shard 0'] = n;
-    else if (key.startsWith(`${own}${KEY_SEPARATOR}`)) unitsByKey[keyLabel(key.slice(own.length + 1))] = n;
+  for (const op of ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'TransactWriteItems']) {
+    const calls = total(counters, 'ddb.calls', (who, detail) => replyHandler(who) && detail === op);
+    callsPerInvocation[op] = Math.round((1000 * calls) / Math.max(1, invocations)) / 1000;
   }
-  const readUnitsByKey: Record<string, number> = {};
-  for (const [key, n] of meter.keyReadUnits) {
-    if (key === own) readUnitsByKey['shard 0'] = n;
-    else if (key.startsWith(`${own}${KEY_SEPARATOR}`))
-      readUnitsByKey[keyLabel(key.slice(own.length + 1))] = n;
-  }
+  const unitsByKey = keys.writes;
   const keyTotal = Object.values(unitsByKey).reduce((sum, n) => sum + n, 0);
   const [busiestKey, busiest] = Object.entries(unitsByKey).reduce<[string, number]>(
     (max, entry) => (entry[1] > max[1] ? entry : max),
@@ -177,35 +218,26 @@ export async function runHotAggregate(
     .filter(([key]) => key.startsWith('shard'))
     .map(([key, n]) => (key === 'shard 0' ? n - other : n));
   const readOf = (op?: string) =>
-    total(counters, 'ddb.rcu', (who, detail) => who.startsWith('fanin') && (!op || detail === op)) /
-    options.replies;
+    total(counters, 'ddb.rcu', (who, detail) => who.startsWith('fanin') && (!op || detail === op)) / replies;
   return {
-    definition: options.definition,
-    writeShards: definition.writeShards,
-    replies: options.replies,
-    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
-    elapsedMs,
-    repliesPerSecond: (options.replies * 1000) / elapsedMs,
-    writeUnitsPerReply: units / options.replies,
-    recordingWriteUnitsPerReply: recording / options.replies,
-    headerKeyOtherWriteUnitsPerReply: other / options.replies,
+    writeUnitsPerReply: units / replies,
+    recordingWriteUnitsPerReply: recording / replies,
+    headerKeyOtherWriteUnitsPerReply: other / replies,
     readUnitsPerReply: readOf(),
     headerReadUnitsPerReply: readOf('GetItem'),
     setReadUnitsPerReply: readOf('Query'),
     transactions: total(counters, 'ddb.calls', (who, op) => replyHandler(who) && op === 'TransactWriteItems'),
     invocations,
-    repliesPerInvocation: records / Math.max(1, invocations),
+    repliesPerInvocation: perInvocation(records),
     callsPerInvocation,
     unitsByKey,
     busiestKey,
     busiestKeyShare: busiest / Math.max(1e-9, keyTotal),
-    busiestKeyWriteUnitsPerReply: busiest / options.replies,
-    readUnitsByKey,
-    busiestKeyReadUnitsPerReply: Math.max(0, ...Object.values(readUnitsByKey)) / options.replies,
-    roundTripsPerInvocation:
-      total(counters, 'ddb.round_trips', (who) => who === 'reply') / Math.max(1, invocations),
+    busiestKeyWriteUnitsPerReply: busiest / replies,
+    readUnitsByKey: keys.reads,
+    busiestKeyReadUnitsPerReply: Math.max(0, ...Object.values(keys.reads)) / replies,
+    roundTripsPerInvocation: perInvocation(total(counters, 'ddb.round_trips', (who) => who === 'reply')),
     busiestKeyReplyShare: Math.max(0, ...replyUnitsByKey) / Math.max(1e-9, recording),
-    outcome: result?.type ?? 'none',
     counters,
   };
 }
