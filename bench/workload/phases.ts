@@ -49,39 +49,11 @@ export const Bodies = {
   },
 } as const;
 
-/** A deterministic value per reply, so condensed results are reproducible. */
-const QUOTE_WORDS = [
-  'subject',
-  'to',
-  'credit',
-  'approval',
-  'rate',
-  'lock',
-  'valid',
-  'for',
-  'days',
-  'after',
-  'issue',
-  'fixed',
-  'term',
-  'no',
-  'prepayment',
-  'penalty',
-  'escrow',
-  'required',
-  'closing',
-  'costs',
-  'included',
-  'in',
-  'the',
-  'offer',
-  'appraisal',
-  'of',
-  'property',
-  'insurance',
-  'taxes',
-  'borrower',
-] as const;
+/** The words a quote's conditions are drawn from. */
+const QUOTE_WORDS: readonly string[] = (
+  'subject to credit approval rate lock valid for days after issue fixed term no prepayment penalty ' +
+  'escrow required closing costs included in the offer appraisal of property insurance taxes borrower'
+).split(' ');
 
 /** Mean bytes a headline body takes in its reply item, stored as fanin stores it (200 samples). */
 export function storedPayloadBytes(): number {
@@ -114,6 +86,7 @@ export function packedWriteUnitsPerReply(): number {
   return units / 20 / 10;
 }
 
+/** A deterministic value per reply, so condensed results are reproducible. */
 function scoreOf(aggregateId: string, replyId: string): number {
   let hash = 7;
   for (const ch of `${aggregateId}/${replyId}`) hash = (hash * 31 + ch.charCodeAt(0)) % 1000;
@@ -164,15 +137,7 @@ export function aggregateIds(workload: Pick<FaninWorkload, 'idPrefix' | 'aggrega
  * aggregate after its result is visible).
  */
 export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<FaninPhaseResult> {
-  const ids = aggregateIds(workload);
-  for (const id of ids) rig.responders.expected.set(id, workload.fanOut);
-  rig.responders.body = workload.body;
-  const requests = ids.map((id) => ({
-    definition: workload.definition,
-    aggregateId: id,
-    requestId: id,
-    items: Array.from({ length: workload.fanOut }, (_, i) => i),
-  }));
+  const { ids, requests } = prepare(rig, workload);
   await rig.idle();
   const before = rig.meter.snapshot();
   const started = performance.now();
@@ -187,7 +152,35 @@ export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<Fanin
       await rig.sendRequest(request);
     }
   }
-  await rig.collector.waitFor(ids, workload.timeoutMs);
+  const { finished, counters, latenciesMs, outcomes } = await collect(rig, ids, workload.timeoutMs, before);
+  return {
+    aggregates: ids.length,
+    replies: ids.length * workload.fanOut,
+    elapsedMs: finished - started,
+    latenciesMs,
+    outcomes,
+    counters,
+  };
+}
+
+/** The workload's aggregate ids and requests, the responders told what to expect and answer. */
+function prepare(rig: Rig, workload: Omit<FaninWorkload, 'requestsPerSecond'>) {
+  const ids = aggregateIds(workload);
+  for (const id of ids) rig.responders.expected.set(id, workload.fanOut);
+  rig.responders.body = workload.body;
+  const items = Array.from({ length: workload.fanOut }, (_, i) => i);
+  const requests = ids.map((id) => ({
+    definition: workload.definition,
+    aggregateId: id,
+    requestId: id,
+    items,
+  }));
+  return { ids, requests };
+}
+
+/** Waits for every result, then for the handlers to be idle: what the phase counted and found. */
+async function collect(rig: Rig, ids: readonly string[], timeoutMs: number, before: Counters) {
+  await rig.collector.waitFor(ids, timeoutMs);
   const finished = Math.max(...ids.map((id) => rig.collector.results.get(id)?.at ?? 0));
   await rig.idle();
   const counters = diff(rig.meter.snapshot(), before);
@@ -199,14 +192,7 @@ export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<Fanin
     if (result) outcomes[result.type] = (outcomes[result.type] ?? 0) + 1;
     if (result && sent !== undefined) latenciesMs.push(result.at - sent);
   }
-  return {
-    aggregates: ids.length,
-    replies: ids.length * workload.fanOut,
-    elapsedMs: finished - started,
-    latenciesMs,
-    outcomes,
-    counters,
-  };
+  return { finished, counters, latenciesMs, outcomes };
 }
 
 /** A batch of aggregates whose replies the responders hold, then send in an arrival pattern. */
@@ -263,15 +249,7 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
  * timers are not due within the phase.
  */
 export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<ArrivalPhaseResult> {
-  const ids = aggregateIds(workload);
-  for (const id of ids) rig.responders.expected.set(id, workload.fanOut);
-  rig.responders.body = workload.body;
-  const requests = ids.map((id) => ({
-    definition: workload.definition,
-    aggregateId: id,
-    requestId: id,
-    items: Array.from({ length: workload.fanOut }, (_, i) => i),
-  }));
+  const { ids, requests } = prepare(rig, workload);
   await rig.idle();
   const before = rig.meter.snapshot();
   const started = performance.now();
@@ -290,18 +268,7 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   } finally {
     rig.responders.holding = false;
   }
-  await rig.collector.waitFor(ids, workload.timeoutMs);
-  const finished = Math.max(...ids.map((id) => rig.collector.results.get(id)?.at ?? 0));
-  await rig.idle();
-  const counters = diff(rig.meter.snapshot(), before);
-  const latenciesMs: number[] = [];
-  const outcomes: Record<string, number> = {};
-  for (const id of ids) {
-    const result = rig.collector.results.get(id);
-    const sent = rig.responders.lastSentAt.get(id);
-    if (result) outcomes[result.type] = (outcomes[result.type] ?? 0) + 1;
-    if (result && sent !== undefined) latenciesMs.push(result.at - sent);
-  }
+  const { finished, counters, latenciesMs, outcomes } = await collect(rig, ids, workload.timeoutMs, before);
   const drainIntervalSeconds = rig.replyBatching.drainIntervalSeconds ?? 0;
   const drainsDuringSending = rig.drainStartsBetween(released, sendingEnded);
   const firstDrain = drainsDuringSending[0];
