@@ -12,6 +12,7 @@ import type { Construct } from 'constructs';
 import type { ReplyDrainEvent } from '../functions/handlers.ts';
 import { ConfigEnv, trustedMoversValue } from '../shared/config.ts';
 import type { Definition } from '../shared/engine/definition.ts';
+import { TOPOLOGY_DEFAULTS } from '../shared/topology/options.ts';
 import { type ConsumerSpec, QueueRole, type Topology } from '../shared/topology/topology.ts';
 import { FaninFunction, HandlerName } from './fanin-function.ts';
 import type { FaninFunctions, FaninProps } from './fanin-props.ts';
@@ -27,7 +28,7 @@ import type { FunctionRole } from './validate-options.ts';
 
 const DEFAULT_PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Timeout of every handler invocation when `functionTimeout` is not given. */
-export const DEFAULT_FUNCTION_TIMEOUT = Duration.seconds(30);
+export const DEFAULT_FUNCTION_TIMEOUT = Duration.seconds(TOPOLOGY_DEFAULTS.functionTimeoutSeconds);
 
 /** What the handlers are built from: the Fanin construct, with its topology and resources built so far. */
 export interface HandlerScope extends Construct {

@@ -7,9 +7,8 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type { DefinitionInput } from '../shared/engine/definition.ts';
 import type { LogLevel } from '../shared/observability/metric-names.ts';
-import type { PartitioningOptions } from '../shared/topology/topology.ts';
+import type { TopologyOptions } from '../shared/topology/options.ts';
 import type { FaninFunction } from './fanin-function.ts';
 import type { FunctionRole } from './validate-options.ts';
 
@@ -24,89 +23,24 @@ import type { FunctionRole } from './validate-options.ts';
  */
 export type FaninSender = string | iam.IRole;
 
-/** Properties of the {@link Fanin} construct. */
-export interface FaninProps {
-  /** The aggregation definitions (validated with the engine's schema at synth). */
-  readonly definitions: readonly DefinitionInput[];
-  /**
-   * Prefix of every resource name (queues, table, alarms, bus). Two fanin instances in one account
-   * and region need two prefixes.
-   * @default 'fanin'
-   */
-  readonly prefix?: string;
-  /**
-   * Number of reply partitions (SQS queues, each with its own event source). At most what fits the
-   * handlers' 4 KB environment less a 256-byte margin (their URLs are in it, counted in LocalStack's
-   * longer form): 26 with the default prefix; checked at synth, the error names the count that fits.
-   * @default 2
-   */
-  readonly replyPartitions?: number;
-  /**
-   * Reply partitions (and the backlog) as FIFO queues (no batching window: Lambda has none for FIFO
-   * sources). @default false
-   */
-  readonly fifoReplies?: boolean;
-  /**
-   * How long each reply partition's event source waits to fill a batch, in seconds (Lambda's
-   * `MaximumBatchingWindowInSeconds`, 0-300): one value for every partition, or one per partition.
-   * A window delays completion by up to its length when replies arrive apart; without one, batches
-   * are smaller and invocations more frequent (the benchmark reports both, docs/hot-aggregates.md).
-   * Must be 0 with `fifoReplies`. @default 0
-   */
-  readonly replyBatchingWindowSeconds?: number | readonly number[];
-  /**
-   * How many replies one invocation of each reply partition's event source takes at most (its
-   * `BatchSize`, 1-10,000): one value for every partition, or one per partition. Above 10 it needs
-   * a `replyBatchingWindowSeconds` of at least 1 and standard queues. With a window as long as an
-   * aggregate's replies take to arrive, they share a batch and are recorded as one pack (fewer
-   * write units, reads, receives and invocations per reply; docs/costs.md). @default 10
-   */
-  readonly replyBatchSize?: number | readonly number[];
-  /**
-   * Drains a reply partition on a schedule instead of an event source: 0 (the event source, the
-   * default) or whole minutes in seconds, 60-3,600; one value for every partition, or one per
-   * partition. An EventBridge rule invokes the reply function every interval; it receives what the
-   * partition holds ten messages a receive, records it in batches of `replyBatchSize` (1,000 unless
-   * given), deletes it, and stops once it has taken the backlog it found (a receive finds
-   * nothing, or comes back short with only replies sent after the drain began) or once half its
-   * timeout is spent. Replies wait up to the interval before they
-   * are recorded; in exchange they take about a tenth of the receives and deletes and far fewer
-   * invocations, and an aggregate's replies that arrived within one interval are one pack: the
-   * cheapest setting for independent responders (docs/costs.md).
-   * Keep `replyDepthAlarmThreshold` above what a partition gathers in one interval. Not with
-   * `fifoReplies`, nor with a `replyBatchingWindowSeconds` on the same partition. @default 0
-   */
-  readonly replyDrainIntervalSeconds?: number | readonly number[];
-  /**
-   * How many invocations each reply partition's event source may run at once (its
-   * `MaximumConcurrency`, 2-1000): one value for every partition, or one per partition. One
-   * aggregate's replies all go to its reply partition, so this bounds how fast one aggregate can
-   * take replies; raise it with the definition's `writeShards` for hot aggregates
-   * (docs/hot-aggregates.md). @default 5
-   */
-  readonly replyConcurrency?: number | readonly number[];
-  /**
-   * How the reply partitions are kept available and fed from the backlog by the watermark
-   * distributor (docs/partitions.md): `highThreshold`, `highWatermark`, `lowWatermark`,
-   * `stallSeconds`, `distributorIntervalSeconds`. Checked by the topology (integers, low below high
-   * watermark, high watermark at most the threshold); `distributorIntervalSeconds` must also be a
-   * whole number of minutes, since it becomes an EventBridge rate schedule. Given to every handler as
-   * `FANIN_PARTITIONING`.
-   * @default - the topology's: 10,000 / 100 / 20 / 60 s / 60 s
-   */
-  readonly partitioning?: PartitioningOptions;
+/**
+ * Properties of the {@link Fanin} construct: the topology options (prefix, reply partitions and
+ * their consumers, partitioning, receives before dead-lettering, the definitions), declared once
+ * in {@link TopologyOptions} for the construct and the local configuration alike, with the
+ * handlers' timeout as a `Duration` (`functionTimeout`), and what only a deployment has.
+ */
+export interface FaninProps extends Omit<TopologyOptions, 'functionTimeoutSeconds'> {
   /**
    * Size in bytes (body and attributes, as SQS counts) above which a message takes the claim-check
    * path: the payload goes to the payload bucket and the message carries a pointer. 1 to 262,144.
    * @default - 262,144, the SQS Extended Client's threshold (the handlers' own default; the variable is not set)
    */
   readonly claimCheckThreshold?: number;
-  /** Receives of a message before it moves to its queue's dead-letter queue. @default 5 */
-  readonly maxReceiveCount?: number;
   /**
-   * Timeout of every handler invocation. The completion lease is this + 90 s, and the visibility
-   * timeout of each queue a handler consumes is max(6 x this, this + the lease) + the batching
-   * window (docs/configuration.md, docs/data-plane.md). Whole seconds, 1 s to 15 min.
+   * Timeout of every handler invocation: the topology's {@link TopologyOptions.functionTimeoutSeconds}
+   * as a `Duration`. The completion lease is this + 90 s, and the visibility timeout of each queue
+   * a handler consumes is max(6 x this, this + the lease) + the batching window
+   * (docs/configuration.md, docs/data-plane.md). Whole seconds, 1 s to 15 min.
    * @default Duration.seconds(30)
    */
   readonly functionTimeout?: Duration;

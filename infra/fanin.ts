@@ -8,6 +8,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { Definition } from '../shared/engine/definition.ts';
 import type { Alarm } from '../shared/ports.ts';
+import { topologyOptionsOf } from '../shared/topology/options.ts';
 import {
   describeTopology,
   QueueRole,
@@ -411,23 +412,14 @@ export function defaultCompletionLatencyAlarm(topology: Topology): Duration {
   return Duration.seconds(open + topology.completionLeaseSeconds + 2 * topology.sweepIntervalSeconds);
 }
 
-/** The topology options the props give (the handlers' timeout sets the visibility timeouts). */
+/**
+ * The topology options the props give, as the local configuration gives them (options.ts), with
+ * the handlers' timeout in seconds (it sets the visibility timeouts and the completion lease).
+ */
 function topologyOptions(props: FaninProps): TopologyOptions {
   return {
+    ...topologyOptionsOf(props),
     definitions: props.definitions,
-    ...(props.prefix !== undefined ? { prefix: props.prefix } : {}),
-    ...(props.replyPartitions !== undefined ? { replyPartitions: props.replyPartitions } : {}),
-    ...(props.fifoReplies !== undefined ? { fifoReplies: props.fifoReplies } : {}),
-    ...(props.replyBatchingWindowSeconds !== undefined
-      ? { replyBatchingWindowSeconds: props.replyBatchingWindowSeconds }
-      : {}),
-    ...(props.replyConcurrency !== undefined ? { replyConcurrency: props.replyConcurrency } : {}),
-    ...(props.replyBatchSize !== undefined ? { replyBatchSize: props.replyBatchSize } : {}),
-    ...(props.replyDrainIntervalSeconds !== undefined
-      ? { replyDrainIntervalSeconds: props.replyDrainIntervalSeconds }
-      : {}),
-    ...(props.maxReceiveCount !== undefined ? { maxReceiveCount: props.maxReceiveCount } : {}),
-    ...(props.partitioning !== undefined ? { partitioning: props.partitioning } : {}),
     functionTimeoutSeconds: (props.functionTimeout ?? DEFAULT_FUNCTION_TIMEOUT).toSeconds({
       integral: false,
     }),

@@ -4,12 +4,20 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { DefinitionInput } from '../shared/engine/definition.ts';
 import { FaninError } from '../shared/errors.ts';
-import type { PartitioningOptions, TopologyOptions } from '../shared/topology/topology.ts';
+import {
+  INDEPENDENT_CHOICES,
+  type PartitioningOptions,
+  TOPOLOGY_DEFAULTS,
+  TOPOLOGY_OPTION_SHAPE,
+  type TopologyOptions,
+  topologyOptionsOf,
+} from '../shared/topology/options.ts';
 
 /**
  * The local runtime's configuration file (`fanin.config.ts`, `.js` or `.json` at the top of the
- * project): the same options the CDK construct takes, so `describeTopology` builds both from one
- * description, plus what only a local run needs (responder queues of the demos, the dashboard).
+ * project): the topology options the CDK construct takes too (shared/topology/options.ts, the
+ * handlers' timeout in seconds), so `describeTopology` builds both from one description, plus
+ * what only a local run needs (responder queues of the demos, the dashboard).
  * `npm start -- --prefix` overrides `prefix`.
  */
 export interface LocalConfig extends Omit<TopologyOptions, 'definitions'> {
@@ -37,19 +45,15 @@ export interface LocalConfig extends Omit<TopologyOptions, 'definitions'> {
   readonly sweepIntervalSeconds?: number;
 }
 
-/** A configuration with every default applied and the definitions resolved for the prefix. */
-export interface ResolvedLocalConfig {
+/**
+ * A configuration with the definitions resolved for the prefix and every default applied that
+ * depends on no other option; the per-partition options stay as given (one value, or one per
+ * partition), or absent, for describeTopology to validate and default.
+ */
+export interface ResolvedLocalConfig
+  extends Omit<TopologyOptions, 'definitions' | 'partitioning' | IndependentChoice>,
+    Required<Pick<TopologyOptions, IndependentChoice>> {
   readonly file: string;
-  readonly prefix: string;
-  readonly replyPartitions: number;
-  readonly fifoReplies: boolean;
-  readonly maxReceiveCount: number;
-  readonly functionTimeoutSeconds: number;
-  /** As the topology takes them (validated there): one value, or one per reply partition. */
-  readonly replyBatchingWindowSeconds?: number | readonly number[];
-  readonly replyConcurrency?: number | readonly number[];
-  readonly replyBatchSize?: number | readonly number[];
-  readonly replyDrainIntervalSeconds?: number | readonly number[];
   readonly partitioning: PartitioningOptions;
   readonly definitions: readonly DefinitionInput[];
   readonly responderQueues: readonly string[];
@@ -58,6 +62,8 @@ export interface ResolvedLocalConfig {
   readonly dashboardPort: number;
   readonly sweepIntervalSeconds?: number;
 }
+
+type IndependentChoice = (typeof INDEPENDENT_CHOICES)[number];
 
 /** The default dashboard port (0 would move it on every start, which is awkward to bookmark). */
 export const DEFAULT_DASHBOARD_PORT = 4780;
@@ -76,17 +82,9 @@ export function defineConfig(config: LocalConfig): LocalConfig {
 }
 
 const positiveInt = z.int().min(1);
+/** The topology options (options.ts), each optional, and what only a local run takes. */
 const ConfigSchema = z.strictObject({
-  prefix: z.string().optional(),
-  replyPartitions: positiveInt.optional(),
-  fifoReplies: z.boolean().optional(),
-  maxReceiveCount: positiveInt.optional(),
-  functionTimeoutSeconds: positiveInt.optional(),
-  replyBatchingWindowSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
-  replyConcurrency: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
-  replyBatchSize: z.union([z.int().min(1), z.array(z.int().min(1))]).optional(),
-  replyDrainIntervalSeconds: z.union([z.int().min(0), z.array(z.int().min(0))]).optional(),
-  partitioning: z.record(z.string(), z.number()).optional(),
+  ...z.object(TOPOLOGY_OPTION_SHAPE).partial().shape,
   definitions: z.union([z.array(z.unknown()), z.function()]),
   responderQueues: z.array(z.string().regex(/^[A-Za-z0-9_-]{1,60}$/)).optional(),
   claimCheck: z.boolean().optional(),
@@ -149,26 +147,20 @@ export async function loadLocalConfig(file: string, prefixOverride?: string): Pr
     throw new ConfigFileError(`${file}: ${issue?.path.join('.') || '(config)'}: ${issue?.message}`);
   }
   const config = parsed.data;
-  const prefix = prefixOverride ?? config.prefix ?? 'fanin';
+  const topology = topologyOptionsOf(config);
+  const prefix = prefixOverride ?? topology.prefix ?? TOPOLOGY_DEFAULTS.prefix;
   const source = config.definitions as LocalConfig['definitions'];
   let definitions = typeof source === 'function' ? source(prefix) : source;
   if (json) definitions = substitutePrefix(definitions, prefix) as DefinitionInput[];
+  const independent = Object.fromEntries(
+    INDEPENDENT_CHOICES.map((key) => [key, topology[key] ?? TOPOLOGY_DEFAULTS[key]]),
+  ) as Required<Pick<TopologyOptions, IndependentChoice>>;
   return {
     file,
+    ...topology,
+    ...independent,
     prefix,
-    replyPartitions: config.replyPartitions ?? 2,
-    fifoReplies: config.fifoReplies ?? false,
-    maxReceiveCount: config.maxReceiveCount ?? 5,
-    functionTimeoutSeconds: config.functionTimeoutSeconds ?? 30,
-    ...(config.replyBatchingWindowSeconds !== undefined
-      ? { replyBatchingWindowSeconds: config.replyBatchingWindowSeconds }
-      : {}),
-    ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
-    ...(config.replyBatchSize !== undefined ? { replyBatchSize: config.replyBatchSize } : {}),
-    ...(config.replyDrainIntervalSeconds !== undefined
-      ? { replyDrainIntervalSeconds: config.replyDrainIntervalSeconds }
-      : {}),
-    partitioning: (config.partitioning ?? {}) as PartitioningOptions,
+    partitioning: topology.partitioning ?? {},
     definitions,
     responderQueues: config.responderQueues ?? [],
     claimCheck: config.claimCheck ?? true,

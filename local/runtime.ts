@@ -6,13 +6,15 @@ import { type AwsClients, createClients } from '../shared/aws/clients.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
 import type { PartitionedDestination } from '../shared/partitions/destination.ts';
 import type { Distributor } from '../shared/partitions/distributor.ts';
+import { topologyOptionsOf } from '../shared/topology/options.ts';
 import { describeTopology, type QueueSpec, type Topology } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
+import { aggregateHistory } from '../shared/use-cases/history.ts';
 import type { ResolvedLocalConfig } from './config.ts';
 import { type Consumer, observeOutputs, startConsumers } from './consumers.ts';
 import { DashboardServer } from './dashboard/server.ts';
 import { type RunningEmulators, startEmulators } from './emulators.ts';
-import { Metrics } from './metrics.ts';
+import { LiveFigures } from './live-figures.ts';
 import { type Provisioned, provisionEventBus, provisionQueue, provisionTopology } from './provision.ts';
 import { ownSenderId } from './sender-id.ts';
 import { type QueueRef, type RuntimeState, removeState, runtimeState, writeState } from './state.ts';
@@ -53,7 +55,7 @@ export class LocalRuntime {
   public readonly topology: Topology;
   public readonly provisioned: Provisioned;
   public readonly state: RuntimeState;
-  public readonly metrics: Metrics;
+  public readonly metrics: LiveFigures;
   public readonly ctx: FaninContext;
   /** The clients of this process (the emulators started here, else the SDK's standard settings). */
   public readonly clients: AwsClients;
@@ -74,7 +76,7 @@ export class LocalRuntime {
     topology: Topology;
     provisioned: Provisioned;
     state: RuntimeState;
-    metrics: Metrics;
+    metrics: LiveFigures;
     ctx: FaninContext;
     consumers: Consumer[];
     destination: PartitionedDestination;
@@ -100,23 +102,7 @@ export class LocalRuntime {
     const log = options.log ?? console.log;
     const { config } = options;
     // Validates the prefix, the partitions and every definition before anything is started.
-    const topology = describeTopology({
-      prefix: config.prefix,
-      replyPartitions: config.replyPartitions,
-      fifoReplies: config.fifoReplies,
-      maxReceiveCount: config.maxReceiveCount,
-      functionTimeoutSeconds: config.functionTimeoutSeconds,
-      ...(config.replyBatchingWindowSeconds !== undefined
-        ? { replyBatchingWindowSeconds: config.replyBatchingWindowSeconds }
-        : {}),
-      ...(config.replyConcurrency !== undefined ? { replyConcurrency: config.replyConcurrency } : {}),
-      ...(config.replyBatchSize !== undefined ? { replyBatchSize: config.replyBatchSize } : {}),
-      ...(config.replyDrainIntervalSeconds !== undefined
-        ? { replyDrainIntervalSeconds: config.replyDrainIntervalSeconds }
-        : {}),
-      partitioning: config.partitioning,
-      definitions: config.definitions,
-    });
+    const topology = describeTopology({ ...topologyOptionsOf(config), definitions: config.definitions });
     const wantsEventBridge = [...topology.definitions.values()].some((d) => d.outputs.eventBridge);
     const emulators = await startEmulators({ eventBridge: wantsEventBridge });
     // This process's clients, built once: no process-wide client, no change to process.env.
@@ -162,7 +148,7 @@ export class LocalRuntime {
         eventBusName,
         sender ? [sender] : [],
       );
-      const metrics = new Metrics({
+      const metrics = new LiveFigures({
         prefix: topology.prefix,
         watermarks: {
           low: topology.partitioning.lowWatermark,
@@ -193,6 +179,9 @@ export class LocalRuntime {
           port: dashboardPort,
           fallbackToFreePort: options.dashboardPort === undefined,
           snapshot: () => metrics.snapshot(),
+          history: (aggregateId) =>
+            aggregateHistory(ctx.store, aggregateId, { definitions: ctx.definitions }),
+          aggregates: () => ctx.store.listActivePage({ limit: 50 }),
         });
       }
       const state = runtimeState({

@@ -1,13 +1,18 @@
+import { type Definition, parseDefinitions, stateLifeSeconds } from '../engine/definition.ts';
 import {
-  type Definition,
-  type DefinitionInput,
-  parseDefinitions,
-  stateLifeSeconds,
-} from '../engine/definition.ts';
+  DEFAULT_DRAIN_BATCH_SIZE,
+  type PartitioningOptions,
+  TOPOLOGY_DEFAULTS,
+  type TopologyOptions,
+} from './options.ts';
+
+export type { PartitioningOptions, TopologyOptions } from './options.ts';
+export { DEFAULT_DRAIN_BATCH_SIZE } from './options.ts';
 
 /**
  * The one description of fanin's resources. The CDK stack and the local runtime both build from
- * it, so names, partitions, batch settings and redrive limits cannot drift between them.
+ * it, so names, partitions, batch settings and redrive limits cannot drift between them. What a
+ * user may choose, and each choice's default, is declared in options.ts.
  */
 
 /** The roles of fanin's queues. */
@@ -92,87 +97,6 @@ export interface TableSpec {
   readonly indexes: readonly IndexSpec[];
 }
 
-/** What a user may choose; everything has a default. */
-export interface TopologyOptions {
-  /** Prefix of every resource name. @default 'fanin' */
-  readonly prefix?: string;
-  /** Number of reply partitions. @default 2 */
-  readonly replyPartitions?: number;
-  /** Reply partitions as FIFO queues. @default false */
-  readonly fifoReplies?: boolean;
-  /** Receives before a message is dead-lettered. @default 5 */
-  readonly maxReceiveCount?: number;
-  /**
-   * How long one handler invocation (one batch) may run, in seconds. The completion lease is this
-   * + 90 s, and the visibility timeout of every queue a handler consumes is derived from both:
-   * max(6 x this, this + the lease) + the batching window — 6 x as AWS advises for Lambda SQS
-   * event sources, so a batch is not redelivered while it is still running, and past the lease,
-   * so the redelivery of a message whose invocation crashed mid-completion finds the lease run out
-   * and resumes the completion (docs/data-plane.md).
-   * @default 30
-   */
-  readonly functionTimeoutSeconds?: number;
-  /**
-   * How long the reply consumer of a partition waits to fill a batch, in seconds (Lambda's
-   * `MaximumBatchingWindowInSeconds`): one value for every partition, or one per partition. With
-   * replies that arrive apart (independent responders), a window delays completion by up to its
-   * length; without one, batches are smaller, so there are more invocations. Must be 0 for FIFO
-   * partitions (Lambda has no window for FIFO sources). See docs/hot-aggregates.md and the
-   * benchmark's arrival patterns for the trade-off. @default 0
-   */
-  readonly replyBatchingWindowSeconds?: number | readonly number[];
-  /**
-   * How many replies one invocation of a partition's reply consumer takes at most (the event
-   * source's `BatchSize`, 1 to 10,000): one value for every partition, or one per partition. Above
-   * 10 it needs a batching window of at least 1 s (Lambda's rule) and standard queues (FIFO sources
-   * take at most 10). With a window as long as an aggregate's replies take to arrive, its replies
-   * share a batch and are recorded as one pack: fewer write units, reads, receives and invocations
-   * per reply, at the cost of up to the window's latency (docs/costs.md). @default 10
-   */
-  readonly replyBatchSize?: number | readonly number[];
-  /**
-   * How many invocations the reply consumer of a partition may run at once (the event source's
-   * `MaximumConcurrency`, 2 to 1000): one value for every partition, or one per partition. The
-   * replies of one aggregate all go to its reply partition, so this bounds how fast one aggregate
-   * can take replies (about 230 replies/s per invocation slot at batches of 10): raise it, with
-   * the definition's `writeShards`, for hot aggregates (docs/hot-aggregates.md). The sum over
-   * every handler must stay within the account's Lambda concurrency. @default 5
-   */
-  readonly replyConcurrency?: number | readonly number[];
-  /**
-   * Drains a reply partition on a schedule instead of consuming it with an event source: 0 (an
-   * event source, the default) or a whole number of minutes in seconds, 60 to 3,600; one value for
-   * every partition, or one per partition. Every interval, one invocation receives what the
-   * partition holds ten messages a receive, records it in batches of `replyBatchSize` (1,000 by
-   * default for a drained partition) and deletes it, until it has taken the backlog it found (a
-   * receive finds nothing, or comes back short with only replies sent after the drain began) or
-   * half its timeout is spent. Replies wait up to the interval (half of it on average) before they are recorded, and
-   * in exchange take about a tenth of the receives and deletes, a fraction of the invocations, and
-   * the replies of one aggregate that arrived within the interval are one pack: the cheapest way
-   * to take replies from independent responders (docs/costs.md). Not with `fifoReplies` nor with a
-   * batching window on the same partition. @default 0
-   */
-  readonly replyDrainIntervalSeconds?: number | readonly number[];
-  /** Partition availability and the watermark distributor of the reply destination. */
-  readonly partitioning?: PartitioningOptions;
-  /** The aggregation definitions. */
-  readonly definitions: readonly DefinitionInput[];
-}
-
-/** How the reply partitions are kept available and fed (seeds 001 and 004). */
-export interface PartitioningOptions {
-  /** A partition at or above this depth takes no new messages. @default 10000 */
-  readonly highThreshold?: number;
-  /** The distributor fills a partition from the backlog up to this depth. @default 100 */
-  readonly highWatermark?: number;
-  /** ...once it has drained to this depth. @default 20 */
-  readonly lowWatermark?: number;
-  /** A partition whose consumer made no progress for this long is stalled; its excess is moved. @default 60 */
-  readonly stallSeconds?: number;
-  /** How often the distributor runs. @default 60 */
-  readonly distributorIntervalSeconds?: number;
-}
-
 /**
  * Resolved partitioning settings, with the reply partitions that are drained on a schedule
  * (`replyDrainIntervalSeconds`): the distributor never judges those stalled, since between two
@@ -225,23 +149,23 @@ const MAX_FUNCTION_TIMEOUT_SECONDS = 900;
  * const topology = describeTopology({ prefix: 'shop', replyPartitions: 4, definitions: [orderDefinition] });
  */
 export function describeTopology(options: TopologyOptions): Topology {
-  const prefix = options.prefix ?? 'fanin';
+  const prefix = options.prefix ?? TOPOLOGY_DEFAULTS.prefix;
   if (!PREFIX.test(prefix)) {
     throw new Error(
       `prefix must be lowercase letters, digits and -, starting with a letter, at most 31 (given "${prefix}")`,
     );
   }
-  const partitions = options.replyPartitions ?? 2;
+  const partitions = options.replyPartitions ?? TOPOLOGY_DEFAULTS.replyPartitions;
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > 64) {
     throw new Error(`replyPartitions must be an integer between 1 and 64 inclusive (given ${partitions})`);
   }
-  const maxReceiveCount = options.maxReceiveCount ?? 5;
+  const maxReceiveCount = options.maxReceiveCount ?? TOPOLOGY_DEFAULTS.maxReceiveCount;
   if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
     throw new Error(
       `maxReceiveCount must be an integer between 1 and 1000 inclusive (given ${maxReceiveCount})`,
     );
   }
-  const functionTimeoutSeconds = options.functionTimeoutSeconds ?? 30;
+  const functionTimeoutSeconds = options.functionTimeoutSeconds ?? TOPOLOGY_DEFAULTS.functionTimeoutSeconds;
   if (
     !Number.isInteger(functionTimeoutSeconds) ||
     functionTimeoutSeconds < 1 ||
@@ -253,7 +177,7 @@ export function describeTopology(options: TopologyOptions): Topology {
   }
   const leaseSeconds = completionLeaseSeconds(functionTimeoutSeconds);
   const definitions = parseDefinitions(options.definitions);
-  const fifoReplies = options.fifoReplies ?? false;
+  const fifoReplies = options.fifoReplies ?? TOPOLOGY_DEFAULTS.fifoReplies;
   const windows = replyWindows(options.replyBatchingWindowSeconds, partitions, fifoReplies);
   const concurrency = replyConcurrency(options.replyConcurrency, partitions);
   const drains = replyDrains(options.replyDrainIntervalSeconds, windows, fifoReplies);
@@ -367,7 +291,10 @@ function replyWindows(
 ): number[] {
   const windows = Array.isArray(option)
     ? [...option]
-    : Array.from({ length: partitions }, () => (option as number | undefined) ?? 0);
+    : Array.from(
+        { length: partitions },
+        () => (option as number | undefined) ?? TOPOLOGY_DEFAULTS.replyBatchingWindowSeconds,
+      );
   if (windows.length !== partitions) {
     throw new Error(
       `replyBatchingWindowSeconds must have one value per reply partition (given ${windows.length} for ${partitions})`,
@@ -389,9 +316,7 @@ function replyWindows(
 }
 
 /** Replies per reply consumer invocation at most unless `replyBatchSize` says otherwise. */
-export const DEFAULT_REPLY_BATCH_SIZE = 10;
-/** Replies per batch of a drained partition unless `replyBatchSize` says otherwise. */
-export const DEFAULT_DRAIN_BATCH_SIZE = 1000;
+export const DEFAULT_REPLY_BATCH_SIZE = TOPOLOGY_DEFAULTS.replyBatchSize;
 /** The longest drain interval: an hour (a reply waits at most this long to be recorded). */
 const MAX_DRAIN_INTERVAL_SECONDS = 3600;
 
@@ -404,7 +329,9 @@ function replyDrains(
   windows: readonly number[],
   fifo: boolean,
 ): number[] {
-  const values = Array.isArray(option) ? [...option] : windows.map(() => (option as number | undefined) ?? 0);
+  const values = Array.isArray(option)
+    ? [...option]
+    : windows.map(() => (option as number | undefined) ?? TOPOLOGY_DEFAULTS.replyDrainIntervalSeconds);
   if (values.length !== windows.length) {
     throw new Error(
       `replyDrainIntervalSeconds must have one value per reply partition (given ${values.length} for ${windows.length})`,
@@ -472,7 +399,7 @@ function replyBatchSizes(
 }
 
 /** Reply consumer invocations at once per partition unless `replyConcurrency` says otherwise. */
-export const DEFAULT_REPLY_CONCURRENCY = 5;
+export const DEFAULT_REPLY_CONCURRENCY = TOPOLOGY_DEFAULTS.replyConcurrency;
 
 /** The reply consumers' concurrency per partition, validated (Lambda takes 2 to 1000). */
 function replyConcurrency(option: number | readonly number[] | undefined, partitions: number): number[] {
@@ -497,12 +424,13 @@ export function resolvePartitioning(
   options: PartitioningOptions & { readonly drained?: readonly number[] },
 ): Partitioning {
   const { drained = [], ...given } = options;
+  const defaults = TOPOLOGY_DEFAULTS.partitioning;
   const numbers = {
-    highThreshold: given.highThreshold ?? 10_000,
-    highWatermark: given.highWatermark ?? 100,
-    lowWatermark: given.lowWatermark ?? 20,
-    stallSeconds: given.stallSeconds ?? 60,
-    distributorIntervalSeconds: given.distributorIntervalSeconds ?? 60,
+    highThreshold: given.highThreshold ?? defaults.highThreshold,
+    highWatermark: given.highWatermark ?? defaults.highWatermark,
+    lowWatermark: given.lowWatermark ?? defaults.lowWatermark,
+    stallSeconds: given.stallSeconds ?? defaults.stallSeconds,
+    distributorIntervalSeconds: given.distributorIntervalSeconds ?? defaults.distributorIntervalSeconds,
   };
   if (!Array.isArray(drained) || !drained.every((i) => Number.isInteger(i) && i >= 0)) {
     throw new Error(`partitioning.drained must be partition indexes (given ${JSON.stringify(drained)})`);

@@ -25,4 +25,4 @@ export {
 export type { FunctionRole } from '../../../infra/validate-options.ts';
 export type { Definition, DefinitionInput } from '../../../shared/engine/definition.ts';
 export type { LogLevel } from '../../../shared/observability/metric-names.ts';
-export type { PartitioningOptions } from '../../../shared/topology/topology.ts';
+export type { PartitioningOptions, TopologyOptions } from '../../../shared/topology/options.ts';

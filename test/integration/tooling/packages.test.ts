@@ -296,7 +296,11 @@ describe('@fanin/cdk in another CDK app', () => {
         'const arn: string = fanin.functions.reply.functionArn;',
         '// @ts-expect-error an unknown completion strategy',
         "const wrong: FaninProps = { definitions: [{ name: 'x', completion: { strategy: 'sometimes' } }] };",
-        'console.log(arn, wrong);',
+        '// the topology options are props, with their types',
+        'const tuned: FaninProps = { ...props, replyPartitions: 4, replyBatchSize: [10, 100, 10, 10], partitioning: { highWatermark: 200 } };',
+        '// @ts-expect-error replyPartitions is a number',
+        "const mistyped: FaninProps = { ...props, replyPartitions: 'four' };",
+        'console.log(arn, wrong, tuned, mistyped);',
       ].join('\n'),
     );
     expect(checked.stdout).toBe('');
