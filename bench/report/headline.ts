@@ -33,7 +33,7 @@ export function introSection(r: Results): string[] {
   ];
 }
 
-/** The contract figures (issues 7 and 12), each with the sentence that says what it is. */
+/** The contract figures, each with the sentence that says what it is. */
 export function headlineSection(r: Results): string[] {
   const c = r.cost;
   return [

@@ -191,7 +191,7 @@ export interface TimerVariantFigures {
   readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
 }
 
-/** One arrival pattern (issue 12): the contract fields first, then every phase measured. */
+/** One arrival pattern: the contract fields first, then every phase measured. */
 export interface ArrivalPatternResult {
   /** By fan-out. */
   readonly write_units_per_reply: Readonly<Record<string, number>>;
@@ -204,7 +204,7 @@ export interface ArrivalPatternResult {
   /**
    * Fan-out 10: what the floor of any design leaves (`reply_floor_per_million_aggregates_usd`) of
    * `cost_per_million_aggregates_usd`: the aggregate's own work (its header, `due` entry, seal and
-   * close, its fan-out and result, its reads, its Lambda duration), end to end (issue 23).
+   * close, its fan-out and result, its reads, its Lambda duration), end to end.
    */
   readonly own_work_per_million_aggregates_usd?: number;
   /** The same by service (end to end less the floor's part of that service; may be below 0 where fanin batches more than the floor assumes). */
@@ -246,7 +246,7 @@ export interface CapacityFigures {
   readonly duration_ms: number;
 }
 
-/** `bench/results/*.json`. The first block is the contract of issues 7 and 12; the rest explains it. */
+/** `bench/results/*.json`. The first block is the contract (the headline figures); the rest explains it. */
 export interface Results {
   readonly schema: 2;
   readonly date: string;

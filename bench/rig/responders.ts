@@ -8,7 +8,7 @@ import {
 import { seededBy } from '../workload/random.ts';
 import { sleep } from '../workload/sleep.ts';
 
-/** How responders answer the sub-requests of an aggregate (issue 12). */
+/** How responders answer the sub-requests of an aggregate. */
 export type ArrivalPattern = 'together' | 'independent' | 'spread';
 export const ARRIVAL_PATTERNS: readonly ArrivalPattern[] = ['together', 'independent', 'spread'];
 

@@ -18,7 +18,7 @@ import { type ComparedBatching, type Plan, ROTATION, SATURATED_RELEASE, SPREAD }
 import { ARRIVAL_TIMER_VARIANT, type TimerFiring, type TimerFirings } from './timers.ts';
 
 /**
- * The arrival patterns (issue 12) and the reply batching trade-off: each pattern at the topology's
+ * The arrival patterns and the reply batching trade-off: each pattern at the topology's
  * reply batching setting (and at a large fan-out, in a full run), then the plan's compared
  * settings (a window and a batch size) with their patterns, every phase paced at `pace` replies per
  * second. The reply consumers are left at the topology's setting.
@@ -306,7 +306,7 @@ export function arrivalResults(
 }
 
 /**
- * The aggregate's own work of one fan-out 10 phase (issue 23): its end-to-end bill less the floor
+ * The aggregate's own work of one fan-out 10 phase: its end-to-end bill less the floor
  * of any design at the batching the phase measured (`measuredFloorBatching`), in total and by
  * service, with that floor beside it.
  */

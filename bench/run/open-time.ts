@@ -16,7 +16,7 @@ import { type Counters, diff, total } from '../measure/counters.ts';
 import { Meter } from '../measure/meter.ts';
 
 /**
- * The benchmark's open-time dimension (issue 23): what an aggregate costs that stays open until
+ * The benchmark's open-time dimension: what an aggregate costs that stays open until
  * its deadline, by the deadline's length, measured on the real handlers (fan-out, timer, sweeper)
  * on the emulators with a controllable clock. Time is virtual: the clock jumps to the next thing
  * due — a timer message becoming visible, or a sweep — so a 30-day deadline runs in seconds.
@@ -103,7 +103,7 @@ function deadlineCase(seconds: number): TimerCase {
 }
 
 /**
- * The other timers of issue 23 whose interval can reach beyond SQS's 15-minute delay, measured as
+ * The other long timers whose interval can reach beyond SQS's 15-minute delay, measured as
  * the deadlines are (`timers.by_kind`): a snapshot every day of an aggregate open 7 days and an
  * hour (its deadline), and an allowed life (`maxOpenSeconds`) of 7 days with no deadline. (An
  * inactivity timeout with nothing arriving is a deadline; a held reply's unknown timeout is

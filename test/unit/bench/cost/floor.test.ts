@@ -3,7 +3,7 @@ import { measuredFloorBatching, replyFloorBill, replyFloorPerMillion } from '../
 import { loadPrices } from '../../../../bench/cost/prices.ts';
 
 /**
- * The floor the benchmark measures the aggregate's own work against (issue 23): what ten replies
+ * The floor the benchmark measures the aggregate's own work against: what ten replies
  * cost at the least whatever the design, by service, at the batching a pattern measured.
  */
 describe('the reply floor of the own-work row', () => {
