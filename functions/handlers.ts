@@ -3,18 +3,19 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type DrainResult, drainQueue } from '../shared/adapters/sqs-drain.ts';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
+import { TimerBatch } from '../shared/adapters/timer-batch.ts';
 import type { Observability } from '../shared/app.ts';
 import { addLambdaContext, functionLogger } from '../shared/observability/logger.ts';
 import { MetricName } from '../shared/observability/metric-names.ts';
+import { describeError } from '../shared/observability/redaction.ts';
 import { withTraceHeader } from '../shared/observability/trace-context.ts';
 import { traced } from '../shared/observability/tracing.ts';
 import type { CycleReport, Distributor } from '../shared/partitions/distributor.ts';
 import type { Metrics } from '../shared/ports.ts';
-import { describeError, type FaninContext } from '../shared/use-cases/context.ts';
+import type { FaninContext } from '../shared/use-cases/context.ts';
 import { handleControl } from '../shared/use-cases/control.ts';
 import { handleRequest } from '../shared/use-cases/fan-out.ts';
 import { handleReplies } from '../shared/use-cases/replies.ts';
-import { TimerBatch } from '../shared/use-cases/timer-batch.ts';
 import { handleTimer, sweep } from '../shared/use-cases/timers.ts';
 
 /**

@@ -261,7 +261,7 @@ export function grantHandlerAccess(
   // refuses them outright. Ingress is not in this list (the continuation above needs it): a
   // recipient naming it (a request fanning out into requests, a loop) is refused at synth
   // for the targets the props name (an extra target pattern matching a fanin queue throws) and
-  // at run time by the recipient policy (own queues are never recipients, shared/use-cases/recipients.ts),
+  // at run time by the recipient policy (own queues are never recipients, shared/engine/recipients.ts),
   // as the outputs and the timer queue are, which the role sends to as well.
   fanOut.addToRolePolicy(
     new iam.PolicyStatement({

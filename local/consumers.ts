@@ -11,7 +11,7 @@ import type { OutputPublisher } from '../shared/ports.ts';
 import type { ConsumerSpec, Topology } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
 import { QueueDrainer } from './drainer.ts';
-import type { ConsumerSample, Metrics, OutputRecord } from './metrics.ts';
+import type { ConsumerSample, LiveFigures, OutputRecord } from './live-figures.ts';
 import { QueuePoller } from './poller.ts';
 import type { Provisioned } from './provision.ts';
 
@@ -109,7 +109,7 @@ export function startConsumers(
  */
 export function observeOutputs(
   inner: OutputPublisher,
-  metrics: Metrics,
+  metrics: LiveFigures,
   onRecord: (record: OutputRecord) => void,
 ): OutputPublisher {
   return {

@@ -1,18 +1,15 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoStateStore } from './adapters/dynamo-state-store.ts';
+import { OutputChannelPublisher } from './adapters/output-channels.ts';
 import { PowertoolsMetricsAdapter } from './adapters/powertools-metrics.ts';
 import { S3ClaimCheck } from './adapters/s3-claim-check.ts';
-import { SqsOutputPublisher } from './adapters/sqs-outputs.ts';
+import { continueOn, requeueTo } from './adapters/sqs-own-queues.ts';
 import { SqsRequestSender } from './adapters/sqs-sender.ts';
 import { SqsTimerScheduler } from './adapters/sqs-timers.ts';
 import { type AwsClients, createClients } from './aws/clients.ts';
 import { loadConfig, type RuntimeConfig } from './config.ts';
-import { WireAttribute } from './engine/correlation.ts';
+import { policyFromQueueUrl } from './engine/recipients.ts';
 import { functionLogger } from './observability/logger.ts';
 import { createTracer, serviceName } from './observability/tracing.ts';
 import type { Distributor } from './partitions/distributor.ts';
@@ -20,17 +17,16 @@ import { createDistributor, REPLY_DESTINATION, replyDestination } from './partit
 import type { Log } from './ports.ts';
 import { QueueRole } from './topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from './use-cases/context.ts';
-import { policyFromQueueUrl } from './use-cases/recipients.ts';
 
 /**
  * The AWS clients the adapters use, built once by the entry point and passed down: a bundle of
  * `createClients()` (`aws/clients.ts`) fits as it is.
  */
 export interface FaninClients {
-  readonly sqs: SQSClient;
-  readonly dynamo: DynamoDBDocumentClient;
-  readonly eventBridge?: EventBridgeClient;
-  readonly s3?: S3Client;
+  readonly sqs: AwsClients['sqs'];
+  readonly dynamo: AwsClients['dynamo'];
+  readonly eventBridge?: AwsClients['eventBridge'];
+  readonly s3?: AwsClients['s3'];
 }
 
 /**
@@ -62,7 +58,7 @@ export function createContext(
   const replies = replyDestination(config, clients);
   return {
     store: new DynamoStateStore({ client: clients.dynamo, tableName: config.tableName }),
-    outputs: new SqsOutputPublisher({
+    outputs: new OutputChannelPublisher({
       sqs: clients.sqs,
       queueUrls: {
         completed,
@@ -95,28 +91,9 @@ export function createContext(
       ...Object.values(config.queueUrls),
       ...config.replyQueueUrls,
     ]),
-    requeue: async (message) => {
-      await clients.sqs.send(
-        new SendMessageCommand({
-          QueueUrl: config.queueUrls[QueueRole.INGRESS],
-          MessageBody: message.body,
-          MessageAttributes: Object.fromEntries(
-            Object.entries({
-              ...message.attributes,
-              // The copy keeps the request's identity (its request id when it names none).
-              [WireAttribute.ORIGIN_MESSAGE_ID]:
-                message.attributes[WireAttribute.ORIGIN_MESSAGE_ID] || message.messageId,
-            }).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
-          ),
-        }),
-      );
-    },
+    requeue: requeueTo(clients.sqs, config.queueUrls[QueueRole.INGRESS]),
     // A `complete`/`purge` of a whole definition goes on from its cursor in another invocation.
-    continueControl: async (body) => {
-      await clients.sqs.send(
-        new SendMessageCommand({ QueueUrl: config.queueUrls[QueueRole.CONTROL], MessageBody: body }),
-      );
-    },
+    continueControl: continueOn(clients.sqs, config.queueUrls[QueueRole.CONTROL]),
     ...overrides,
   };
 }
@@ -218,7 +195,7 @@ export function powertoolsLog(logger: Logger = functionLogger()): Log {
 }
 
 /** What the reply function's drains read (functions/reply.ts): its SQS client and the reply partitions' queues. */
-export function drainSourceFromEnvironment(): { sqs: SQSClient; replyQueueUrls: readonly string[] } {
+export function drainSourceFromEnvironment(): { sqs: AwsClients['sqs']; replyQueueUrls: readonly string[] } {
   drainSource ??= {
     sqs: clientsFromEnvironment().sqs,
     replyQueueUrls: configFromEnvironment().replyQueueUrls,
@@ -226,7 +203,7 @@ export function drainSourceFromEnvironment(): { sqs: SQSClient; replyQueueUrls: 
   return drainSource;
 }
 
-let drainSource: { sqs: SQSClient; replyQueueUrls: readonly string[] } | undefined;
+let drainSource: { sqs: AwsClients['sqs']; replyQueueUrls: readonly string[] } | undefined;
 
 /** The context of a Lambda function: built once per execution environment from its environment. */
 export function contextFromEnvironment(): FaninContext {

@@ -89,14 +89,6 @@ export class CorrelationError extends FaninError {
 
 // ---- not the input's fault: retryable true (the message is redelivered)
 
-/** An engine call was made in a state where it is not allowed (a programming error in an adapter). */
-export class IllegalTransitionError extends FaninError {
-  public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'IllegalTransitionError';
-  }
-}
-
 /**
  * An output too large for its channel when no claim-check bucket is configured: it can never be
  * sent. Retryable all the same: it is not the fault of the message being handled (a reply that

@@ -524,7 +524,7 @@ export interface RawMessage {
 }
 
 /**
- * The claim-check path (seed 003): large payloads live in S3, the SQS message carries a pointer in
+ * The claim-check path: large payloads live in S3, the SQS message carries a pointer in
  * the SQS Extended Client's format.
  */
 export interface PayloadStore {

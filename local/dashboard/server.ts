@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DashboardSnapshot } from '../metrics.ts';
+import type { DashboardSnapshot } from '../live-figures.ts';
 
 /** Options of {@link DashboardServer.start}. */
 export interface DashboardOptions {

@@ -49,7 +49,7 @@ export class ClaimCheckRefusedError extends BadMessageError {
   }
 }
 
-/** The claim-check path failed (S3 unreachable, object missing): large messages only (seed 003). */
+/** The claim-check path failed (S3 unreachable, object missing): large messages only. */
 export class ClaimCheckError extends FaninError {
   public constructor(message: string, options?: ErrorOptions) {
     super(message, options);
@@ -64,7 +64,7 @@ export interface PayloadPointer {
 }
 
 /**
- * The two delivery paths of seed 003 over SQS and S3. A payload up to the threshold travels
+ * The two delivery paths over SQS and S3: inline, and by claim check. A payload up to the threshold travels
  * inline; a larger one is put in S3 and the SQS body carries the Extended Client's pointer
  * (`["software.amazon.payloadoffloading.PayloadS3Pointer", {"s3BucketName": …, "s3Key": …}]`
  * with attribute `ExtendedPayloadSize`), so Java/Python Extended Client readers understand

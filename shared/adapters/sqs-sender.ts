@@ -6,14 +6,14 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { parseQueueUrl } from '../engine/recipients.ts';
 import { FaninError, type FaninErrorOptions } from '../errors.ts';
 import { traceSystemAttributes } from '../observability/trace-context.ts';
 import type { RequestSender, SubRequest } from '../ports.ts';
-import { parseQueueUrl } from '../use-cases/recipients.ts';
 import { S3ClaimCheck, SUB_REQUEST_PREFIX } from './s3-claim-check.ts';
 import { SQS_BATCH } from './sqs-queues.ts';
 
-/** A send that SQS refused, naming the queue and the reason (seed 003: each path fails clearly). */
+/** A send that SQS refused, naming the queue and the reason (each delivery path fails clearly). */
 export class SendFailedError extends FaninError {
   public readonly queue: string;
   public constructor(queue: string, reason: string, options?: FaninErrorOptions) {

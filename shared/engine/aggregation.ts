@@ -125,7 +125,7 @@ function comparable(value: unknown): number | string | undefined {
 }
 
 /**
- * The aggregation algorithm (seed 002): turns the recorded replies into the one result.
+ * The aggregation algorithm: turns the recorded replies into the one result.
  *
  * - `collect`: every reply, `{ replyId, body }`, in reply order;
  * - `best`: the single best reply by the criteria, or `null` when there is none;
@@ -190,7 +190,7 @@ export function missingReplyIds(expected: number, received: Iterable<string>): s
 
 /**
  * The part of a reply body an aggregate must keep. `condense` keeps only the field it folds
- * (seed 002: "keep only the highest bid"), so a reply's stored size does not depend on its
+ * (an auction's "keep only the highest bid"), so a reply's stored size does not depend on its
  * payload; the other algorithms need the whole body.
  */
 export function retainedBody(definition: Definition, body: unknown): unknown {

@@ -9,7 +9,7 @@ export const AggregateStatus = {
 } as const;
 export type AggregateStatus = (typeof AggregateStatus)[keyof typeof AggregateStatus];
 
-/** How an aggregate ended (seed 000's AggregateReply terminals, plus purge and failure). */
+/** How an aggregate ended: completed or timed out, purged, or failed. */
 export const Outcome = {
   COMPLETED: 'completed',
   TIMED_OUT: 'timed-out',
@@ -21,16 +21,7 @@ export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 /** The channels an output goes out on: its SQS queue, and the EventBridge bus when enabled. */
 export type OutputChannel = 'queue' | 'events';
 
-/** What a correlated message turned out to be once compared with the stored state. */
-export const Classification = {
-  ACCEPTED: 'accepted',
-  DUPLICATE: 'duplicate',
-  LATE: 'late',
-  UNKNOWN: 'unknown',
-} as const;
-export type Classification = (typeof Classification)[keyof typeof Classification];
-
-/** Completion strategies (seed 002, "completeness condition"). */
+/** Completion strategies: the aggregator's completeness condition. */
 export const Strategy = {
   ALL: 'all',
   COUNT: 'count',
@@ -45,7 +36,7 @@ export const Strategy = {
 } as const;
 export type Strategy = (typeof Strategy)[keyof typeof Strategy];
 
-/** Aggregation algorithms (seed 002, "aggregation algorithm"). */
+/** Aggregation algorithms: how the recorded replies become the one result. */
 export const Algorithm = {
   COLLECT: 'collect',
   BEST: 'best',

@@ -1,3 +1,5 @@
+import { BadMessageError } from '../errors.ts';
+
 /**
  * The bounds of every field fanin takes from a message, stated once. Each keeps what fanin
  * stores under DynamoDB's limits — an item at most 400 KB, a partition key at most 2,048 bytes,
@@ -80,4 +82,19 @@ export function identifierProblem(value: string, max: number): string | undefine
 /** A value quoted in a reason, cut to a readable length (the error output keeps the message whole). */
 export function quoted(value: string, max = 80): string {
   return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+}
+
+/**
+ * A character outside what SQS accepts in a message (#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to
+ * #xFFFD, #x10000 to #x10FFFF); with the `u` flag a lone surrogate is one such code point.
+ */
+const NOT_CARRIED = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+
+/** Refuses an id SQS could not carry in the messages that name it (timers, outputs). */
+export function assertCarried(what: string, id: string): void {
+  const bad = NOT_CARRIED.exec(id)?.[0];
+  if (bad !== undefined)
+    throw new BadMessageError(
+      `${what} holds U+${(bad.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, which SQS cannot carry (a control character, a lone surrogate, U+FFFE or U+FFFF)`,
+    );
 }

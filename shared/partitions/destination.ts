@@ -47,7 +47,7 @@ export interface DestinationOptions {
 }
 
 /**
- * A partitioned destination (seed 001): one name over N SQS queues. Sends are routed by policy
+ * A partitioned destination: one name over N SQS queues. Sends are routed by policy
  * to an available partition; a partition is unavailable when send-disabled, at its high message
  * threshold, or unreachable. Consumers are bound to one partition each; {@link gather} reads all.
  */

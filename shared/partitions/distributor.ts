@@ -154,7 +154,7 @@ export function planCycle(input: {
 }
 
 /**
- * The watermark distributor (seed 004): a backlog queue feeds the partitions of a destination.
+ * The watermark distributor: a backlog queue feeds the partitions of a destination.
  *
  * Each cycle ({@link planCycle} decides, this class moves):
  * 1. read every partition's depth and its consumer's progress;

@@ -1,7 +1,6 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoPartitionRegistry } from '../adapters/dynamo-partition-registry.ts';
 import { SqsPartitionQueues } from '../adapters/sqs-partition-queues.ts';
+import type { AwsClients } from '../aws/clients.ts';
 import type { RuntimeConfig } from '../config.ts';
 import { QueueRole, resolvePartitioning } from '../topology/topology.ts';
 import { PartitionedDestination } from './destination.ts';
@@ -16,8 +15,8 @@ import { Distributor, type WatermarkOptions } from './distributor.ts';
 
 /** The clients the reply destination and its distributor use (a bundle of `createClients()` fits). */
 export interface PartitionClients {
-  readonly sqs: SQSClient;
-  readonly dynamo: DynamoDBDocumentClient;
+  readonly sqs: AwsClients['sqs'];
+  readonly dynamo: AwsClients['dynamo'];
 }
 
 /** The name of the reply destination in the partition registry. */
@@ -34,7 +33,7 @@ export function replyDestination(config: RuntimeConfig, clients: PartitionClient
   });
 }
 
-/** The watermark distributor of the reply destination (seed 004), from the same configuration. */
+/** The watermark distributor of the reply destination, from the same configuration. */
 export function createDistributor(
   config: RuntimeConfig,
   clients: PartitionClients,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * How a producer picks a partition (seed 001):
+ * How a producer picks a partition:
  * - `affinity`: a key (e.g. the aggregate id) always maps to the same partition while it is
  *   available — the seed's message affinity;
  * - `balanced`: the available partition with the least work;

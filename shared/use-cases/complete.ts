@@ -5,10 +5,12 @@ import { validReplies } from '../engine/completion/tally.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
 import type { ExpressionLimits } from '../engine/expression.ts';
+import { keepsRequest } from '../engine/keeps-request.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { resultId } from '../engine/output-ids.ts';
 import { ExpressionError, OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
+import { describeError } from '../observability/redaction.ts';
 import {
   type AggregateHeader,
   type AggregateSnapshot,
@@ -18,9 +20,10 @@ import {
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
 import { replyExpiry } from './aggregate-life.ts';
-import { describeError, type FaninContext, keepsRequest, loadStored } from './context.ts';
+import type { FaninContext } from './context.ts';
 import { decideCompletion } from './decide-completion.ts';
 import { AFTER_DEADLINE, fixedReason, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
+import { loadStored } from './stored-payloads.ts';
 
 /** The output each outcome goes to. */
 export const OUTPUT_OF: Record<Outcome, OutputRole> = {

@@ -4,13 +4,16 @@ import { MAX_CURSOR_LENGTH } from '../adapters/state-due.ts';
 import { Outcome } from '../engine/constants.ts';
 import { type Definition, RuntimeParametersSchema, runtimeParameterIssues } from '../engine/definition.ts';
 import { matchesPattern } from '../engine/event-pattern.ts';
+import { parseJsonBody } from '../engine/json-body.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { MAX_AGGREGATE_ID_BYTES } from '../engine/limits.ts';
 import { BadMessageError } from '../errors.ts';
 import type { ActivePage, AggregateHeader, RawMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { completeAggregate } from './complete.ts';
-import { type FaninContext, parseJsonBody, resolvePayload, routeIfUnfixable } from './context.ts';
+import type { FaninContext } from './context.ts';
+import { routeIfUnfixable } from './error-output.ts';
+import { resolvePayload } from './stored-payloads.ts';
 
 /** What a continuation's `run` may be: an SQS message id (or any short id of the same characters). */
 const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -36,7 +39,7 @@ const Target = {
   run: z.string().regex(RUN_ID).optional(),
 };
 
-/** The control bus's commands (seed 002's control channel). See docs/wire-contract.md. */
+/** The control bus's commands. See docs/wire-contract.md. */
 export const ControlCommandSchema = z.discriminatedUnion('command', [
   z.strictObject({ command: z.literal('purge'), ...Target }),
   z.strictObject({ command: z.literal('complete'), ...Target }),

@@ -4,9 +4,11 @@ import { decide, tallyOf } from '../engine/completion/plan.ts';
 import { predicateHolds, predicateInput, readsRequest } from '../engine/completion/predicate.ts';
 import type { ReplyTally } from '../engine/completion/tally.ts';
 import type { Definition } from '../engine/definition.ts';
+import { keepsRequest } from '../engine/keeps-request.ts';
 import { ExpressionError } from '../errors.ts';
 import type { AggregateHeader, StoredReply } from '../ports.ts';
-import { type FaninContext, keepsRequest, loadStored } from './context.ts';
+import type { FaninContext } from './context.ts';
+import { loadStored } from './stored-payloads.ts';
 
 /**
  * When a decision is taken on an aggregate's members:

@@ -5,6 +5,9 @@ import { needsExpected } from '../engine/completion/plan.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
+import { openingDeadline } from '../engine/inactivity.ts';
+import { parseJsonBody } from '../engine/json-body.ts';
+import { keepsRequest } from '../engine/keeps-request.ts';
 import {
   identifierProblem,
   MAX_DEFINITION_NAME_LENGTH,
@@ -15,26 +18,19 @@ import {
   quoted,
 } from '../engine/limits.ts';
 import { readPath } from '../engine/path.ts';
+import { checkRecipient } from '../engine/recipients.ts';
 import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
 import { BadMessageError, isUnfixable } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
 import { closeByOf, replyExpiry } from './aggregate-life.ts';
 import { completeAggregate } from './complete.ts';
-import {
-  type FaninContext,
-  keepsRequest,
-  parseJsonBody,
-  resolvePayload,
-  routeError,
-  routeIfUnfixable,
-  storable,
-} from './context.ts';
+import type { FaninContext } from './context.ts';
+import { routeError, routeIfUnfixable } from './error-output.ts';
 import { evaluate } from './evaluate.ts';
 import { consolidateHeld } from './held.ts';
-import { openingDeadline } from './inactivity.ts';
-import { checkRecipient } from './recipients.ts';
 import { armFirstSnapshot } from './snapshots.ts';
+import { resolvePayload, storable } from './stored-payloads.ts';
 
 /** Most sub-requests one request may fan out to (stated in engine/limits.ts). */
 export { MAX_FAN_OUT };
@@ -69,8 +65,8 @@ interface Plan {
 }
 
 /**
- * Handles one request from the ingress queue (seed 000's AggregateControl + seed 002's
- * initialized aggregator).
+ * Handles one request from the ingress queue: the control message that opens an aggregate (an
+ * initialized aggregator, whose request says what to expect).
  *
  * Primary course:
  * 1. validate the request against its definition; a bad one goes to the error output, and so

@@ -1,13 +1,14 @@
 import { stateLifeSeconds } from '../engine/definition.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import type { HeldReply, RawMessage } from '../ports.ts';
-import { type FaninContext, loadStored, resolvePayload, storable } from './context.ts';
+import type { FaninContext } from './context.ts';
 import { publishUnknownOutput } from './late.ts';
-import { judgeAndRecord, type Reply } from './replies.ts';
+import { type AtDeadline, judgeAndRecord, type Reply } from './record-replies.ts';
+import { loadStored, resolvePayload, storable } from './stored-payloads.ts';
 
 /**
- * Held (unknown) replies: replies to an aggregate that does not exist yet (seed 000's unknown
- * message timeout). The reply handler holds them; the fan-out that opens their aggregate, its
+ * Held (unknown) replies: replies to an aggregate that does not exist yet (held until
+ * the unknown message timeout). The reply handler holds them; the fan-out that opens their aggregate, its
  * deadline and their own timeout (timers.ts) consolidate them, each recorded like any reply.
  */
 
@@ -16,7 +17,7 @@ import { judgeAndRecord, type Reply } from './replies.ts';
  * goes to the unknown output at once; otherwise it is held until its aggregate appears or its
  * own timeout expires.
  */
-export async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<void> {
+export async function handleUnknown(ctx: FaninContext, reply: Reply, atDeadline: AtDeadline): Promise<void> {
   const timeout = reply.claimed?.unknownTimeoutSeconds ?? 0;
   const now = ctx.clock();
   if (timeout === 0) {
@@ -26,6 +27,7 @@ export async function handleUnknown(ctx: FaninContext, reply: Reply): Promise<vo
       reply.replyId,
       { ...reply.raw, messageId: reply.messageId },
       reply.claimed?.name,
+      atDeadline,
       reply,
     );
     return;
@@ -79,6 +81,7 @@ async function heldBody(ctx: FaninContext, reply: Reply): Promise<Pick<HeldReply
  * the reply is recorded in it like any reply (counted, a duplicate of a member, or late), so a
  * member of its result is never also reported unknown (simulation seed 139).
  *
+ * @param atDeadline the deadline's handling, for a reply recorded because its aggregate opened
  * @param reply the reply as interpreted, when the caller has it (else rebuilt from `raw`)
  */
 export async function publishUnknown(
@@ -87,6 +90,7 @@ export async function publishUnknown(
   replyId: string,
   raw: Pick<RawMessage, 'messageId' | 'body' | 'attributes'>,
   definition: string | undefined,
+  atDeadline: AtDeadline,
   reply?: Reply,
 ): Promise<void> {
   const named = definition === undefined ? undefined : ctx.definitions.get(definition);
@@ -98,9 +102,12 @@ export async function publishUnknown(
   if (!(await ctx.store.markUnknown(aggregateId, replyId, expiresAt, shards))) {
     const header = await ctx.store.getHeader(aggregateId);
     if (header) {
-      await judgeAndRecord(ctx, header, [
-        reply ?? (await asReply(ctx, { aggregateId, replyId, raw, ...(definition ? { definition } : {}) })),
-      ]);
+      await judgeAndRecord(
+        ctx,
+        header,
+        [reply ?? (await asReply(ctx, { aggregateId, replyId, raw, ...(definition ? { definition } : {}) }))],
+        { atDeadline },
+      );
       return;
     }
     // Gone again since the check (its tombstone expired): marked while it is absent, next time.
@@ -125,7 +132,11 @@ export async function consolidateHeld(ctx: FaninContext, aggregateId: string): P
   for (const h of held) if (await ctx.store.claimHeld(aggregateId, h.replyId, 'counted')) claimed.push(h);
   if (claimed.length === 0) return false;
   const replies = await Promise.all(claimed.map((h) => heldAsReply(ctx, h)));
-  await judgeAndRecord(ctx, header, replies, (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId));
+  // Held replies arrived before their aggregate existed, so before its deadline: recording them
+  // never takes the deadline's path (the deadline's own handling consolidates them).
+  await judgeAndRecord(ctx, header, replies, {
+    onSettled: (reply) => ctx.store.deleteHeld(aggregateId, reply.replyId),
+  });
   const after = await ctx.store.getHeader(aggregateId);
   return !after || completionStageOf(after) !== 'open';
 }

@@ -2,13 +2,15 @@ import { aggregate } from '../engine/aggregation.ts';
 import { validReplies } from '../engine/completion/tally.ts';
 import { EXPRESSION_LIMITS } from '../engine/constants.ts';
 import type { Definition } from '../engine/definition.ts';
+import { keepsRequest } from '../engine/keeps-request.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { snapshotId } from '../engine/output-ids.ts';
 import { ExpressionError, OutputTooLargeError } from '../errors.ts';
 import type { AggregateHeader, OutputMessage, StoredReply, TimerMessage } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
 import { loadReply, missingOf, separateFailures } from './complete.ts';
-import { type FaninContext, keepsRequest, loadStored } from './context.ts';
+import type { FaninContext } from './context.ts';
+import { loadStored } from './stored-payloads.ts';
 
 /** A snapshot timer. */
 export type SnapshotTimer = Extract<TimerMessage, { kind: 'snapshot' }>;

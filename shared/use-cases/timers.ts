@@ -1,17 +1,22 @@
 import { z } from 'zod';
 import { decisionDueAt } from '../engine/completion/deadline.ts';
 import { Outcome } from '../engine/constants.ts';
+import { inactivityDeadline } from '../engine/inactivity.ts';
+import { parseJsonBody } from '../engine/json-body.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
+import { describeError } from '../observability/redaction.ts';
 import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
-import { describeError, type FaninContext, loadStored, parseJsonBody, routeIfUnfixable } from './context.ts';
+import type { FaninContext } from './context.ts';
 import { decideCompletion } from './decide-completion.ts';
+import { routeIfUnfixable } from './error-output.ts';
 import { consolidateHeld, publishUnknown } from './held.ts';
-import { inactivityDeadline } from './inactivity.ts';
 import { onTime } from './late.ts';
+import type { AtDeadline } from './record-replies.ts';
 import { sweepSnapshot, takeSnapshot } from './snapshots.ts';
+import { loadStored } from './stored-payloads.ts';
 
 /**
  * Handles a timer message. Timers are hints: every action re-reads state and is a no-op when the
@@ -59,7 +64,7 @@ function parseTimer(raw: RawMessage): TimerMessage {
  * consolidated first (IBM: replies that arrive before the timeout count), then the strategy
  * decides the outcome at the deadline on the aggregate as read.
  *
- * With an inactivity timeout the deadline moves lazily (inactivity.ts): when a reply was recorded
+ * With an inactivity timeout the deadline moves lazily (engine/inactivity.ts): when a reply was recorded
  * since it was set, the deadline and its `due` entry move forward (one conditional update, only
  * while open) and a timer is armed for the new one, by the timer and the sweeper alike; a timer
  * that finds its deadline already moved by someone else (`firedFor` earlier than the header's)
@@ -127,6 +132,12 @@ export async function expireAggregate(
 }
 
 /**
+ * The deadline's handling when replies find it passed (the reply path does what the timer would):
+ * as the sweeper's, it never re-arms.
+ */
+export const deadlinePassed: AtDeadline = (ctx, aggregateId) => expireAggregate(ctx, aggregateId, false);
+
+/**
  * The unknown-reply timeout of a held reply: consolidated when its aggregate has appeared (late
  * when it has closed), otherwise claimed for the unknown output — claimed *before* it is
  * published, so a consolidation racing it can never count it too.
@@ -160,6 +171,7 @@ export async function expireHeld(
     replyId,
     { messageId: held.messageId, body, attributes: held.attributes },
     held.definition,
+    deadlinePassed,
   );
   await ctx.store.deleteHeld(aggregateId, replyId);
 }

@@ -30,7 +30,7 @@ import type {
 } from '../../shared/ports.ts';
 import type { OutputRole } from '../../shared/topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from '../../shared/use-cases/context.ts';
-import { policyFromQueueUrl } from '../../shared/use-cases/recipients.ts';
+import { policyFromQueueUrl } from '../../shared/engine/recipients.ts';
 
 /**
  * In-memory fakes of the ports, for fast use-case tests without the emulators. The state store

@@ -16,7 +16,7 @@ function timersSent(calls: readonly AwsCall[]): TimerMessage[] {
 }
 
 /**
- * The timers of one batch of records go to SQS together (shared/use-cases/timer-batch.ts): a
+ * The timers of one batch of records go to SQS together (shared/adapters/timer-batch.ts): a
  * fan-out batch of ten requests arms ten deadlines in one request instead of ten. Observed in the
  * AWS calls the system made (the probe on its SQS client), not through any deduplication.
  */

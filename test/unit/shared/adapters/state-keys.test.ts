@@ -4,6 +4,7 @@ import {
   aggregateKey,
   blockKey,
   counterKey,
+  DUE_INDEX,
   heldKey,
   heldReplyIdOf,
   KEY_ESCAPE,
@@ -15,6 +16,7 @@ import {
   shardKey,
 } from '../../../../shared/adapters/state-keys.ts';
 import { packKey } from '../../../../shared/adapters/state-packs.ts';
+import { describeTopology } from '../../../../shared/topology/topology.ts';
 
 /**
  * The state table's keys are made from ids that messages choose. Two different items must never
@@ -122,5 +124,20 @@ describe('state table keys', () => {
     // Upgrades: every aggregate opened by an earlier version keeps its key (docs/data-plane.md).
     for (const id of ['order-1', 'auction:lot#1', 'a#c0', 'ünï😀', '~7', '']) expect(keyText(id)).toBe(id);
     expect(aggregateKey('auction:lot#1')).toBe('A#auction:lot#1');
+  });
+});
+
+describe('the due index', () => {
+  it('is the index the topology declares keyed by dueShard and dueAt, which the stack and the local runtime create', () => {
+    // Arrange
+    const { table } = describeTopology({ definitions: [] });
+
+    // Act
+    const declared = table.indexes.filter(
+      (i) => i.partitionKey.name === 'dueShard' && i.sortKey.name === 'dueAt',
+    );
+
+    // Assess
+    expect(declared.map((i) => i.name)).toEqual([DUE_INDEX]);
   });
 });

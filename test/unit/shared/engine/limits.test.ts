@@ -6,7 +6,7 @@ import {
   MAX_REQUEST_ID_LENGTH,
 } from '../../../../shared/engine/limits.ts';
 import type { RawMessage } from '../../../../shared/ports.ts';
-import { routeError } from '../../../../shared/use-cases/context.ts';
+import { routeError } from '../../../../shared/use-cases/error-output.ts';
 import { handleRequest } from '../../../../shared/use-cases/fan-out.ts';
 import { memoryContext } from '../../../support/memory-store.ts';
 import { aDefinition } from './factories.ts';

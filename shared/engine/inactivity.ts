@@ -1,6 +1,10 @@
-import { deadlineOf } from '../engine/completion/deadline.ts';
-import type { EffectiveParameters } from '../engine/definition.ts';
-import type { AggregateHeader, StoredReply } from '../ports.ts';
+import { deadlineOf } from './completion/deadline.ts';
+import type { EffectiveParameters } from './definition.ts';
+
+/** What the inactivity timeout reads of a recorded reply: when it arrived. */
+export interface Activity {
+  readonly receivedAt: number;
+}
 
 /**
  * The inactivity timeout (Camel's `completionTimeout`, Spring's `group-timeout`): an aggregate
@@ -20,7 +24,7 @@ export function openingDeadline(params: EffectiveParameters, openedAt: number): 
 }
 
 /** The last activity of an aggregate: its opening, or its latest recorded reply. */
-export function lastActivity(openedAt: number, replies: readonly Pick<StoredReply, 'receivedAt'>[]): number {
+export function lastActivity(openedAt: number, replies: readonly Activity[]): number {
   let last = openedAt;
   for (const reply of replies) if (reply.receivedAt > last) last = reply.receivedAt;
   return last;
@@ -33,8 +37,8 @@ export function lastActivity(openedAt: number, replies: readonly Pick<StoredRepl
  * deadline never moves).
  */
 export function inactivityDeadline(
-  header: Pick<AggregateHeader, 'params' | 'openedAt' | 'closeBy'>,
-  replies: readonly Pick<StoredReply, 'receivedAt'>[],
+  header: { readonly params: EffectiveParameters; readonly openedAt: number; readonly closeBy?: number },
+  replies: readonly Activity[],
 ): number | undefined {
   const idle = idleUntil(header.params, lastActivity(header.openedAt, replies));
   if (idle === undefined) return undefined;

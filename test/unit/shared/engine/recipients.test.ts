@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BadMessageError } from '../../shared/errors.ts';
 import {
   checkRecipient,
   policyFromQueueUrl,
   type RecipientPolicy,
-} from '../../shared/use-cases/recipients.ts';
+} from '../../../../shared/engine/recipients.ts';
+import { BadMessageError } from '../../../../shared/errors.ts';
 
 const OWN = '123456789012';
 const OTHER = '999999999999';

@@ -19,7 +19,7 @@ export const EVENT_SOURCE = 'fanin';
  * the consumer to drop. The group is the aggregate, so outputs of one aggregate stay in order
  * while different aggregates flow in parallel.
  */
-export class SqsOutputPublisher implements OutputPublisher {
+export class OutputChannelPublisher implements OutputPublisher {
   /** EventBridge takes events of at most 256 KB; a larger result is referenced, not inlined. */
   private static readonly MAX_EVENT_BYTES = 250_000;
   private readonly sqs: SQSClient;
@@ -90,11 +90,11 @@ export class SqsOutputPublisher implements OutputPublisher {
     }
     if (options.eventBridge && this.eventBridge && this.eventBusName && !skip.has('events')) {
       const detail =
-        Buffer.byteLength(body) <= SqsOutputPublisher.MAX_EVENT_BYTES
+        Buffer.byteLength(body) <= OutputChannelPublisher.MAX_EVENT_BYTES
           ? body
           : eventDetail(
               { ...message, result: undefined, missing: undefined, payloadPointer: encoded.pointer ?? null },
-              SqsOutputPublisher.MAX_EVENT_BYTES,
+              OutputChannelPublisher.MAX_EVENT_BYTES,
             );
       const result = await this.eventBridge
         .send(

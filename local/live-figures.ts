@@ -91,8 +91,8 @@ export interface DashboardSnapshot {
   readonly totals: { readonly requests: number; readonly replies: number; readonly outputs: number };
 }
 
-/** Options of {@link Metrics}. */
-export interface MetricsOptions {
+/** Options of {@link LiveFigures}. */
+export interface LiveFiguresOptions {
   readonly prefix: string;
   readonly watermarks: DashboardSnapshot['watermarks'];
   /** Samples kept (one per tick). @default 180 */
@@ -108,8 +108,8 @@ export interface MetricsOptions {
  * The local runtime's live figures: fed by the sampler (depths, open aggregates, consumer
  * counters) and by every output the runtime publishes; read by the dashboard.
  */
-export class Metrics {
-  private readonly options: Required<Omit<MetricsOptions, 'clock'>>;
+export class LiveFigures {
+  private readonly options: Required<Omit<LiveFiguresOptions, 'clock'>>;
   private readonly clock: () => number;
   private readonly startedAt: number;
   private readonly samples: Sample[] = [];
@@ -121,7 +121,7 @@ export class Metrics {
   private results = 0;
   private outputCount = 0;
 
-  public constructor(options: MetricsOptions) {
+  public constructor(options: LiveFiguresOptions) {
     this.options = {
       prefix: options.prefix,
       watermarks: options.watermarks,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TimerMessage, TimerScheduler } from '../../shared/ports.ts';
-import { TimerBatch } from '../../shared/use-cases/timer-batch.ts';
+import { TimerBatch } from '../../../../shared/adapters/timer-batch.ts';
+import type { TimerMessage, TimerScheduler } from '../../../../shared/ports.ts';
 
 const deadline = (aggregateId: string): TimerMessage => ({ kind: 'deadline', aggregateId, dueAt: 60_000 });
 

@@ -1,26 +1,23 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommandError, UsageError } from '../../local/cli/io.ts';
-import { ConfigFileError } from '../../local/config.ts';
-import { TargetNotFoundError } from '../../local/connect.ts';
-import { ClaimCheckError, ClaimCheckRefusedError } from '../../shared/adapters/s3-claim-check.ts';
-import { SendFailedError } from '../../shared/adapters/sqs-sender.ts';
-import { ConfigurationError } from '../../shared/config.ts';
+import { CommandError, UsageError } from '../../../local/cli/io.ts';
+import { ConfigFileError } from '../../../local/config.ts';
+import { TargetNotFoundError } from '../../../local/connect.ts';
+import { ClaimCheckError, ClaimCheckRefusedError } from '../../../shared/adapters/s3-claim-check.ts';
+import { SendFailedError } from '../../../shared/adapters/sqs-sender.ts';
+import { ConfigurationError } from '../../../shared/config.ts';
 import {
   BadMessageError,
   CorrelationError,
   ExpressionError,
   FaninError,
-  IllegalTransitionError,
   InvalidDefinitionError,
   isUnfixable,
   NoPartitionAvailableError,
   OutputChannelError,
   OutputTooLargeError,
-} from '../../shared/errors.ts';
-import { type OutputMessage, type RawMessage, SILENT_LOG } from '../../shared/ports.ts';
-import { type FaninContext, routeIfUnfixable } from '../../shared/use-cases/context.ts';
+} from '../../../shared/errors.ts';
 
 /**
  * Every error fanin raises on purpose, built as its throwers build it, with the name, message and
@@ -65,12 +62,6 @@ const FAMILY: readonly { error: FaninError; name: string; message: string; retry
     name: 'UsageError',
     message: '--timeout <seconds>',
     retryable: false,
-  },
-  {
-    error: new IllegalTransitionError('cannot close'),
-    name: 'IllegalTransitionError',
-    message: 'cannot close',
-    retryable: true,
   },
   {
     error: new OutputTooLargeError('result/a-1', 300_000),
@@ -159,7 +150,7 @@ describe('the fanin error family', () => {
       // The local emulators' retry of a taken port (local/ is the local runtime, not a bundle).
       PortTakenError: 'local/child-server.ts',
     };
-    const root = join(import.meta.dirname, '../..');
+    const root = join(import.meta.dirname, '../../..');
     const declared = [...sourcesUnder(join(root, 'shared')), ...sourcesUnder(join(root, 'local'))].flatMap(
       (file) =>
         [...readFileSync(file, 'utf8').matchAll(/class (\w+) extends (\w+)/g)]
@@ -171,54 +162,6 @@ describe('the fanin error family', () => {
     expect(missing).toEqual([]);
     // The scan found the family itself (it reads the right files).
     expect(declared.map((d) => d.name)).toEqual(expect.arrayContaining([...family]));
-  });
-});
-
-describe('routeIfUnfixable', () => {
-  const raw: RawMessage = { messageId: 'm-1', body: '{"x":1}', attributes: { a: 'b' }, receiveCount: 1 };
-
-  function fakeContext() {
-    const published: { role: string; message: OutputMessage }[] = [];
-    const ctx = {
-      outputs: {
-        publish: async (role: string, message: OutputMessage) => void published.push({ role, message }),
-      },
-      clock: () => 1_000,
-      log: SILENT_LOG,
-    } as unknown as FaninContext;
-    return { ctx, published };
-  }
-
-  it('routes bad input to the error output with its message as the reason', async () => {
-    // Prepare
-    const { ctx, published } = fakeContext();
-    // Act
-    await routeIfUnfixable(ctx, 'control', raw, new CorrelationError('no usable aggregate id'));
-    // Assess
-    expect(published).toEqual([
-      {
-        role: 'error',
-        message: {
-          id: 'error/control/m-1',
-          type: 'fanin.error',
-          source: 'control',
-          reason: 'no usable aggregate id',
-          at: 1_000,
-          message: { messageId: 'm-1', body: '{"x":1}', attributes: { a: 'b' } },
-        },
-      },
-    ]);
-  });
-
-  it.each([
-    ['a retryable fanin error', new OutputChannelError('queue', [])],
-    ['an error from outside the family', new Error('ECONNRESET')],
-  ])('throws %s on, routing nothing', async (_, error) => {
-    // Prepare
-    const { ctx, published } = fakeContext();
-    // Act / Assess (mutant killed: every error routed, so a transient failure loses its message)
-    await expect(routeIfUnfixable(ctx, 'reply', raw, error)).rejects.toBe(error);
-    expect(published).toEqual([]);
   });
 });
 
