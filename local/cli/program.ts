@@ -38,6 +38,7 @@ async function load(name: string): Promise<Command> {
     send: () => import('./commands/aggregates.ts'),
     reply: () => import('./commands/aggregates.ts'),
     show: () => import('./commands/aggregates.ts'),
+    history: () => import('./commands/history.ts'),
     list: () => import('./commands/aggregates.ts'),
     purge: () => import('./commands/control.ts'),
     complete: () => import('./commands/control.ts'),

@@ -109,6 +109,25 @@ export const show: CommandSpec = {
   examples: ['fanin show loan-broker-1a2b3c4d', 'fanin show auction:lot-1 --json'],
 };
 
+/** `fanin history`. */
+export const history: CommandSpec = {
+  name: 'history',
+  summary:
+    'The history of one aggregate: opened, sub-requests, replies, deadline moves, seal, outputs, late and unknown replies.',
+  usage: '<aggregate-id> [--json]',
+  arguments: [{ name: 'aggregate-id', description: 'the aggregate whose history to show' }],
+  details:
+    'Reads every item the state table keeps of the aggregate (read-only: one consistent query of its key, one per\n' +
+    'write shard) and prints them as a timeline, oldest first, then what the items cannot tell. A closed\n' +
+    "aggregate's history lives as long as its tombstone (tombstoneRetentionSeconds, 30 days by default).",
+  options: {},
+  examples: [
+    'fanin history loan-broker-1a2b3c4d',
+    'fanin history my-loan --json',
+    'fanin history my-loan --stack fanin',
+  ],
+};
+
 /** `fanin list`. */
 export const list: CommandSpec = {
   name: 'list',
@@ -320,6 +339,7 @@ export const ALL: readonly CommandSpec[] = [
   send,
   reply,
   show,
+  history,
   list,
   purge,
   complete,

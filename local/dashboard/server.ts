@@ -13,12 +13,21 @@ export interface DashboardOptions {
   readonly fallbackToFreePort?: boolean;
   /** The document to show, read on every request and push. */
   readonly snapshot: () => DashboardSnapshot;
+  /**
+   * The history of one aggregate (shared/use-cases/history.ts), for `/api/history?aggregate=<id>`:
+   * the page shows it when an aggregate is clicked, and asks again every second while it is open.
+   */
+  readonly history?: (aggregateId: string) => Promise<{ readonly status: string }>;
+  /** The active aggregates to click (one page of the `due` index), for `/api/aggregates`. */
+  readonly aggregates?: () => Promise<unknown>;
 }
 
 /**
  * The dashboard: one static page (`index.html`) that renders the runtime's {@link DashboardSnapshot},
  * pushed to it with Server-Sent Events (`/api/events`) after every sample; `/api/snapshot` serves
- * the same document once, for scripts and for the page's first paint.
+ * the same document once, for scripts and for the page's first paint. `/api/history?aggregate=<id>`
+ * serves one aggregate's history (the timeline `fanin history` prints), `/api/aggregates` the
+ * active aggregates to click.
  */
 export class DashboardServer {
   /** The page's address, e.g. `http://127.0.0.1:4780/`. */
@@ -82,6 +91,15 @@ export class DashboardServer {
     });
   }
 
+  private answer(response: ServerResponse, read: Answer): void {
+    read()
+      .catch((error: Error) => ({ status: 500, body: { error: `${error.name}: ${error.message}` } }))
+      .then(({ status, body }) => {
+        response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        response.end(JSON.stringify(body));
+      });
+  }
+
   private handle(request: IncomingMessage, response: ServerResponse, page: string): void {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -98,6 +116,22 @@ export class DashboardServer {
         response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         response.end(JSON.stringify(this.options.snapshot()));
         return;
+      case '/api/history':
+        this.answer(response, async () => {
+          const aggregateId = new URL(request.url ?? '/', 'http://localhost').searchParams.get('aggregate');
+          if (!aggregateId || !this.options.history)
+            return { status: 400, body: { error: 'aggregate=<id> is needed' } };
+          const found = await this.options.history(aggregateId);
+          return { status: found.status === 'not found' ? 404 : 200, body: found };
+        });
+        return;
+      case '/api/aggregates':
+        this.answer(response, async () =>
+          this.options.aggregates
+            ? { status: 200, body: await this.options.aggregates() }
+            : { status: 404, body: { error: 'no aggregate listing' } },
+        );
+        return;
       case '/api/events':
         response.writeHead(200, {
           'content-type': 'text/event-stream',
@@ -113,6 +147,9 @@ export class DashboardServer {
     }
   }
 }
+
+/** The JSON of a read the page asked for; a failed read is a 500 with its message, never a crash. */
+type Answer = () => Promise<{ readonly status: number; readonly body: unknown }>;
 
 function listen(server: Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -87,11 +87,11 @@ export const HISTORY_EVENT_KINDS = [
 ] as const;
 export type HistoryEventKind = (typeof HISTORY_EVENT_KINDS)[number];
 
-/** One event of the timeline. `at` is absent when the table keeps no time for it. */
+/** One event of the timeline. `occurredAt` is absent when the table keeps no time for it. */
 export interface HistoryEvent {
   readonly kind: HistoryEventKind;
   /** Epoch ms; absent when no time is stored (the text says what bounds it). */
-  readonly at?: number;
+  readonly occurredAt?: number;
   /** The event in words: what the CLI prints and the dashboard shows. */
   readonly text: string;
   readonly replyId?: string;
@@ -141,7 +141,7 @@ const NAMED_IN_TEXT = 10;
 export function assembleHistory(input: HistoryInput): History {
   const { aggregateId, header } = input;
   const events: (HistoryEvent & { readonly order: number })[] = [];
-  const push = (event: HistoryEvent, order = event.at ?? Number.POSITIVE_INFINITY) =>
+  const push = (event: HistoryEvent, order = event.occurredAt ?? Number.POSITIVE_INFINITY) =>
     events.push({ ...event, order });
   const cannotTell = new Set<string>();
   const definition = input.definition?.name === header?.definition ? input.definition : undefined;
@@ -155,7 +155,7 @@ export function assembleHistory(input: HistoryInput): History {
           : `waiting for its aggregate until ${iso(held.dueAt)}`;
     push({
       kind: 'held',
-      at: held.receivedAt,
+      occurredAt: held.receivedAt,
       replyId: held.replyId,
       messageId: held.messageId,
       dueAt: held.dueAt,
@@ -185,7 +185,7 @@ export function assembleHistory(input: HistoryInput): History {
   push(
     {
       kind: 'opened',
-      at: header.openedAt,
+      occurredAt: header.openedAt,
       definition: header.definition,
       ...(input.requestId ? { requestId: input.requestId } : {}),
       ...(header.openedBy ? { openedBy: header.openedBy } : {}),
@@ -262,10 +262,7 @@ export function assembleHistory(input: HistoryInput): History {
     const member = sealed ? members.has(replyId) : undefined;
     const late = (sealed && !member) || markOf.has(replyId);
     if (late) lateIds.add(replyId);
-    const recipient =
-      recipients[Number(replyId)] !== undefined && /^\d+$/.test(replyId)
-        ? recipients[Number(replyId)]
-        : undefined;
+    const recipient = /^\d+$/.test(replyId) ? recipients[Number(replyId)] : undefined;
     const wasHeld = first.receivedAt < header.openedAt;
     const afterDeadline = header.deadline !== undefined && first.receivedAt >= header.deadline;
     const parts = [
@@ -281,7 +278,7 @@ export function assembleHistory(input: HistoryInput): History {
     ];
     push({
       kind: 'reply',
-      at: first.receivedAt,
+      occurredAt: first.receivedAt,
       replyId,
       ...(recipient ? { recipient } : {}),
       copies: sorted.length,
@@ -303,7 +300,7 @@ export function assembleHistory(input: HistoryInput): History {
   if (moves > 0 && input.kept?.firstDeadline !== undefined) {
     push({
       kind: 'deadline-moved',
-      at: input.kept.firstDeadline,
+      occurredAt: input.kept.firstDeadline,
       moves,
       firstDeadlineAt: input.kept.firstDeadline,
       ...(header.deadline !== undefined ? { deadline: header.deadline } : {}),
@@ -323,7 +320,7 @@ export function assembleHistory(input: HistoryInput): History {
   for (let period = 1; period <= snapshots; period += 1) {
     push({
       kind: 'snapshot',
-      ...(interval !== undefined ? { at: header.openedAt + period * interval * 1000 } : {}),
+      ...(interval !== undefined ? { occurredAt: header.openedAt + period * interval * 1000 } : {}),
       period,
       output: { id: snapshotId(aggregateId, period), to: 'status', sent: 'unknown' },
       text: `snapshot ${period} taken (output ${snapshotId(aggregateId, period)} on the status output)`,
@@ -335,7 +332,7 @@ export function assembleHistory(input: HistoryInput): History {
     const memberList = header.members ?? [];
     push({
       kind: 'sealed',
-      at: header.completingAt,
+      occurredAt: header.completingAt,
       ...(header.outcome ? { outcome: header.outcome } : {}),
       ...(header.completedBy ? { completedBy: header.completedBy } : {}),
       ...(header.reason !== undefined ? { reason: header.reason } : {}),
@@ -406,13 +403,17 @@ export function assembleHistory(input: HistoryInput): History {
           : mark
             ? `late output ${id} published`
             : `late output ${id} (being routed)`;
+    const recipient = /^\d+$/.test(replyId) ? recipients[Number(replyId)] : undefined;
     push(
       {
         kind: 'late',
-        ...(copy ? { at: copy.receivedAt } : {}),
+        ...(copy ? { occurredAt: copy.receivedAt } : {}),
         replyId,
+        ...(recipient ? { recipient } : {}),
         output: { id, to: 'late', sent },
-        text: `reply ${replyId} late: ${what}${copy ? '' : ' — it came after the seal and was not recorded, so its time is not kept'}`,
+        text: `reply ${replyId}${recipient ? ` from ${recipient}` : ''} late: ${what}${
+          copy ? '' : " — it came after the seal and was not recorded (its time is the late output's `at`)"
+        }`,
       },
       copy ? copy.receivedAt + 0.1 : (header.completingAt ?? header.openedAt) + 0.75,
     );

@@ -13,7 +13,10 @@ const quotes = parseDefinition({
 });
 
 /** A closed aggregate of `quotes`: three asked, replies 0 and 2 members, 1 late after the seal. */
-function closedQuotes(overrides: Partial<HistoryInput> = {}, header: Partial<HistoryHeader> = {}): HistoryInput {
+function closedQuotes(
+  overrides: Partial<HistoryInput> = {},
+  header: Partial<HistoryHeader> = {},
+): HistoryInput {
   return {
     aggregateId: 'q-1',
     header: {
@@ -76,7 +79,12 @@ describe('assembleHistory', () => {
   it('names the opening request, the definition and the parameters the seal kept after the close removed them', () => {
     const opened = assembleHistory(closedQuotes()).events[0];
 
-    expect(opened).toMatchObject({ kind: 'opened', at: s(0), requestId: 'req-7', definition: 'quotes' });
+    expect(opened).toMatchObject({
+      kind: 'opened',
+      occurredAt: s(0),
+      requestId: 'req-7',
+      definition: 'quotes',
+    });
     expect(opened?.params).toEqual({ timeoutSeconds: 60, count: 2 });
     expect(opened?.text).toContain('request req-7');
     expect(opened?.text).toContain('"count":2');
@@ -93,7 +101,7 @@ describe('assembleHistory', () => {
       { replyId: '2', to: 'bank-c' },
     ]);
     expect(asked?.text).toContain('1 → bank-b');
-    expect(reply2).toMatchObject({ recipient: 'bank-c', member: true, copies: 2, at: s(4) });
+    expect(reply2).toMatchObject({ recipient: 'bank-c', member: true, copies: 2, occurredAt: s(4) });
   });
 
   it('counts a reply recorded twice once, saying where each copy was recorded', () => {
@@ -113,7 +121,7 @@ describe('assembleHistory', () => {
     expect(reply1).toMatchObject({ failure: 'bank-b is closed today', member: false, late: true });
     expect(late).toMatchObject({
       replyId: '1',
-      at: s(9),
+      occurredAt: s(9),
       output: { id: 'q-1/late/1', to: 'late', sent: true },
     });
     expect(history.late).toBe(1);
@@ -124,7 +132,7 @@ describe('assembleHistory', () => {
     const late = history.events.find((e) => e.kind === 'late');
 
     expect(late).toMatchObject({ replyId: 'x', output: { id: 'q-1/late/x', sent: true } });
-    expect(late?.at).toBeUndefined();
+    expect(late?.occurredAt).toBeUndefined();
     expect(history.events.at(-1)?.kind).toBe('late');
     expect(history.cannotTell.join('\n')).toContain('judged late by the sealed header or the tombstone');
   });
@@ -140,7 +148,12 @@ describe('assembleHistory', () => {
     const sealed = history.events.find((e) => e.kind === 'sealed');
     const published = history.events.find((e) => e.kind === 'published');
 
-    expect(sealed).toMatchObject({ at: s(5), outcome: 'completed', completedBy: 'count', members: 2 });
+    expect(sealed).toMatchObject({
+      occurredAt: s(5),
+      outcome: 'completed',
+      completedBy: 'count',
+      members: 2,
+    });
     // The member set in the header's compact form (docs/data-plane.md: [[0,9]] for a fan-out of ten).
     expect(sealed?.memberSet).toBe('[[0,0],[2,2]]');
     expect(published?.output).toEqual({ id: 'q-1/result', to: 'completed', sent: true });
@@ -172,7 +185,13 @@ describe('assembleHistory', () => {
     const history = assembleHistory(
       closedQuotes(
         { copies: [{ replyId: '0', receivedAt: s(2) }], marks: [] },
-        { status: 'open', outcome: undefined, completedBy: undefined, completingAt: undefined, members: undefined },
+        {
+          status: 'open',
+          outcome: undefined,
+          completedBy: undefined,
+          completingAt: undefined,
+          members: undefined,
+        },
       ),
     );
 
@@ -187,7 +206,7 @@ describe('assembleHistory', () => {
     );
     const moved = history.events.find((e) => e.kind === 'deadline-moved');
 
-    expect(moved).toMatchObject({ at: s(10), moves: 3, firstDeadlineAt: s(10), deadline: s(40) });
+    expect(moved).toMatchObject({ occurredAt: s(10), moves: 3, firstDeadlineAt: s(10), deadline: s(40) });
     expect(history.events.find((e) => e.kind === 'opened')?.deadline).toBe(s(10));
   });
 
@@ -214,7 +233,10 @@ describe('assembleHistory', () => {
     );
     const unknown = history.events.find((e) => e.kind === 'unknown');
 
-    expect(unknown).toMatchObject({ replyId: '2', output: { id: 'q-1/unknown/2', to: 'unknown', sent: true } });
+    expect(unknown).toMatchObject({
+      replyId: '2',
+      output: { id: 'q-1/unknown/2', to: 'unknown', sent: true },
+    });
     expect(unknown?.text).toContain('never counted');
     expect(history.events.some((e) => e.kind === 'reply')).toBe(false);
     expect(history.replies).toBe(0);
