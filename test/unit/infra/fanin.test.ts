@@ -4,8 +4,9 @@ import * as events from 'aws-cdk-lib/aws-events';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Fanin } from '../../../infra/fanin.ts';
 import { FaninStack } from '../../../infra/fanin-stack.ts';
-import { OUTPUT_ROLES, QueueRole } from '../../../shared/topology/topology.ts';
-import { DEFINITIONS, logicalId, render, type Synth, synthFanin, testApp } from './synth.ts';
+import { TOPOLOGY_CHOICES, TOPOLOGY_DEFAULTS } from '../../../shared/topology/options.ts';
+import { describeTopology, OUTPUT_ROLES, QueueRole } from '../../../shared/topology/topology.ts';
+import { construct, DEFINITIONS, logicalId, render, type Synth, synthFanin, testApp } from './synth.ts';
 
 type Resource = { Properties: Record<string, unknown> };
 
@@ -645,6 +646,37 @@ describe('Fanin with its props set', () => {
       expect(fn).toMatchObject({
         Environment: { Variables: { FANIN_EVENT_BUS: { Ref: logicalId(stack, fanin.eventBus as never) } } },
       });
+    }
+  });
+});
+
+describe("Fanin's topology", () => {
+  // GIVEN every topology option a value other than its default, over two constructs (FIFO
+  // replies exclude windows, drains and batches above 10)
+  const fifo = {
+    prefix: 'shop',
+    replyPartitions: 3,
+    fifoReplies: true,
+    maxReceiveCount: 3,
+    replyConcurrency: [2, 3, 4],
+    partitioning: { highThreshold: 5000, highWatermark: 200, lowWatermark: 50, stallSeconds: 120 },
+  } as const;
+  const batched = {
+    replyBatchingWindowSeconds: [1, 0],
+    replyDrainIntervalSeconds: [0, 60],
+    replyBatchSize: [100, 500],
+  } as const;
+
+  it('is described from every topology option the props give, as the local configuration is', () => {
+    const given = { ...fifo, ...batched, functionTimeoutSeconds: 20 } as Record<string, unknown>;
+    const defaults = TOPOLOGY_DEFAULTS as Record<string, unknown>;
+    expect(TOPOLOGY_CHOICES.filter((c) => given[c] === undefined || given[c] === defaults[c])).toEqual([]);
+    // WHEN constructed THEN the topology is what describeTopology makes of the same options
+    for (const options of [fifo, batched]) {
+      const fanin = construct({ ...options, functionTimeout: Duration.seconds(20) })();
+      const expected = describeTopology({ ...options, functionTimeoutSeconds: 20, definitions: DEFINITIONS });
+      expect(fanin.topology).toEqual(expected);
+      expect(fanin.topology).not.toEqual(describeTopology({ definitions: DEFINITIONS }));
     }
   });
 });
