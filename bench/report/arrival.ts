@@ -47,21 +47,21 @@ function ownWorkText(r: Results, names: readonly ArrivalPatternName[]): string[]
 
 export function arrivalSection(r: Results): string[] {
   const names = (['together', 'independent', 'spread'] as const).filter((p) => r.arrival[p]);
-  const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))].sort(
-    (a, b) => Number(a) - Number(b),
-  );
-  const at = (p: ArrivalPatternName, fanOut: string) =>
-    r.arrival[p].measured.find((f) => String(f.fan_out) === fanOut);
-  const row = (label: string, value: (f: ArrivalFigures) => string, fanOut = '10') => [
-    label,
-    ...names.map((p) => {
-      const f = at(p, fanOut);
-      return f ? value(f) : '—';
-    }),
+  const compared = names.filter((p) => r.arrival[p].by_batching.length > 1);
+  return [
+    ...arrivalIntro(r, names),
+    ...arrivalTable(r, names),
+    '',
+    ...ownWorkText(r, names),
+    ...(compared.length > 0 ? batchingSection(r, compared) : r.quick ? drainText(r, compared) : []),
   ];
+}
+
+/** The section's heading and what the patterns are. */
+function arrivalIntro(r: Results, names: readonly ArrivalPatternName[]): string[] {
   const s = r.arrival_setup;
   const batched = r.timers.batched;
-  const lines = [
+  return [
     '## Arrival patterns',
     '',
     prose`Each pattern runs the same aggregates (fan-out 10, 1 KB replies, results collected) through the real
@@ -98,6 +98,25 @@ export function arrivalSection(r: Results): string[] {
           : ''
       }.`,
     '',
+  ];
+}
+
+/** The patterns side by side at the topology's batching, per reply and per million aggregates. */
+function arrivalTable(r: Results, names: readonly ArrivalPatternName[]): string[] {
+  const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))].sort(
+    (a, b) => Number(a) - Number(b),
+  );
+  const at = (p: ArrivalPatternName, fanOut: string) =>
+    r.arrival[p].measured.find((f) => String(f.fan_out) === fanOut);
+  const row = (label: string, value: (f: ArrivalFigures) => string, fanOut = '10') => [
+    label,
+    ...names.map((p) => {
+      const f = at(p, fanOut);
+      return f ? value(f) : '—';
+    }),
+  ];
+  const s = r.arrival_setup;
+  return [
     ...table(
       [`reply batching window ${s.default_batching_window_seconds} s`, ...names.map((p) => `\`${p}\``)],
       [
@@ -119,28 +138,7 @@ export function arrivalSection(r: Results): string[] {
         ),
         row('fanin per million aggregates', (f) => usd(f.fanin_only_per_million_usd)),
         row('**end to end per million aggregates**', (f) => `**${usd(f.cost_per_million_aggregates_usd)}**`),
-        ...(names.some((p) => r.arrival[p].own_work_per_million_aggregates_usd !== undefined)
-          ? [
-              [
-                'of which the floor of any design (its batching as measured)',
-                ...names.map((p) => usdOrDash(r.arrival[p].reply_floor_per_million_aggregates_usd)),
-              ],
-              [
-                "**the aggregate's own work per million aggregates**",
-                ...names.map((p) => {
-                  const own = r.arrival[p].own_work_per_million_aggregates_usd;
-                  return own === undefined ? '—' : `**${usd(own)}**`;
-                }),
-              ],
-              [
-                'own work: DynamoDB / SQS / Lambda',
-                ...names.map((p) => {
-                  const by = r.arrival[p].own_work_by_service_usd;
-                  return by ? `${signed(by.dynamodb)} / ${signed(by.sqs)} / ${signed(by.lambda)}` : '—';
-                }),
-              ],
-            ]
-          : []),
+        ...ownWorkRows(r, names),
         ...(names.some((p) => at(p, '10')?.cost_per_million_aggregates_usd_timers_paced !== undefined)
           ? [
               row('end to end, timer firing of requests one at a time', (f) =>
@@ -152,43 +150,51 @@ export function arrivalSection(r: Results): string[] {
           : []),
       ],
     ),
-    '',
-    ...ownWorkText(r, names),
   ];
-  const compared = names.filter((p) => r.arrival[p].by_batching.length > 1);
-  if (compared.length > 0) {
-    // With a drain measured, how many aggregates a drain split (a column of dashes otherwise: left out).
-    const splits = anyDrained(r, compared);
-    const settingRow = (p: ArrivalPatternName, b: BatchingComparison) => [
-      `\`${p}\``,
-      drained(b)
-        ? `drain every ${fmt(b.drain_interval_seconds, 0)} s${b.drain_phase === undefined ? '' : `, ${b.drain_phase}`}`
-        : 'event source',
-      drained(b) ? '—' : `${fmt(b.batching_window_seconds, 0)} s`,
-      fmt(b.batch_size, 0),
-      `${fmt(b.completion_latency_ms.p50, 0)} / ${fmt(b.completion_latency_ms.p99, 0)} ms`,
-      `${fmt(b.reply_span_ms.p50, 0)} / ${fmt(b.reply_span_ms.p90, 0)} ms`,
-      fmt(b.replies_per_batch, 2),
-      fmt(b.replies_per_aggregate_per_batch, 2),
-      ...(splits ? [drained(b) ? fmt(b.aggregates_split_across_drains) : '—'] : []),
-      fmt(b.reply_receives_per_reply, 3),
-      fmt(b.reply_invocations_per_reply, 3),
-      fmt(b.sqs_calls_per_reply, 3),
-      fmt(b.write_units_per_reply, 3),
-      usd(b.cost_per_million_aggregates_usd),
-    ];
-    lines.push(
-      '### Batching window',
-      '',
-      prose`\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open
+}
+
+/** The floor and the aggregate's own work, per pattern (none when the results have no own-work figure). */
+function ownWorkRows(r: Results, names: readonly ArrivalPatternName[]): string[][] {
+  if (!names.some((p) => r.arrival[p].own_work_per_million_aggregates_usd !== undefined)) return [];
+  return [
+    [
+      'of which the floor of any design (its batching as measured)',
+      ...names.map((p) => usdOrDash(r.arrival[p].reply_floor_per_million_aggregates_usd)),
+    ],
+    [
+      "**the aggregate's own work per million aggregates**",
+      ...names.map((p) => {
+        const own = r.arrival[p].own_work_per_million_aggregates_usd;
+        return own === undefined ? '—' : `**${usd(own)}**`;
+      }),
+    ],
+    [
+      'own work: DynamoDB / SQS / Lambda',
+      ...names.map((p) => {
+        const by = r.arrival[p].own_work_by_service_usd;
+        return by ? `${signed(by.dynamodb)} / ${signed(by.sqs)} / ${signed(by.lambda)}` : '—';
+      }),
+    ],
+  ];
+}
+
+/** "Batching window": every reply batching setting measured, side by side. */
+function batchingSection(r: Results, compared: readonly ArrivalPatternName[]): string[] {
+  const s = r.arrival_setup;
+  // With a drain measured, how many aggregates a drain split (a column of dashes otherwise: left out).
+  const splits = anyDrained(r, compared);
+  return [
+    '### Batching window',
+    '',
+    prose`\`replyBatchingWindowSeconds\` (Lambda's \`MaximumBatchingWindowInSeconds\`) holds a reply batch open
         until it holds \`replyBatchSize\` replies (\`BatchSize\`: ${s.default_batch_size} by default, above
         10 only with a window of at least 1 s) or the window runs out. The replies of one aggregate that
         share a batch are recorded as one pack, compressed together, and larger batches take fewer receives,
         deletes and invocations per reply; the price is latency, since an aggregate's last reply waits for
         its batch's window to run out.${batchingFindings(r, compared)}`,
-      '',
-      ...drainText(r, compared),
-      prose`Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first;
+    '',
+    ...drainText(r, compared),
+    prose`Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first;
         "replies span" is an aggregate's first reply's send to its last's (p50 / p90), what a window must
         cover for them to share a batch${
           s.independent_reply_span_seconds === undefined
@@ -206,28 +212,28 @@ export function arrivalSection(r: Results): string[] {
         one drain${anyStraddled(r, compared) ? '; "aligned" and "straddled" as above' : ''}`
             : ''
         }:`,
-      '',
-      ...table(
-        [
-          'pattern',
-          'consumer',
-          'window',
-          'batch size',
-          'latency p50 / p99',
-          'replies span',
-          'replies per batch',
-          'of one aggregate',
-          ...(splits ? ['aggregates split'] : []),
-          'receives / reply',
-          'reply invocations / reply',
-          'SQS calls / reply',
-          'write units / reply',
-          'end to end / M',
-        ],
-        compared.flatMap((p) => r.arrival[p].by_batching.map((b) => settingRow(p, b))),
-      ),
-      '',
-      prose`The rig changes the setting by describing the same topology again with
+    '',
+    ...table(
+      [
+        'pattern',
+        'consumer',
+        'window',
+        'batch size',
+        'latency p50 / p99',
+        'replies span',
+        'replies per batch',
+        'of one aggregate',
+        ...(splits ? ['aggregates split'] : []),
+        'receives / reply',
+        'reply invocations / reply',
+        'SQS calls / reply',
+        'write units / reply',
+        'end to end / M',
+      ],
+      compared.flatMap((p) => r.arrival[p].by_batching.map((b) => settingRow(p, b, splits))),
+    ),
+    '',
+    prose`The rig changes the setting by describing the same topology again with
         \`replyBatchingWindowSeconds\`${anyDrained(r, compared) ? ', `replyBatchSize` and `replyDrainIntervalSeconds`' : ' and `replyBatchSize`'},
         replacing its reply pollers (\`Rig.setReplyBatching\`), as a redeploy would. Each partition's
         pollers (\`replyConcurrency\` of them) gather their batches side by side, as Lambda's do, so the
@@ -235,12 +241,30 @@ export function arrivalSection(r: Results): string[] {
         scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and
         units per batch do
         not.${anyDrained(r, compared) ? " A drained partition's pollers are replaced by a drainer (`QueueDrainer`, `local/drainer.ts`) that invokes the reply function's drain handler (`makeReplyDrainHandler`) every interval, the first one interval after the setting is made, as a new schedule's: the drain's receives and deletes are made with fanin's own SQS client and counted as the reply function's calls (`fanin:reply`), priced as fanin's SQS requests and in its Lambda duration, not as an event source's." : ''}`,
-      '',
-    );
-  } else if (r.quick) {
-    lines.push(...drainText(r, compared));
-  }
-  return lines;
+    '',
+  ];
+}
+
+/** One setting's row of "Batching window". */
+function settingRow(p: ArrivalPatternName, b: BatchingComparison, splits: boolean): string[] {
+  return [
+    `\`${p}\``,
+    drained(b)
+      ? `drain every ${fmt(b.drain_interval_seconds, 0)} s${b.drain_phase === undefined ? '' : `, ${b.drain_phase}`}`
+      : 'event source',
+    drained(b) ? '—' : `${fmt(b.batching_window_seconds, 0)} s`,
+    fmt(b.batch_size, 0),
+    `${fmt(b.completion_latency_ms.p50, 0)} / ${fmt(b.completion_latency_ms.p99, 0)} ms`,
+    `${fmt(b.reply_span_ms.p50, 0)} / ${fmt(b.reply_span_ms.p90, 0)} ms`,
+    fmt(b.replies_per_batch, 2),
+    fmt(b.replies_per_aggregate_per_batch, 2),
+    ...(splits ? [drained(b) ? fmt(b.aggregates_split_across_drains) : '—'] : []),
+    fmt(b.reply_receives_per_reply, 3),
+    fmt(b.reply_invocations_per_reply, 3),
+    fmt(b.sqs_calls_per_reply, 3),
+    fmt(b.write_units_per_reply, 3),
+    usd(b.cost_per_million_aggregates_usd),
+  ];
 }
 
 /**

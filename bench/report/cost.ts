@@ -20,53 +20,7 @@ export function costSection(r: Results): string[] {
           : ''
       }) and added.`,
     '',
-    ...table(
-      ['', 'DynamoDB', 'SQS', 'Lambda', 'Step Functions', 'total'],
-      [
-        [
-          'fanin (handlers, event source polling)',
-          usd(c.fanin.per_million_aggregates.dynamodb),
-          usd(c.fanin.per_million_aggregates.sqs),
-          usd(c.fanin.per_million_aggregates.lambda),
-          '—',
-          usd(c.fanin.per_million_aggregates.total),
-        ],
-        [
-          "fanin's clients (producer, responders, consumer)",
-          '—',
-          usd(c.fanin_clients.per_million_aggregates.sqs),
-          '—',
-          '—',
-          usd(c.fanin_clients.per_million_aggregates.total),
-        ],
-        ['**fanin, end to end**', '', '', '', '', `**${usd(c.fanin_total_per_million)}**`],
-        [
-          'Step Functions Standard, orchestration',
-          '—',
-          usd(sfn.orchestration_per_million.sqs),
-          '—',
-          usd(sfn.orchestration_per_million.step_functions),
-          usd(sfn.orchestration_per_million.total),
-        ],
-        [
-          "Step Functions' clients",
-          '—',
-          usd(sfn.clients_per_million.sqs),
-          '—',
-          '—',
-          usd(sfn.clients_per_million.total),
-        ],
-        ['**Step Functions Standard, end to end**', '', '', '', '', `**${usd(sfn.total_per_million)}**`],
-        [
-          'naive baseline, DynamoDB alone',
-          usd(c.naive_baseline_dynamodb.per_million_aggregates),
-          '',
-          '',
-          '',
-          '',
-        ],
-      ],
-    ),
+    ...billTable(r),
     '',
     prose`The naive baseline stores reply bodies as fanin does (\`encodePayload\` of
       \`shared/adapters/payload-codec.ts\`: Brotli when smaller,
@@ -108,6 +62,59 @@ export function costSection(r: Results): string[] {
     ...expressSection(r),
     ...fixedSection(r),
   ];
+}
+
+/** fanin's bill and Step Functions' by service, end to end, and the naive baseline's. */
+function billTable(r: Results): string[] {
+  const c = r.cost;
+  const sfn = c.step_functions_standard;
+  return table(
+    ['', 'DynamoDB', 'SQS', 'Lambda', 'Step Functions', 'total'],
+    [
+      [
+        'fanin (handlers, event source polling)',
+        usd(c.fanin.per_million_aggregates.dynamodb),
+        usd(c.fanin.per_million_aggregates.sqs),
+        usd(c.fanin.per_million_aggregates.lambda),
+        '—',
+        usd(c.fanin.per_million_aggregates.total),
+      ],
+      [
+        "fanin's clients (producer, responders, consumer)",
+        '—',
+        usd(c.fanin_clients.per_million_aggregates.sqs),
+        '—',
+        '—',
+        usd(c.fanin_clients.per_million_aggregates.total),
+      ],
+      ['**fanin, end to end**', '', '', '', '', `**${usd(c.fanin_total_per_million)}**`],
+      [
+        'Step Functions Standard, orchestration',
+        '—',
+        usd(sfn.orchestration_per_million.sqs),
+        '—',
+        usd(sfn.orchestration_per_million.step_functions),
+        usd(sfn.orchestration_per_million.total),
+      ],
+      [
+        "Step Functions' clients",
+        '—',
+        usd(sfn.clients_per_million.sqs),
+        '—',
+        '—',
+        usd(sfn.clients_per_million.total),
+      ],
+      ['**Step Functions Standard, end to end**', '', '', '', '', `**${usd(sfn.total_per_million)}**`],
+      [
+        'naive baseline, DynamoDB alone',
+        usd(c.naive_baseline_dynamodb.per_million_aggregates),
+        '',
+        '',
+        '',
+        '',
+      ],
+    ],
+  );
 }
 
 /** When Step Functions Express is the cheaper pick, with the figure; and the floor of any design. */

@@ -4,18 +4,6 @@ import type { Results } from './schema.ts';
 /** The hot-aggregate section: both layouts as measured, then the AWS model. */
 export function hotSection(r: Results): string[] {
   const h = r.hot_aggregate;
-  const runs = [h.measured, h.sharded];
-  const row = (label: string, cell: (m: Results['hot_aggregate']['measured']) => string, what: string) => [
-    label,
-    ...runs.map(cell),
-    what,
-  ];
-  const keys = (m: Results['hot_aggregate']['measured']) =>
-    Object.entries(m.units_by_key)
-      .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
-      .map(([, units]) => fmt(units, 0))
-      .join(' · ');
-  const l = h.aws_limits;
   return [
     '## Hot aggregate',
     '',
@@ -34,87 +22,125 @@ export function hotSection(r: Results): string[] {
         `writeShards ${h.sharded.write_shards}`,
         'what it is',
       ],
-      [
-        row(
-          'write units per reply',
-          (m) =>
-            `${fmt(m.write_units_per_reply, 3)} all-in, ${fmt(m.recording_write_units_per_reply, 3)} recording`,
-          'recording: the reply `PutItem`s; all-in adds the completion trigger, the seal and the close (and their index entries).',
-        ),
-        row(
-          'other writes on the header key, per reply',
-          (m) => fmt(m.header_key_other_write_units_per_reply, 3),
-          'table units on `A#<id>` besides the reply puts: above 128 expected replies with no index ids, a counter update per batch triggers the completion read (`addToCounter`), plus the seal and the close once.',
-        ),
-        row(
-          'read units per reply',
-          (m) =>
-            prose`${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set
-              ${fmt(m.set_read_units_per_reply, 3)})`,
-          'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
-        ),
-        row(
-          'recording transactions',
-          (m) => fmt(m.transactions, 0),
-          '`TransactWriteItems` by the reply handler: none, so no transaction conflict.',
-        ),
-        row(
-          'replies per invocation',
-          (m) =>
-            `${fmt(m.replies_per_invocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
-              m.calls_per_invocation,
-            )
-              .filter(([, n]) => n > 0)
-              .map(([op, n]) => `${op} ${fmt(n, 2)}`)
-              .join(', ')})`,
-          prose`Lambda-style batches of up to 10 records, batching window ${h.measured.batching_window_seconds}
-            s; DynamoDB calls per invocation.`,
-        ),
-        row(
-          'write units by partition key',
-          keys,
-          "table units on each key of the aggregate, shard 0 (the header's key `A#<id>`) first.",
-        ),
-        row(
-          'busiest key share of the write units',
-          (m) => `**${fmt(m.busiest_key_share * 100, 1)} %** (${m.busiest_key})`,
-          'what a per-key limit divides; of the reply puts alone the busiest key took ' +
-            runs.map((m) => `${fmt(m.busiest_key_reply_share * 100, 1)} %`).join(' and ') +
-            ' (ids in blocks of 32 per shard).',
-        ),
-        row(
-          'write units per reply on the busiest key',
-          (m) => fmt(m.busiest_key_write_units_per_reply, 3),
-          '1,000 per second per key divided by this is the write bound.',
-        ),
-        row(
-          'read units by partition key',
-          (m) =>
-            Object.entries(m.read_units_by_key)
-              .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
-              .map(([, n]) => fmt(n, 0))
-              .join(' · '),
-          "consistent and eventually consistent reads on each key, shard 0 first: the header before and after the puts, the other shards' counters, the reply set once.",
-        ),
-        row(
-          'read units per reply on the key read most',
-          (m) => fmt(m.busiest_key_read_units_per_reply, 3),
-          '3,000 per second per key divided by this is the read bound.',
-        ),
-        row(
-          'DynamoDB round trips per invocation',
-          (m) => fmt(m.round_trips_per_invocation, 2),
-          "measured: calls made in parallel (a batch's puts, the other shards' counters) count once.",
-        ),
-        row(
-          'replies per second (emulator)',
-          (m) => fmt(m.replies_per_second, 0),
-          'first reply sent to result visible; the emulator enforces no per-key limit.',
-        ),
-        row('outcome', (m) => m.outcome, ''),
-      ],
+      [...hotRows(h, writeRows), ...hotRows(h, otherRows)],
     ),
     '',
+    ...modelSection(h),
+  ];
+}
+
+type Hot = Results['hot_aggregate'];
+type HotRun = Hot['measured'];
+/** One row of the measured table: a label, a cell per layout, what the figure is. */
+type HotRow = readonly [label: string, cell: (m: HotRun) => string, what: string];
+
+function hotRows(h: Hot, rows: (h: Hot) => readonly HotRow[]): string[][] {
+  return rows(h).map(([label, cell, what]) => [label, ...[h.measured, h.sharded].map(cell), what]);
+}
+
+/** Table write units per key, in key order. */
+const keys = (m: HotRun) =>
+  Object.entries(m.units_by_key)
+    .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
+    .map(([, units]) => fmt(units, 0))
+    .join(' · ');
+
+const row = (label: string, cell: (m: HotRun) => string, what: string): HotRow => [label, cell, what];
+
+/** Units per reply and on the header key. */
+function writeRows(h: Hot): HotRow[] {
+  return [
+    row(
+      'write units per reply',
+      (m) =>
+        `${fmt(m.write_units_per_reply, 3)} all-in, ${fmt(m.recording_write_units_per_reply, 3)} recording`,
+      'recording: the reply `PutItem`s; all-in adds the completion trigger, the seal and the close (and their index entries).',
+    ),
+    row(
+      'other writes on the header key, per reply',
+      (m) => fmt(m.header_key_other_write_units_per_reply, 3),
+      'table units on `A#<id>` besides the reply puts: above 128 expected replies with no index ids, a counter update per batch triggers the completion read (`addToCounter`), plus the seal and the close once.',
+    ),
+    row(
+      'read units per reply',
+      (m) =>
+        prose`${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set
+          ${fmt(m.set_read_units_per_reply, 3)})`,
+      'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
+    ),
+    row(
+      'recording transactions',
+      (m) => fmt(m.transactions, 0),
+      '`TransactWriteItems` by the reply handler: none, so no transaction conflict.',
+    ),
+    row(
+      'replies per invocation',
+      (m) =>
+        `${fmt(m.replies_per_invocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
+          m.calls_per_invocation,
+        )
+          .filter(([, n]) => n > 0)
+          .map(([op, n]) => `${op} ${fmt(n, 2)}`)
+          .join(', ')})`,
+      prose`Lambda-style batches of up to 10 records, batching window ${h.measured.batching_window_seconds}
+        s; DynamoDB calls per invocation.`,
+    ),
+  ];
+}
+
+/** Invocations, keys, reads and rates. */
+function otherRows(h: Hot): HotRow[] {
+  const runs = [h.measured, h.sharded];
+  return [
+    row(
+      'write units by partition key',
+      keys,
+      "table units on each key of the aggregate, shard 0 (the header's key `A#<id>`) first.",
+    ),
+    row(
+      'busiest key share of the write units',
+      (m) => `**${fmt(m.busiest_key_share * 100, 1)} %** (${m.busiest_key})`,
+      'what a per-key limit divides; of the reply puts alone the busiest key took ' +
+        runs.map((m) => `${fmt(m.busiest_key_reply_share * 100, 1)} %`).join(' and ') +
+        ' (ids in blocks of 32 per shard).',
+    ),
+    row(
+      'write units per reply on the busiest key',
+      (m) => fmt(m.busiest_key_write_units_per_reply, 3),
+      '1,000 per second per key divided by this is the write bound.',
+    ),
+    row(
+      'read units by partition key',
+      (m) =>
+        Object.entries(m.read_units_by_key)
+          .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
+          .map(([, n]) => fmt(n, 0))
+          .join(' · '),
+      "consistent and eventually consistent reads on each key, shard 0 first: the header before and after the puts, the other shards' counters, the reply set once.",
+    ),
+    row(
+      'read units per reply on the key read most',
+      (m) => fmt(m.busiest_key_read_units_per_reply, 3),
+      '3,000 per second per key divided by this is the read bound.',
+    ),
+    row(
+      'DynamoDB round trips per invocation',
+      (m) => fmt(m.round_trips_per_invocation, 2),
+      "measured: calls made in parallel (a batch's puts, the other shards' counters) count once.",
+    ),
+    row(
+      'replies per second (emulator)',
+      (m) => fmt(m.replies_per_second, 0),
+      'first reply sent to result visible; the emulator enforces no per-key limit.',
+    ),
+    row('outcome', (m) => m.outcome, ''),
+  ];
+}
+
+/** The AWS model: per-key limits, the bounds and the simulation of several layouts. */
+function modelSection(h: Hot): string[] {
+  const l = h.aws_limits;
+  return [
     prose`On AWS, by calculation and simulation from the measured figures:
       ${fmt(l.key_write_units_per_second, 0)} write units/s and ${fmt(l.key_read_units_per_second, 0)} read
       units/s per partition key (no split for heat assumed), ${l.call_ms} ms per DynamoDB round trip (as

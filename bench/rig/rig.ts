@@ -116,15 +116,9 @@ export class Rig {
     // One client per caller, so the meter can tell whose calls they are.
     const own = () => createClients(init.connection);
     this.sqs = { fanin: own().sqs, esm: own().sqs, clients: own().sqs };
-    const labels = new Map<string, string>([[this.targetUrl, 'target']]);
-    for (const [role, url] of Object.entries(this.provisioned.queueUrls)) {
-      labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
-    }
-    for (const url of this.provisioned.replyQueueUrls) labels.set(url, 'reply');
-    const label = (url: string): string => labels.get(url) ?? 'other';
-    this.meter.instrumentSqs(this.sqs.fanin, 'fanin', label);
-    this.meter.instrumentSqs(this.sqs.esm, 'esm', label);
-    this.meter.instrumentSqs(this.sqs.clients, 'clients', label);
+    const label = this.queueLabels();
+    for (const role of ['fanin', 'esm', 'clients'] as const)
+      this.meter.instrumentSqs(this.sqs[role], role, label);
     this.drainBatches.instrument(this.sqs.fanin);
     const dynamo = own().dynamoDb;
     this.meter.instrumentDynamo(dynamo, 'fanin');
@@ -138,56 +132,15 @@ export class Rig {
       { sqs: this.sqs.fanin, dynamo: createDocumentClient(dynamo) },
     );
     const context = () => this.ctx;
+    const { queueUrls } = this.provisioned;
     const consumers = this.topology.consumers;
-    const poller = (
-      name: string,
-      queueUrl: string,
-      handler: (event: SQSEvent) => Promise<unknown>,
-      spec: { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds: number },
-    ) =>
-      new QueuePoller({
-        sqs: this.sqs.esm,
-        queueUrl,
-        handler: this.track(name, handler) as ConstructorParameters<typeof QueuePoller>[0]['handler'],
-        batchSize: spec.batchSize,
-        // As the CDK stack configures each event source (per reply partition for the replies).
-        maxBatchingWindowSeconds: spec.maxBatchingWindowSeconds,
-        concurrency: spec.maxConcurrency,
-        waitTimeSeconds: 1,
-        // A failed batch is retried after a second, not after the queue's 3-minute visibility
-        // timeout: the benchmark reports failures, it should not stall on them.
-        failedVisibilitySeconds: 1,
-      });
     this.pollers = {
-      ingress: poller(
-        'fan-out',
-        this.provisioned.queueUrls.ingress,
-        makeFanOutHandler(context),
-        consumers.fanOut,
-      ),
+      ingress: this.poller('fan-out', queueUrls.ingress, makeFanOutHandler(context), consumers.fanOut),
       replies: [],
-      timer: poller('timer', this.provisioned.queueUrls.timer, makeTimerHandler(context), consumers.timer),
+      timer: this.poller('timer', queueUrls.timer, makeTimerHandler(context), consumers.timer),
     };
     this.replyConsumers = this.topology.replyConsumers;
-    // As the stack wires a drained partition: the reply function with the partition's index and
-    // batch size, its queue URL from the configuration, its SQS client fanin's own.
-    const drainHandler = makeReplyDrainHandler(context, () => ({
-      sqs: this.sqs.fanin,
-      replyQueueUrls: this.provisioned.replyQueueUrls,
-      timeoutMs: this.topology.functionTimeoutSeconds * 1000,
-    }));
-    this.makeReplyConsumer = (partition) => {
-      const consumer = this.replyConsumerOf(partition);
-      const url = this.provisioned.replyQueueUrls[partition] ?? '';
-      const interval = consumer.drainIntervalSeconds ?? 0;
-      if (interval === 0) return poller('reply', url, makeReplyHandler(context), consumer);
-      return new QueueDrainer({
-        drain: this.trackDrain('reply', url, drainHandler),
-        partition,
-        batchSize: consumer.batchSize,
-        intervalMs: interval * 1000,
-      });
-    };
+    this.makeReplyConsumer = this.replyConsumerFactory(context);
     this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
     this.responders = new Responders(this.sqs.clients, this.targetUrl);
     this.collector = new OutputCollector(this.sqs.clients, [
@@ -197,6 +150,63 @@ export class Rig {
       this.provisioned.queueUrls[QueueRole.LATE],
       this.provisioned.queueUrls[QueueRole.UNKNOWN],
     ]);
+  }
+
+  /** What each queue is for, as the meter labels its calls (`ingress`, `reply`, `output`, `target`). */
+  private queueLabels(): (url: string) => string {
+    const labels = new Map<string, string>([[this.targetUrl, 'target']]);
+    for (const [role, url] of Object.entries(this.provisioned.queueUrls)) {
+      labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
+    }
+    for (const url of this.provisioned.replyQueueUrls) labels.set(url, 'reply');
+    return (url) => labels.get(url) ?? 'other';
+  }
+
+  /** A Lambda-style event source on `queueUrl`, configured as the CDK stack configures it. */
+  private poller(
+    name: string,
+    queueUrl: string,
+    handler: (event: SQSEvent) => Promise<unknown>,
+    spec: { batchSize: number; maxConcurrency: number; maxBatchingWindowSeconds: number },
+  ): QueuePoller {
+    return new QueuePoller({
+      sqs: this.sqs.esm,
+      queueUrl,
+      handler: this.track(name, handler) as ConstructorParameters<typeof QueuePoller>[0]['handler'],
+      batchSize: spec.batchSize,
+      // As the CDK stack configures each event source (per reply partition for the replies).
+      maxBatchingWindowSeconds: spec.maxBatchingWindowSeconds,
+      concurrency: spec.maxConcurrency,
+      waitTimeSeconds: 1,
+      // A failed batch is retried after a second, not after the queue's 3-minute visibility
+      // timeout: the benchmark reports failures, it should not stall on them.
+      failedVisibilitySeconds: 1,
+    });
+  }
+
+  /**
+   * A reply partition's consumer by its setting in force: an event source, or as the stack wires a
+   * drained partition, the reply function with the partition's index and batch size, its queue URL
+   * from the configuration, its SQS client fanin's own.
+   */
+  private replyConsumerFactory(context: () => FaninContext): (partition: number) => ReplyConsumer {
+    const drainHandler = makeReplyDrainHandler(context, () => ({
+      sqs: this.sqs.fanin,
+      replyQueueUrls: this.provisioned.replyQueueUrls,
+      timeoutMs: this.topology.functionTimeoutSeconds * 1000,
+    }));
+    return (partition) => {
+      const consumer = this.replyConsumerOf(partition);
+      const url = this.provisioned.replyQueueUrls[partition] ?? '';
+      const interval = consumer.drainIntervalSeconds ?? 0;
+      if (interval === 0) return this.poller('reply', url, makeReplyHandler(context), consumer);
+      return new QueueDrainer({
+        drain: this.trackDrain('reply', url, drainHandler),
+        partition,
+        batchSize: consumer.batchSize,
+        intervalMs: interval * 1000,
+      });
+    };
   }
 
   /**
