@@ -24,13 +24,6 @@ export function fixedMonthly(
   const n = topology.replyPartitions;
   const r = prices.at_rest;
   const minutes = 30 * 24 * 60;
-  const gbSecond = gbSecondPrice(prices);
-  const gb = prices.assumptions.lambda_memory_mb / 1024;
-  const perM = (count: number, price: number) => (count / 1_000_000) * price;
-  const logs = (invocations: number) =>
-    ((invocations * r.log_kb_per_invocation) / 1024 / 1024) * prices.cloudwatch.logs_ingested_per_gb;
-  const sweeps = (minutes * 60) / topology.sweepIntervalSeconds;
-  const cycles = (minutes * 60) / topology.distributorIntervalSeconds;
   // The stack's alarms (test/unit/infra/observability.test.ts counts them in the template): a
   // not-empty alarm per DLQ (10 + N), a depth alarm per reply partition (N), the use cases' 3, and
   // infra/observability.ts's: errors and throttles of the 6 handlers (12), the table's read and
@@ -40,55 +33,75 @@ export function fixedMonthly(
   const alarms = 40 + 3 * n;
   const polled = 3 + n;
   const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * minutes;
-  const invocation = (count: number, ms: number) =>
-    perM(count, prices.lambda.per_million_requests) + count * (ms / 1000) * gb * gbSecond;
   const items: FixedItem[] = [
-    {
-      item: 'CloudWatch alarms',
-      how: `40 + 3N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
-      usd: alarms * prices.cloudwatch.standard_alarm_per_month,
-    },
-    {
-      item: 'CloudWatch dashboard',
-      how: `1 dashboard (over 50 metrics, so not one of the 3 free ones) × $${prices.cloudwatch.dashboard_per_month}`,
-      usd: prices.cloudwatch.dashboard_per_month,
-    },
-    {
-      item: 'SQS empty receives (idle polling)',
-      how: `${polled} consumed queues × ${r.pollers_per_queue} pollers × ${60 / r.long_poll_seconds} long polls/min = ${(polls / 1e6).toFixed(2)} M requests, ${((polls / polled / 1e6) * prices.sqs.standard_per_million_requests).toFixed(2)} $ per queue`,
-      usd: perM(polls, prices.sqs.standard_per_million_requests),
-    },
-    {
-      item: 'Sweeper invocations',
-      how: `${sweeps.toLocaleString('en-US')} × ~${r.sweeper_ms} ms`,
-      usd: invocation(sweeps, r.sweeper_ms),
-    },
-    {
-      item: 'Sweeper reads',
-      how: `${r.sweeper_due_shards} empty \`due\` queries per sweep × 0.5 RRU`,
-      usd: perM(sweeps * r.sweeper_due_shards * 0.5, prices.dynamodb.read_request_unit_per_million),
-    },
-    { item: 'Sweeper logs', how: `${r.log_kb_per_invocation} KB per invocation`, usd: logs(sweeps) },
-    {
-      item: 'Distributor SQS requests',
-      how: `N depth reads + 1 empty backlog receive per cycle`,
-      usd: perM(cycles * (n + 1), prices.sqs.standard_per_million_requests),
-    },
-    {
-      item: 'Distributor table',
-      how: '2 consistent queries (1 RRU each) + N updates (1 WRU each) per cycle',
-      usd:
-        perM(cycles * 2, prices.dynamodb.read_request_unit_per_million) +
-        perM(cycles * n, prices.dynamodb.write_request_unit_per_million),
-    },
-    {
-      item: 'Distributor invocations',
-      how: `${cycles.toLocaleString('en-US')} × ~${r.distributor_ms} ms`,
-      usd: invocation(cycles, r.distributor_ms),
-    },
-    { item: 'Distributor logs', how: `${r.log_kb_per_invocation} KB per invocation`, usd: logs(cycles) },
+    line(
+      'CloudWatch alarms',
+      `40 + 3N = ${alarms} standard alarms × $${prices.cloudwatch.standard_alarm_per_month}`,
+      alarms * prices.cloudwatch.standard_alarm_per_month,
+    ),
+    line(
+      'CloudWatch dashboard',
+      `1 dashboard (over 50 metrics, so not one of the 3 free ones) × $${prices.cloudwatch.dashboard_per_month}`,
+      prices.cloudwatch.dashboard_per_month,
+    ),
+    line(
+      'SQS empty receives (idle polling)',
+      `${polled} consumed queues × ${r.pollers_per_queue} pollers × ${60 / r.long_poll_seconds} long polls/min = ${(polls / 1e6).toFixed(2)} M requests, ${((polls / polled / 1e6) * prices.sqs.standard_per_million_requests).toFixed(2)} $ per queue`,
+      perM(polls, prices.sqs.standard_per_million_requests),
+    ),
+    ...scheduleItems(prices, topology),
   ];
   return { items, total: items.reduce((sum, i) => sum + i.usd, 0) };
+}
+
+/** An item of the monthly bill. */
+const line = (item: string, how: string, usd: number): FixedItem => ({ item, how, usd });
+
+const perM = (count: number, price: number) => (count / 1_000_000) * price;
+
+/** The sweeper's and the distributor's invocations, reads, requests and logs on their schedules. */
+function scheduleItems(prices: Prices, topology: Parameters<typeof fixedMonthly>[1]): FixedItem[] {
+  const n = topology.replyPartitions;
+  const r = prices.at_rest;
+  const minutes = 30 * 24 * 60;
+  const gbSecond = gbSecondPrice(prices);
+  const gb = prices.assumptions.lambda_memory_mb / 1024;
+  const logs = (invocations: number) =>
+    ((invocations * r.log_kb_per_invocation) / 1024 / 1024) * prices.cloudwatch.logs_ingested_per_gb;
+  const sweeps = (minutes * 60) / topology.sweepIntervalSeconds;
+  const cycles = (minutes * 60) / topology.distributorIntervalSeconds;
+  const invocation = (count: number, ms: number) =>
+    perM(count, prices.lambda.per_million_requests) + count * (ms / 1000) * gb * gbSecond;
+  return [
+    line(
+      'Sweeper invocations',
+      `${sweeps.toLocaleString('en-US')} × ~${r.sweeper_ms} ms`,
+      invocation(sweeps, r.sweeper_ms),
+    ),
+    line(
+      'Sweeper reads',
+      `${r.sweeper_due_shards} empty \`due\` queries per sweep × 0.5 RRU`,
+      perM(sweeps * r.sweeper_due_shards * 0.5, prices.dynamodb.read_request_unit_per_million),
+    ),
+    line('Sweeper logs', `${r.log_kb_per_invocation} KB per invocation`, logs(sweeps)),
+    line(
+      'Distributor SQS requests',
+      `N depth reads + 1 empty backlog receive per cycle`,
+      perM(cycles * (n + 1), prices.sqs.standard_per_million_requests),
+    ),
+    line(
+      'Distributor table',
+      '2 consistent queries (1 RRU each) + N updates (1 WRU each) per cycle',
+      perM(cycles * 2, prices.dynamodb.read_request_unit_per_million) +
+        perM(cycles * n, prices.dynamodb.write_request_unit_per_million),
+    ),
+    line(
+      'Distributor invocations',
+      `${cycles.toLocaleString('en-US')} × ~${r.distributor_ms} ms`,
+      invocation(cycles, r.distributor_ms),
+    ),
+    line('Distributor logs', `${r.log_kb_per_invocation} KB per invocation`, logs(cycles)),
+  ];
 }
 
 /** The total README states for an idle deployment ("What it costs at rest"), if it can be found. */

@@ -2,6 +2,7 @@ import { measuredFloorBatching, replyFloorBill } from '../cost/floor.ts';
 import type { Prices } from '../cost/prices.ts';
 import { addUsage, type Bill, billPerMillion, usageOf } from '../cost/usage.ts';
 import { grouped, total } from '../measure/counters.ts';
+import { prose } from '../report/format.ts';
 import type { ArrivalFigures, ArrivalPatternResult, BatchingComparison, Results } from '../report/schema.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../rig/responders.ts';
 import type { ReplyBatching, Rig } from '../rig/rig.ts';
@@ -36,7 +37,9 @@ export async function runArrivals(
   const arrival: ArrivalPhaseResult[] = [];
   const span = independentSpanSeconds(arrivalAggregates, pace);
   log(
-    `independent: ${Math.min(ROTATION, arrivalAggregates)} aggregates in turn, so an aggregate's consecutive replies are as many replies apart and its 10 replies span about ${span.toFixed(1)} s first to last at ${pace.toFixed(0)} replies/s`,
+    prose`independent: ${Math.min(ROTATION, arrivalAggregates)} aggregates in turn, so an aggregate's
+      consecutive replies are as many replies apart and its 10 replies span about ${span.toFixed(1)} s
+      first to last at ${pace.toFixed(0)} replies/s`,
   );
   const settings: ComparedBatching[] = [
     { ...defaultBatching, patterns: ARRIVAL_PATTERNS },
@@ -51,15 +54,12 @@ export async function runArrivals(
       ...(drain > 0 ? (setting.straddled ?? []).map((pattern) => ({ pattern, straddled: true })) : []),
     ];
     for (const { pattern, straddled } of phases) {
-      log(
-        drain > 0
-          ? `arrival ${pattern}, reply partitions drained every ${drain} s in batches of ${batchSize}${straddled ? ', straddled' : ''}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s (${straddled ? `sent from half their ${((arrivalAggregates * 10) / pace).toFixed(0)} s before a drain; ` : ''}an aggregate completes at the first drain after its last reply)`
-          : `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${arrivalAggregates} aggregates x 10 replies of 1 KB at ${pace.toFixed(0)} replies/s${pattern === 'independent' && window > 0 && window < span ? ` (the window is shorter than the ${span.toFixed(1)} s an aggregate's replies span)` : ''}`,
-      );
+      log(phaseText(setting, pattern, straddled, { arrivalAggregates, pace, span }));
+      const kind = drain > 0 ? `d${drain}${straddled ? 's' : ''}` : `w${window}`;
       const phase = await runArrival(rig, {
         pattern,
         definition: 'bench-collect',
-        idPrefix: `${pattern.slice(0, 3)}${drain > 0 ? `d${drain}${straddled ? 's' : ''}` : `w${window}`}${atDefault ? '' : `b${batchSize}`}`,
+        idPrefix: `${pattern.slice(0, 3)}${kind}${atDefault ? '' : `b${batchSize}`}`,
         aggregates: arrivalAggregates,
         fanOut: 10,
         body: Bodies.kilobyte,
@@ -67,38 +67,79 @@ export async function runArrivals(
         timeoutMs: 600_000,
         straddleDrain: straddled,
       });
-      log(
-        `  an aggregate's replies arrived over p50 ${fmtMs(percentile(phase.replySpansMs, 50))}, p90 ${fmtMs(percentile(phase.replySpansMs, 90))}; completion latency p50 ${fmtMs(percentile(phase.latenciesMs, 50))}, p99 ${fmtMs(percentile(phase.latenciesMs, 99))}`,
-      );
-      if (phase.drainPhase !== undefined) {
-        log(
-          `  sent over ${fmtMs(phase.sendingMs)}; ${phase.drainsDuringSending} partition drains started meanwhile${phase.firstDrainAfterReleaseMs === undefined ? '' : `, the first ${fmtMs(phase.firstDrainAfterReleaseMs)} after the first reply`}; ${phase.aggregatesSplitAcrossDrains ?? 0} of ${phase.aggregates} aggregates had replies taken by two drains or more`,
-        );
-      }
+      logPhase(phase);
       arrival.push(phase);
     }
-    if (!atDefault || plan.largeFanOut === undefined) continue;
-    const large = plan.largeFanOut;
-    for (const pattern of ARRIVAL_PATTERNS) {
-      log(
-        `arrival ${pattern} at fan-out ${large.fanOut}: ${large.aggregates} aggregates, replies of 1 KB as fast as they go (condensed)`,
-      );
-      arrival.push(
-        await runArrival(rig, {
-          pattern,
-          definition: 'bench-condense',
-          idPrefix: `${pattern.slice(0, 3)}f${large.fanOut}`,
-          aggregates: large.aggregates,
-          fanOut: large.fanOut,
-          body: Bodies.kilobyte,
-          release: { ...SATURATED_RELEASE, rotation: large.aggregates },
-          timeoutMs: 900_000,
-        }),
-      );
-    }
+    if (atDefault && plan.largeFanOut !== undefined) arrival.push(...(await runLarge(rig, plan.largeFanOut)));
   }
   await rig.setReplyBatching(defaultBatching);
   return arrival;
+}
+
+/** What an arrival phase is about to run, for the log. */
+function phaseText(
+  setting: ReplyBatching,
+  pattern: ArrivalPattern,
+  straddled: boolean,
+  run: { arrivalAggregates: number; pace: number; span: number },
+): string {
+  const { windowSeconds: window, batchSize, drainIntervalSeconds: drain = 0 } = setting;
+  const what = `${run.arrivalAggregates} aggregates x 10 replies of 1 KB at ${run.pace.toFixed(0)} replies/s`;
+  if (drain > 0) {
+    const sent = straddled
+      ? `sent from half their ${((run.arrivalAggregates * 10) / run.pace).toFixed(0)} s before a drain; `
+      : '';
+    return prose`arrival ${pattern}, reply partitions drained every ${drain} s in batches of
+      ${batchSize}${straddled ? ', straddled' : ''}: ${what} (${sent}an aggregate completes at the first
+      drain after its last reply)`;
+  }
+  const short =
+    pattern === 'independent' && window > 0 && window < run.span
+      ? ` (the window is shorter than the ${run.span.toFixed(1)} s an aggregate's replies span)`
+      : '';
+  return `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${what}${short}`;
+}
+
+/** What an arrival phase found, for the log. */
+function logPhase(phase: ArrivalPhaseResult): void {
+  const at = (values: readonly number[], p: number) => fmtMs(percentile(values, p));
+  log(
+    prose`  an aggregate's replies arrived over p50 ${at(phase.replySpansMs, 50)}, p90
+      ${at(phase.replySpansMs, 90)}; completion latency p50 ${at(phase.latenciesMs, 50)}, p99
+      ${at(phase.latenciesMs, 99)}`,
+  );
+  if (phase.drainPhase === undefined) return;
+  const first = phase.firstDrainAfterReleaseMs;
+  log(
+    prose`  sent over ${fmtMs(phase.sendingMs)}; ${phase.drainsDuringSending} partition drains started
+      meanwhile${first === undefined ? '' : `, the first ${fmtMs(first)} after the first reply`};
+      ${phase.aggregatesSplitAcrossDrains ?? 0} of ${phase.aggregates} aggregates had replies taken by two
+      drains or more`,
+  );
+}
+
+/** Each pattern at the plan's large fan-out, replies as fast as they go (condensed results). */
+async function runLarge(rig: Rig, large: NonNullable<Plan['largeFanOut']>): Promise<ArrivalPhaseResult[]> {
+  const phases: ArrivalPhaseResult[] = [];
+  for (const pattern of ARRIVAL_PATTERNS) {
+    log(
+      prose`arrival ${pattern} at fan-out ${large.fanOut}: ${large.aggregates} aggregates, replies of 1 KB as
+        fast as they go (condensed)`,
+    );
+    phases.push(
+      await runArrival(rig, {
+        pattern,
+        definition: 'bench-condense',
+        idPrefix: `${pattern.slice(0, 3)}f${large.fanOut}`,
+        aggregates: large.aggregates,
+        fanOut: large.fanOut,
+        body: Bodies.kilobyte,
+        release: { ...SATURATED_RELEASE, rotation: large.aggregates },
+        timeoutMs: 900_000,
+      }),
+    );
+  }
+  return phases;
 }
 
 /**
@@ -183,18 +224,7 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
     batching_window_seconds: phase.batchingWindowSeconds,
     batch_size: phase.batchSize,
     drain_interval_seconds: phase.drainIntervalSeconds,
-    ...(phase.drainPhase === undefined
-      ? {}
-      : {
-          drain_phase: phase.drainPhase,
-          aggregates_split_across_drains: phase.aggregatesSplitAcrossDrains ?? 0,
-          drain_timing: {
-            sending_ms: round(phase.sendingMs, 0),
-            partition_drains_during_sending: phase.drainsDuringSending,
-            first_drain_after_release_ms:
-              phase.firstDrainAfterReleaseMs === undefined ? null : round(phase.firstDrainAfterReleaseMs, 0),
-          },
-        }),
+    ...drainFigures(phase),
     offered_replies_per_second: Number.isFinite(phase.offeredRepliesPerSecond)
       ? round(phase.offeredRepliesPerSecond, 1)
       : null,
@@ -222,18 +252,38 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
     fanin_only_per_million_usd: round(faninBill.total, 2),
     timer_firing: ARRIVAL_TIMER_VARIANT,
     cost_per_million_aggregates_usd_timers_paced: endToEnd(phase, firings.paced, prices),
-    completion_latency_ms: {
-      p50: round(percentile(phase.latenciesMs, 50), 0),
-      p99: round(percentile(phase.latenciesMs, 99), 0),
-      samples: phase.latenciesMs.length,
-    },
-    reply_span_ms: {
-      p50: round(percentile(phase.replySpansMs, 50), 0),
-      p90: round(percentile(phase.replySpansMs, 90), 0),
-      samples: phase.replySpansMs.length,
-    },
+    completion_latency_ms: percentiles(phase.latenciesMs, 50, 99),
+    reply_span_ms: percentiles(phase.replySpansMs, 50, 90),
     outcomes: phase.outcomes,
   };
+}
+
+/** Drained rows only: how the phase's sending lay against the drains. */
+function drainFigures(phase: ArrivalPhaseResult): Partial<ArrivalFigures> {
+  if (phase.drainPhase === undefined) return {};
+  const first = phase.firstDrainAfterReleaseMs;
+  return {
+    drain_phase: phase.drainPhase,
+    aggregates_split_across_drains: phase.aggregatesSplitAcrossDrains ?? 0,
+    drain_timing: {
+      sending_ms: round(phase.sendingMs, 0),
+      partition_drains_during_sending: phase.drainsDuringSending,
+      first_drain_after_release_ms: first === undefined ? null : round(first, 0),
+    },
+  };
+}
+
+/** Two percentiles of `values` (ms, rounded), named `p<n>`, and how many samples they are of. */
+function percentiles<L extends number, H extends number>(
+  values: readonly number[],
+  low: L,
+  high: H,
+): Readonly<Record<`p${L}` | `p${H}` | 'samples', number>> {
+  return {
+    [`p${low}`]: round(percentile(values, low), 0),
+    [`p${high}`]: round(percentile(values, high), 0),
+    samples: values.length,
+  } as Record<`p${L}` | `p${H}` | 'samples', number>;
 }
 
 /** One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it: what a reader compares first. */
