@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { buildApp } from 'fauxqs';
 import { type Connection, configuredEndpoints } from '../shared/aws/clients.ts';
+import type { StartedEmulator } from '../shared/client/runtime-state.ts';
 import {
   type ChildEnv,
   findOnPath,
@@ -38,14 +39,6 @@ export interface StartEmulatorsOptions {
    * @default 30_000
    */
   readonly startTimeoutMs?: number;
-}
-
-/** One emulator started by {@link startEmulators}. */
-export interface StartedEmulator {
-  /** `fauxqs`, `dynamodb-local` or `moto`. */
-  readonly name: string;
-  /** Base URL on the loopback interface. */
-  readonly url: string;
 }
 
 /**

@@ -1,11 +1,11 @@
 import { relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { processAlive, readState, stateFilePath } from '../shared/client/runtime-state.ts';
 import type { Definition } from '../shared/engine/definition.ts';
 import { TIMEOUT_WITHIN_DRAIN_INTERVAL, timeoutsWithinDrains } from '../shared/topology/drain-warnings.ts';
 import { ConfigFileError, findConfigFile, loadLocalConfig } from './config.ts';
 import { DEMOS, Demo, type DemoName } from './demo/run.ts';
 import { LocalRuntime } from './runtime.ts';
-import { processAlive, readState, stateFilePath } from './state.ts';
 
 /**
  * `npm start`: the local runtime. See `npm start -- --help` and docs/cli.md ("`npm start`"). Its

@@ -3,6 +3,7 @@ import { makeDistributorHandler, makeSweeperHandler } from '../functions/handler
 import { queueDepth } from '../shared/adapters/sqs-queues.ts';
 import { createContext, createDistributor, replyDestination } from '../shared/app.ts';
 import { type AwsClients, createClients } from '../shared/aws/clients.ts';
+import type { QueueRef, RuntimeState } from '../shared/client/runtime-state.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
 import type { PartitionedDestination } from '../shared/partitions/destination.ts';
 import type { Distributor } from '../shared/partitions/distributor.ts';
@@ -17,7 +18,7 @@ import { type RunningEmulators, startEmulators } from './emulators.ts';
 import { LiveFigures } from './live-figures.ts';
 import { type Provisioned, provisionEventBus, provisionQueue, provisionTopology } from './provision.ts';
 import { ownSenderId } from './sender-id.ts';
-import { type QueueRef, type RuntimeState, removeState, runtimeState, writeState } from './state.ts';
+import { removeState, runtimeState, writeState } from './state.ts';
 import { listActive } from './views.ts';
 
 /** Options of {@link LocalRuntime.start}. */

@@ -99,7 +99,7 @@ export function createContext(
 }
 
 // The reply destination and its distributor live in a module without Powertools, which the
-// client package (producers, the CLI) imports through local/connect.ts.
+// client package (producers, the CLI) imports through shared/client/connect.ts.
 export { createDistributor, REPLY_DESTINATION, replyDestination };
 
 let configInstance: RuntimeConfig | undefined;

@@ -1,6 +1,6 @@
+import type { Target } from '../../shared/client/connect.ts';
+import { stateFilePath } from '../../shared/client/runtime-state.ts';
 import { FaninError } from '../../shared/errors.ts';
-import type { Target } from '../connect.ts';
-import { stateFilePath } from '../state.ts';
 
 /**
  * What the commands share: their description (for the commander program in `program.ts`), the
@@ -130,7 +130,7 @@ export function createIO(args: Args, signal: AbortSignal): CommandIO & { close()
     signal,
     target: () => {
       // Loaded on first use: the SDK is most of the CLI's start-up, and help needs none of it.
-      target ??= import('../connect.ts').then(({ resolveTarget, TargetNotFoundError }) =>
+      target ??= import('../../shared/client/connect.ts').then(({ resolveTarget, TargetNotFoundError }) =>
         resolveTarget({
           stateFile: stateFilePath(process.cwd(), stringOption(args, 'state')),
           ...(stack ? { stack } : {}),

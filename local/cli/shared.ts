@@ -7,10 +7,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoStateStore } from '../../shared/adapters/dynamo-state-store.ts';
 import { READER_PREFIXES, S3ClaimCheck } from '../../shared/adapters/s3-claim-check.ts';
+import { queueUrl, type Target } from '../../shared/client/connect.ts';
+import type { QueueRef } from '../../shared/client/runtime-state.ts';
 import type { AggregateHeader } from '../../shared/ports.ts';
-import { queueUrl, type Target } from '../connect.ts';
 import { formatDuration } from '../describe.ts';
-import type { QueueRef } from '../state.ts';
 import { CommandError, type CommandIO, Progress, pause } from './io.ts';
 
 /** The state store of a target (read-only use in the CLI: headers, replies, held replies). */

@@ -1,6 +1,6 @@
+import { faninClientOf, resolveTarget, type Target } from '../../shared/client/connect.ts';
 import type { FaninClient } from '../../shared/client/fanin-client.ts';
-import { faninClientOf, resolveTarget, type Target } from '../connect.ts';
-import { readState, stateFilePath } from '../state.ts';
+import { readState, stateFilePath } from '../../shared/client/runtime-state.ts';
 
 /**
  * What every demo process shares: it finds the local runtime through the state file (as the CLI

@@ -9,7 +9,7 @@ import { Distributor, type WatermarkOptions } from './distributor.ts';
 /**
  * The reply partitions as a destination, and their distributor, from a configuration and two SDK
  * clients. Nothing here imports Powertools or anything Lambda-only: the client package
- * (`@fanin/client`: producers, responders, the CLI) reaches it through `local/connect.ts`, and
+ * (`@fanin/client`: producers, responders, the CLI) reaches it through `shared/client/connect.ts`, and
  * `shared/app.ts` (the handlers' wiring) re-exports it.
  */
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type RuntimeState, readState } from '../../local/state.ts';
+import { type RuntimeState, readState } from '../../shared/client/runtime-state.ts';
 
 /** The repository's root: where `npm start` and `bin/fanin.js` run from. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));

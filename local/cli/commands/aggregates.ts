@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { destinationOf, faninClientOf } from '../../../shared/client/connect.ts';
 import { WireAttribute } from '../../../shared/engine/correlation.ts';
 import { BadMessageError } from '../../../shared/errors.ts';
 import type { AggregateHeader } from '../../../shared/ports.ts';
 import { activeSummary } from '../../../shared/use-cases/control.ts';
 import { openingRequestId } from '../../../shared/use-cases/fan-out.ts';
-import { destinationOf, faninClientOf } from '../../connect.ts';
 import { compact, formatDuration } from '../../describe.ts';
 import { DEFAULT_LIST_LIMIT, listActivePage } from '../../views.ts';
 import {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Target } from '../../../shared/client/connect.ts';
 import { RuntimeParametersSchema } from '../../../shared/engine/definition.ts';
 import { matchesPattern } from '../../../shared/engine/event-pattern.ts';
-import type { Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
 import { listActive } from '../../views.ts';
 import {

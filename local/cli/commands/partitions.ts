@@ -1,6 +1,6 @@
 import { queueDepth } from '../../../shared/adapters/sqs-queues.ts';
+import { destinationOf, runtimeConfigOf, type Target } from '../../../shared/client/connect.ts';
 import { createDistributor } from '../../../shared/partitions/reply-destination.ts';
-import { destinationOf, runtimeConfigOf, type Target } from '../../connect.ts';
 import { formatDuration } from '../../describe.ts';
 import { type Args, type Command, CommandError, Progress, table, UsageError } from '../io.ts';
 import * as specs from '../specs.ts';

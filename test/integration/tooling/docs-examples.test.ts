@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { type RuntimeState, readState } from '../../../local/state.ts';
+import { type RuntimeState, readState } from '../../../shared/client/runtime-state.ts';
 import { type Finished, ROOT, runProcess } from '../../support/runtime.ts';
 import { onPath, requireTool } from '../../support/tools.ts';
 

@@ -373,7 +373,7 @@ describe('@fanin/client in a plain Node producer', () => {
   });
 
   it('installs the SDK and what the client uses, nothing Lambda-only, each as a compatible range', async () => {
-    // Kills: local/connect.ts reaching shared/app.ts again (Powertools Logger and Metrics in every producer).
+    // Kills: shared/client/connect.ts reaching shared/app.ts again (Powertools Logger and Metrics in every producer).
     expect(existsSync(join(producer, 'node_modules/@aws-lambda-powertools'))).toBe(false);
     const installed = join(producer, 'node_modules/@fanin/client');
     for (const file of ['dist/index.js', 'dist/cli.js']) {

@@ -3,9 +3,9 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CommandError, UsageError } from '../../../local/cli/io.ts';
 import { ConfigFileError } from '../../../local/config.ts';
-import { TargetNotFoundError } from '../../../local/connect.ts';
 import { ClaimCheckError, ClaimCheckRefusedError } from '../../../shared/adapters/s3-claim-check.ts';
 import { SendFailedError } from '../../../shared/adapters/sqs-sender.ts';
+import { TargetNotFoundError } from '../../../shared/client/connect.ts';
 import { ConfigurationError } from '../../../shared/config.ts';
 import {
   BadMessageError,

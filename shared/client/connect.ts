@@ -4,27 +4,17 @@ import {
   QueueDoesNotExist,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DynamoPartitionRegistry } from '../shared/adapters/dynamo-partition-registry.ts';
-import { S3ClaimCheck } from '../shared/adapters/s3-claim-check.ts';
-import {
-  type AwsClients,
-  type Connection,
-  configuredEndpoints,
-  createClients,
-} from '../shared/aws/clients.ts';
-import { FaninClient } from '../shared/client/fanin-client.ts';
-import type { RuntimeConfig } from '../shared/config.ts';
-import { type Definition, parseDefinitions } from '../shared/engine/definition.ts';
-import { FaninError } from '../shared/errors.ts';
-import type { PartitionedDestination } from '../shared/partitions/destination.ts';
-import { REPLY_DESTINATION, replyDestination } from '../shared/partitions/reply-destination.ts';
-import {
-  describeTopology,
-  type Partitioning,
-  QueueRole,
-  resolvePartitioning,
-} from '../shared/topology/topology.ts';
-import { processAlive, type QueueRef, type RuntimeState, readState } from './state.ts';
+import { DynamoPartitionRegistry } from '../adapters/dynamo-partition-registry.ts';
+import { S3ClaimCheck } from '../adapters/s3-claim-check.ts';
+import { type AwsClients, type Connection, configuredEndpoints, createClients } from '../aws/clients.ts';
+import type { RuntimeConfig } from '../config.ts';
+import { type Definition, parseDefinitions } from '../engine/definition.ts';
+import { FaninError } from '../errors.ts';
+import type { PartitionedDestination } from '../partitions/destination.ts';
+import { REPLY_DESTINATION, replyDestination } from '../partitions/reply-destination.ts';
+import { describeTopology, type Partitioning, QueueRole, resolvePartitioning } from '../topology/topology.ts';
+import { FaninClient } from './fanin-client.ts';
+import { processAlive, type QueueRef, type RuntimeState, readState } from './runtime-state.ts';
 
 /**
  * What the CLI and the demos' processes talk to: the local runtime (found through its state file)
