@@ -375,54 +375,14 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
       : [];
   }
   const partitions = r.cost.fixed_monthly.reply_partitions;
-  const findings = patterns.flatMap((p) => {
-    const rows = r.arrival[p].by_batching;
-    const drain = rows.find(alignedDrain);
-    const base = rows[0];
-    if (!drain || !base) return [];
-    const sources = rows.filter((b) => !drained(b));
-    const cheapest = sources.reduce((a, b) =>
-      b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
-    );
-    return [
-      prose`\`${p}\`${rows.some(straddled) ? ' (aligned)' : ''}: ${fmt(perReceive(drain), 1)} messages per
-        receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's
-        setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source
-        measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch
-        (${fmt(base.replies_per_aggregate_per_batch, 2)} and
-        ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply
-        ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and
-        ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)}
-        (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}),
-        **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end
-        (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)});
-        latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99
-        ${fmt(drain.completion_latency_ms.p99 / 1000, 1)}
-        s${drainsText(drainedFigures(r, p, drain), drain)}`,
-    ];
-  });
+  const findings = drainFindings(r, patterns);
   const interval =
     patterns.flatMap((p) => r.arrival[p].by_batching.filter(drained))[0]?.drain_interval_seconds ?? 0;
   const s = r.arrival_setup;
   const independent = r.arrival.independent?.other_batching_windows.find(
     (f) => f.fan_out === 10 && f.drain_interval_seconds > 0 && f.drain_phase !== 'straddled',
   );
-  const alignedSplits = patterns.flatMap((p) =>
-    r.arrival[p].by_batching
-      .filter(alignedDrain)
-      .flatMap((b) =>
-        b.aggregates_split_across_drains === undefined ? [] : [b.aggregates_split_across_drains],
-      ),
-  );
-  const noneSplit = alignedSplits.length > 0 && alignedSplits.every((n) => n === 0);
-  const splitText =
-    alignedSplits.length === 0
-      ? ''
-      : noneSplit
-        ? prose` For the same reason no aggregate of ${alignedSplits.length > 1 ? 'these phases' : 'this phase'}
-          had its replies taken by two drains ("aggregates split"): the best case for packing.`
-        : prose` Aggregates whose replies were taken by two drains:
-          ${alignedSplits.map((n) => fmt(n, 0)).join(' and ')} ("aggregates split").`;
+  const splitText = alignedSplitsText(r, patterns);
   const straddledLines = straddledText(r, patterns);
   return [
     prose`**Drained every ${fmt(interval, 0)} s** (\`replyDrainIntervalSeconds\`): a partition has no event
@@ -455,6 +415,55 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
   ];
 }
 
+/** Per pattern drained, what the drain measured against the event sources: one sentence each. */
+function drainFindings(r: Results, patterns: readonly ArrivalPatternName[]): string[] {
+  return patterns.flatMap((p) => {
+    const rows = r.arrival[p].by_batching;
+    const drain = rows.find(alignedDrain);
+    const base = rows[0];
+    if (!drain || !base) return [];
+    const sources = rows.filter((b) => !drained(b));
+    const cheapest = sources.reduce((a, b) =>
+      b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
+    );
+    return [
+      prose`\`${p}\`${rows.some(straddled) ? ' (aligned)' : ''}: ${fmt(perReceive(drain), 1)} messages per
+        receive from the reply partitions (event sources: ${fmt(perReceive(base), 1)} at the topology's
+        setting, ${fmt(perReceive(cheapest), 1)} with ${settingText(cheapest)}, the cheapest event source
+        measured), ${fmt(drain.replies_per_aggregate_per_batch, 2)} replies of one aggregate per batch
+        (${fmt(base.replies_per_aggregate_per_batch, 2)} and
+        ${fmt(cheapest.replies_per_aggregate_per_batch, 2)}), write units per reply
+        ${fmt(drain.write_units_per_reply, 3)} (${fmt(base.write_units_per_reply, 3)} and
+        ${fmt(cheapest.write_units_per_reply, 3)}), SQS calls per reply ${fmt(drain.sqs_calls_per_reply, 3)}
+        (${fmt(base.sqs_calls_per_reply, 3)} and ${fmt(cheapest.sqs_calls_per_reply, 3)}),
+        **${usd(drain.cost_per_million_aggregates_usd)}** per million aggregates end to end
+        (${usd(base.cost_per_million_aggregates_usd)} and ${usd(cheapest.cost_per_million_aggregates_usd)});
+        latency p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s, p99
+        ${fmt(drain.completion_latency_ms.p99 / 1000, 1)}
+        s${drainsText(drainedFigures(r, p, drain), drain)}`,
+    ];
+  });
+}
+
+/** How many aggregates the aligned drains split: a sentence, or nothing without a drained row. */
+function alignedSplitsText(r: Results, patterns: readonly ArrivalPatternName[]): string {
+  const alignedSplits = patterns.flatMap((p) =>
+    r.arrival[p].by_batching
+      .filter(alignedDrain)
+      .flatMap((b) =>
+        b.aggregates_split_across_drains === undefined ? [] : [b.aggregates_split_across_drains],
+      ),
+  );
+  const noneSplit = alignedSplits.length > 0 && alignedSplits.every((n) => n === 0);
+  return alignedSplits.length === 0
+    ? ''
+    : noneSplit
+      ? prose` For the same reason no aggregate of ${alignedSplits.length > 1 ? 'these phases' : 'this phase'}
+          had its replies taken by two drains ("aggregates split"): the best case for packing.`
+      : prose` Aggregates whose replies were taken by two drains:
+          ${alignedSplits.map((n) => fmt(n, 0)).join(' and ')} ("aggregates split").`;
+}
+
 /** `(2 drains that found replies took the phase's 800 in 2 batches)`, from a drained row and its phase's figures. */
 function drainsText(phase: ArrivalFigures | undefined, b: BatchingComparison): string {
   if (!phase) return '';
@@ -469,80 +478,92 @@ function drainsText(phase: ArrivalFigures | undefined, b: BatchingComparison): s
  * middle of the sending split the aggregates in flight, what it cost, and where a steady stream lies.
  */
 function straddledText(r: Results, patterns: readonly ArrivalPatternName[]): string[] {
+  return patterns.flatMap((p) => straddledParagraph(r, p));
+}
+
+/** One pattern's straddled drain against its aligned one, or nothing without both. */
+function straddledParagraph(r: Results, p: ArrivalPatternName): string[] {
   const s = r.arrival_setup;
-  return patterns.flatMap((p) => {
-    const rows = r.arrival[p].by_batching;
-    const cut = rows.find(straddled);
-    const aligned = rows.find(alignedDrain);
-    if (!cut || !aligned) return [];
-    const phase = drainedFigures(r, p, cut);
-    const timing = phase?.drain_timing;
-    const split = cut.aggregates_split_across_drains ?? 0;
-    const aggregates = phase?.aggregates;
-    const was = (pick: (b: BatchingComparison) => string) => `${pick(cut)} (${pick(aligned)})`;
-    const when =
-      timing && timing.first_drain_after_release_ms !== null
-        ? prose`: the first drain came ${fmt(timing.first_drain_after_release_ms / 1000, 1)} s into
-          ${fmt(timing.sending_ms / 1000, 1)} s of sending`
-        : '';
-    // At a steady rate: the aggregates in flight where a drain stops, against those an interval completes.
-    const fanOut = phase?.fan_out ?? 10;
-    const perInterval = (s.offered_replies_per_second * cut.drain_interval_seconds) / fanOut;
-    const inFlight = p === 'independent' ? s.rotation : undefined;
-    const steady =
-      inFlight !== undefined && perInterval > inFlight
-        ? prose` (at \`independent\`'s ${fmt(s.independent_reply_span_seconds, 1)} s span, ${fmt(inFlight, 0)}
-          aggregates in flight against the ${fmt(perInterval, 0)} an interval completes at
-          ${fmt(s.offered_replies_per_second, 0)} replies/s: about one in ${fmt(perInterval / inFlight, 0)}
-          per stop; not measured)`
-        : ' (not measured)';
-    const measured = prose`Measured${when}${
-      timing
-        ? prose` (${fmt(timing.partition_drains_during_sending, 0)}
-      partition drains)`
-        : ''
-    }: ${fmt(split, 0)}${
-      aggregates === undefined
-        ? ''
-        : prose` of
-      ${fmt(aggregates, 0)}`
-    } aggregates split across drains (aligned:
-      ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)}),
-      ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch,
-      ${was((b) => fmt(perReceive(b), 1))} messages per receive, write units per reply
-      ${was((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply
-      ${was((b) => fmt(b.sqs_calls_per_reply, 3))}, **${usd(cut.cost_per_million_aggregates_usd)}**
-      (${usd(aligned.cost_per_million_aggregates_usd)}) per million aggregates end to end, latency p50
-      ${was((b) => `${fmt(b.completion_latency_ms.p50 / 1000, 1)} s`)}, p99
-      ${was((b) => `${fmt(b.completion_latency_ms.p99 / 1000, 1)} s`)}${drainsText(phase, cut)}.`;
-    const head = prose`**A drain in the middle of the sending** (\`${p}\`, "straddled"; the aligned row in
-      brackets): the same phase with its replies held until half their sending time before a drain, so that
-      the drain comes while about half of them are out and the aggregates in flight have replies on both
-      sides of it.`;
-    // A drain that followed the stream: far fewer messages per receive than the aligned drain's.
-    const followed = perReceive(cut) < perReceive(aligned) / 2;
-    const reading =
-      split === 0 && !followed
-        ? prose`The drain did not cut through them: every aggregate's replies were taken by one drain. A steady
-          stream lies between the two timings: there the aggregates in flight where a drain stops split
-          between two packs${steady}.`
-        : split === 0
-          ? prose`The drain did not cut through them: it took the backlog ten messages a receive, then kept
-            receiving the replies as they arrived, a few at most a receive (${fmt(perReceive(cut), 1)} on
-            average over the phase), until the first receive that found nothing, after the last reply, so
-            every aggregate's replies again shared one batch. What the timing cost is receives, not packs;
-            and on AWS the drain's duration, which lasts as long as it follows the stream, while the cost
-            model prices Lambda duration from the calls counted and does not see the waiting. Packs split
-            only where a drain stops while replies are still arriving: at a full batch, or once half its
-            timeout is spent, which this phase's sending does not reach. So aligned is the best case for
-            packing and this row is not its worst: it is a drain that comes mid-stream and follows it to its
-            end. On a steady stream a drain takes the backlog, follows the stream until a batch fills or
-            half its timeout is spent, and the aggregates in flight at each such stop split between two
-            packs${steady}.`
-          : prose`The drain cut through the aggregates in flight: ${fmt(split, 0)} had their replies taken by two
-            drains, so their packs split: the other end of the bracket for a phase of this length, against
-            ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)} aligned, the best case. A steady stream
-            lies between: there the aggregates in flight where a drain stops split${steady}.`;
-    return [`${head} ${measured} ${reading}`, ''];
-  });
+  const rows = r.arrival[p].by_batching;
+  const cut = rows.find(straddled);
+  const aligned = rows.find(alignedDrain);
+  if (!cut || !aligned) return [];
+  const phase = drainedFigures(r, p, cut);
+  const timing = phase?.drain_timing;
+  const split = cut.aggregates_split_across_drains ?? 0;
+  const aggregates = phase?.aggregates;
+  const was = (pick: (b: BatchingComparison) => string) => `${pick(cut)} (${pick(aligned)})`;
+  const when =
+    timing && timing.first_drain_after_release_ms !== null
+      ? prose`: the first drain came ${fmt(timing.first_drain_after_release_ms / 1000, 1)} s into
+        ${fmt(timing.sending_ms / 1000, 1)} s of sending`
+      : '';
+  // At a steady rate: the aggregates in flight where a drain stops, against those an interval completes.
+  const fanOut = phase?.fan_out ?? 10;
+  const perInterval = (s.offered_replies_per_second * cut.drain_interval_seconds) / fanOut;
+  const inFlight = p === 'independent' ? s.rotation : undefined;
+  const steady =
+    inFlight !== undefined && perInterval > inFlight
+      ? prose` (at \`independent\`'s ${fmt(s.independent_reply_span_seconds, 1)} s span, ${fmt(inFlight, 0)}
+        aggregates in flight against the ${fmt(perInterval, 0)} an interval completes at
+        ${fmt(s.offered_replies_per_second, 0)} replies/s: about one in ${fmt(perInterval / inFlight, 0)}
+        per stop; not measured)`
+      : ' (not measured)';
+  const measured = prose`Measured${when}${
+    timing
+      ? prose` (${fmt(timing.partition_drains_during_sending, 0)}
+    partition drains)`
+      : ''
+  }: ${fmt(split, 0)}${
+    aggregates === undefined
+      ? ''
+      : prose` of
+    ${fmt(aggregates, 0)}`
+  } aggregates split across drains (aligned:
+    ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)}),
+    ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch,
+    ${was((b) => fmt(perReceive(b), 1))} messages per receive, write units per reply
+    ${was((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply
+    ${was((b) => fmt(b.sqs_calls_per_reply, 3))}, **${usd(cut.cost_per_million_aggregates_usd)}**
+    (${usd(aligned.cost_per_million_aggregates_usd)}) per million aggregates end to end, latency p50
+    ${was((b) => `${fmt(b.completion_latency_ms.p50 / 1000, 1)} s`)}, p99
+    ${was((b) => `${fmt(b.completion_latency_ms.p99 / 1000, 1)} s`)}${drainsText(phase, cut)}.`;
+  const head = prose`**A drain in the middle of the sending** (\`${p}\`, "straddled"; the aligned row in
+    brackets): the same phase with its replies held until half their sending time before a drain, so that
+    the drain comes while about half of them are out and the aggregates in flight have replies on both
+    sides of it.`;
+  // A drain that followed the stream: far fewer messages per receive than the aligned drain's.
+  const followed = perReceive(cut) < perReceive(aligned) / 2;
+  const reading = straddledReading(split, followed, { cut, aligned, steady });
+  return [`${head} ${measured} ${reading}`, ''];
+}
+
+/** What the straddled drain's timing did to the packs: a reading of the figures. */
+function straddledReading(
+  split: number,
+  followed: boolean,
+  rows: { cut: BatchingComparison; aligned: BatchingComparison; steady: string },
+): string {
+  const { cut, aligned, steady } = rows;
+  return split === 0 && !followed
+    ? prose`The drain did not cut through them: every aggregate's replies were taken by one drain. A steady
+        stream lies between the two timings: there the aggregates in flight where a drain stops split
+        between two packs${steady}.`
+    : split === 0
+      ? prose`The drain did not cut through them: it took the backlog ten messages a receive, then kept
+          receiving the replies as they arrived, a few at most a receive (${fmt(perReceive(cut), 1)} on
+          average over the phase), until the first receive that found nothing, after the last reply, so
+          every aggregate's replies again shared one batch. What the timing cost is receives, not packs;
+          and on AWS the drain's duration, which lasts as long as it follows the stream, while the cost
+          model prices Lambda duration from the calls counted and does not see the waiting. Packs split
+          only where a drain stops while replies are still arriving: at a full batch, or once half its
+          timeout is spent, which this phase's sending does not reach. So aligned is the best case for
+          packing and this row is not its worst: it is a drain that comes mid-stream and follows it to its
+          end. On a steady stream a drain takes the backlog, follows the stream until a batch fills or
+          half its timeout is spent, and the aggregates in flight at each such stop split between two
+          packs${steady}.`
+      : prose`The drain cut through the aggregates in flight: ${fmt(split, 0)} had their replies taken by two
+          drains, so their packs split: the other end of the bracket for a phase of this length, against
+          ${fmt(aligned.aggregates_split_across_drains ?? 0, 0)} aligned, the best case. A steady stream
+          lies between: there the aggregates in flight where a drain stops split${steady}.`;
 }
