@@ -35,7 +35,6 @@ export function introSection(r: Results): string[] {
 
 /** The contract figures, each with the sentence that says what it is. */
 export function headlineSection(r: Results): string[] {
-  const c = r.cost;
   return [
     '## Headline figures',
     '',
@@ -45,80 +44,89 @@ export function headlineSection(r: Results): string[] {
       ${r.arrival_setup.default_batching_window_seconds} s and batch size
       ${r.arrival_setup.default_batch_size} (the topology's).`,
     '',
-    ...table(
-      ['figure', 'value', 'what it is'],
-      [
-        [
-          'cost per million aggregates',
-          usd(r.cost_per_million_aggregates_usd),
-          prose`fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus
-            its clients' SQS calls, the deadline timer's firing
-            included${
-              c.fanin_total_per_million_timers_paced === undefined
-                ? ''
-                : prose` as it fires when
-            requests are sent in batches of ten, as here (with the firing of requests paced one at a time
-            instead: ${usd(c.fanin_total_per_million_timers_paced)})`
-            }; details below.${cheapestText(r)}
-            Step Functions Standard with callback tokens:
-            ${usd(c.step_functions_standard.total_per_million)}
-            (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×).
-            Replies together:
-            ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
-        ],
-        [
-          'write units per reply',
-          byFanOut(r.arrival[r.headline_pattern].write_units_per_reply),
-          prose`every DynamoDB write unit fanin spent on an aggregate (opening, recording, completing, closing,
-            the timer firing) over its replies, 1 KB replies. Replies together:
-            ${byFanOut(r.arrival.together.write_units_per_reply)}; spread:
-            ${byFanOut(r.arrival.spread.write_units_per_reply)}.`,
-        ],
-        [
-          'completion latency p50 / p99',
-          `${fmt(r.completion_latency_ms.p50, 0)} / ${fmt(r.completion_latency_ms.p99, 0)} ms`,
-          prose`from the moment the last reply of an aggregate is handed to SQS to the moment its result is
-            received from the output queue, over ${r.completion_latency_ms.samples} aggregates.
-            ${
-              r.arrival_setup.default_batching_window_seconds > 0
-                ? prose`It is mostly the reply batching window
-            (${r.arrival_setup.default_batching_window_seconds} s) running
-            out`
-                : 'No reply batching window by default'
-            }: see "Batching window" for the trade-off.`,
-        ],
-        [
-          'SQS calls per reply',
-          fmt(r.sqs_calls_per_reply, 3),
-          "all-in: calls of fanin's handlers and of Lambda's event source mappings for them (receives that returned messages, deletes), the deadline timer's send, receive and delete included. Clients' calls are apart (below).",
-        ],
-        [
-          'replies per second',
-          fmt(r.replies_per_second, 1),
-          prose`saturated, replies independent: ${fmt(r.saturated.replies, 0)} replies of 1 KB released as fast
-            as the responders send, from the first reply released to the last result read.`,
-        ],
-        [
-          'fraction of store capacity',
-          r.fraction_of_store_capacity === null
-            ? `not reported (capacity moved ${fmt(r.store_capacity.spread * 100, 0)} % between the windows)`
-            : fmt(r.fraction_of_store_capacity, 3),
-          prose`those replies per second over the raw PutItem rate of the same warm DynamoDB Local, measured just
-            before and just after the run (${fmt(r.store_capacity.before.puts_per_second, 0)} and
-            ${fmt(r.store_capacity.after.puts_per_second, 0)} puts/s); see "Store capacity".`,
-        ],
-        [
-          'scale curve, write units per reply',
-          byFanOut(r.write_units_per_reply),
-          prose`small replies arriving together, fan-out 10 to
-            ${fmt(Math.max(...r.scale.map((p) => p.fan_out)), 0)}, beside the naive baseline
-            (${Object.entries(r.baseline_ratio)
-              .map(([f, v]) => `${fmt(v, 2)}× @${f}`)
-              .join(', ')}; below 1× the naive design is cheaper).`,
-        ],
-      ],
-    ),
+    ...table(['figure', 'value', 'what it is'], [...costRows(r), ...figureRows(r)]),
     '',
+  ];
+}
+
+/** The cost row and the latency row of the headline table. */
+function costRows(r: Results): string[][] {
+  const c = r.cost;
+  return [
+    [
+      'cost per million aggregates',
+      usd(r.cost_per_million_aggregates_usd),
+      prose`fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus
+        its clients' SQS calls, the deadline timer's firing
+        included${
+          c.fanin_total_per_million_timers_paced === undefined
+            ? ''
+            : prose` as it fires when
+        requests are sent in batches of ten, as here (with the firing of requests paced one at a time
+        instead: ${usd(c.fanin_total_per_million_timers_paced)})`
+        }; details below.${cheapestText(r)}
+        Step Functions Standard with callback tokens:
+        ${usd(c.step_functions_standard.total_per_million)}
+        (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×).
+        Replies together:
+        ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
+    ],
+    [
+      'write units per reply',
+      byFanOut(r.arrival[r.headline_pattern].write_units_per_reply),
+      prose`every DynamoDB write unit fanin spent on an aggregate (opening, recording, completing, closing,
+        the timer firing) over its replies, 1 KB replies. Replies together:
+        ${byFanOut(r.arrival.together.write_units_per_reply)}; spread:
+        ${byFanOut(r.arrival.spread.write_units_per_reply)}.`,
+    ],
+  ];
+}
+
+/** The headline table's other figures: SQS calls, rates, the store's capacity, the scale curve. */
+function figureRows(r: Results): string[][] {
+  return [
+    [
+      'completion latency p50 / p99',
+      `${fmt(r.completion_latency_ms.p50, 0)} / ${fmt(r.completion_latency_ms.p99, 0)} ms`,
+      prose`from the moment the last reply of an aggregate is handed to SQS to the moment its result is
+        received from the output queue, over ${r.completion_latency_ms.samples} aggregates.
+        ${
+          r.arrival_setup.default_batching_window_seconds > 0
+            ? prose`It is mostly the reply batching window
+        (${r.arrival_setup.default_batching_window_seconds} s) running
+        out`
+            : 'No reply batching window by default'
+        }: see "Batching window" for the trade-off.`,
+    ],
+    [
+      'SQS calls per reply',
+      fmt(r.sqs_calls_per_reply, 3),
+      "all-in: calls of fanin's handlers and of Lambda's event source mappings for them (receives that returned messages, deletes), the deadline timer's send, receive and delete included. Clients' calls are apart (below).",
+    ],
+    [
+      'replies per second',
+      fmt(r.replies_per_second, 1),
+      prose`saturated, replies independent: ${fmt(r.saturated.replies, 0)} replies of 1 KB released as fast
+        as the responders send, from the first reply released to the last result read.`,
+    ],
+    [
+      'fraction of store capacity',
+      r.fraction_of_store_capacity === null
+        ? `not reported (capacity moved ${fmt(r.store_capacity.spread * 100, 0)} % between the windows)`
+        : fmt(r.fraction_of_store_capacity, 3),
+      prose`those replies per second over the raw PutItem rate of the same warm DynamoDB Local, measured just
+        before and just after the run (${fmt(r.store_capacity.before.puts_per_second, 0)} and
+        ${fmt(r.store_capacity.after.puts_per_second, 0)} puts/s); see "Store capacity".`,
+    ],
+    [
+      'scale curve, write units per reply',
+      byFanOut(r.write_units_per_reply),
+      prose`small replies arriving together, fan-out 10 to
+        ${fmt(Math.max(...r.scale.map((p) => p.fan_out)), 0)}, beside the naive baseline
+        (${Object.entries(r.baseline_ratio)
+          .map(([f, v]) => `${fmt(v, 2)}× @${f}`)
+          .join(', ')}; below 1× the naive design is cheaper).`,
+    ],
   ];
 }
 

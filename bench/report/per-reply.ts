@@ -10,6 +10,24 @@ function calls(byOperation: Readonly<Record<string, number>>): string {
   );
 }
 
+/** DynamoDB units and calls per reply, by who and operation. */
+function dynamoTable(h: Results['headline']['per_reply']): string[] {
+  const ops = Object.keys({
+    ...h.write_units_by_operation,
+    ...h.read_units_by_operation,
+    ...h.dynamodb_calls_by_operation,
+  }).sort();
+  return table(
+    ['who · operation', 'write units / reply', 'read units / reply', 'calls / reply'],
+    ops.map((k) => [
+      k,
+      fmt(h.write_units_by_operation[k], 3),
+      fmt(h.read_units_by_operation[k], 3),
+      fmt(h.dynamodb_calls_by_operation[k], 3),
+    ]),
+  );
+}
+
 /** The headline run per reply: DynamoDB units and calls by handler and operation, SQS calls, invocations. */
 export function perReplySection(r: Results): string[] {
   const h = r.headline.per_reply;
@@ -27,21 +45,7 @@ export function perReplySection(r: Results): string[] {
           : 'The figures apply DynamoDB\'s rules to the items written (see "How units are counted").'
       }`,
     '',
-    ...table(
-      ['who · operation', 'write units / reply', 'read units / reply', 'calls / reply'],
-      Object.keys({
-        ...h.write_units_by_operation,
-        ...h.read_units_by_operation,
-        ...h.dynamodb_calls_by_operation,
-      })
-        .sort()
-        .map((k) => [
-          k,
-          fmt(h.write_units_by_operation[k], 3),
-          fmt(h.read_units_by_operation[k], 3),
-          fmt(h.dynamodb_calls_by_operation[k], 3),
-        ]),
-    ),
+    ...dynamoTable(h),
     '',
     "SQS calls per reply, by who makes them (`esm` is Lambda's event source mapping; `clients` are the producer, the responders and the result consumer; the last word is the queue):",
     '',
