@@ -116,89 +116,14 @@ export interface HotSimulation {
  * simulated: their bound ({@link hotBounds}) is far above the writes'.
  */
 export function simulateHot(design: HotDesign, limits: AwsLimits, replies: number, seed = 1): HotSimulation {
-  const random = mulberry32(seed);
-  const rate = limits.keyWriteUnitsPerSecond / 1000;
-  const buckets = new Map<number, { tokens: number; at: number }>();
-  /** Takes `units` from a key's bucket, or nothing when it lacks them (the write is throttled). */
-  const take = (key: number, units: number, now: number): boolean => {
-    const bucket = buckets.get(key) ?? { tokens: 0, at: 0 };
-    bucket.tokens = Math.min(limits.keyWriteUnitsPerSecond, bucket.tokens + (now - bucket.at) * rate);
-    bucket.at = now;
-    buckets.set(key, bucket);
-    if (bucket.tokens < units) return false;
-    bucket.tokens -= units;
-    return true;
-  };
-  const queue = new EventQueue();
-  const backlog: number[] = Array.from({ length: replies }, (_, i) => i);
-  const stats = { throttles: 0, redeliveries: 0, recorded: 0, finishedAt: 0, at95: 0 };
-  const batchUnits = design.headerKeyWriteUnitsPerReply * design.batch;
-  /** One write with the adapter's back-off: `done(true)` once written, `done(false)` after the last retry. */
-  const write = (key: number, units: number, now: number, done: (ok: boolean, at: number) => void): void => {
-    const attempt = (tries: number, at: number): void => {
-      if (take(key, units, at)) {
-        queue.push(at + limits.callMs, () => done(true, at + limits.callMs));
-        return;
-      }
-      stats.throttles += 1;
-      if (tries >= limits.throttleRetries) {
-        queue.push(at + limits.callMs, () => done(false, at + limits.callMs));
-        return;
-      }
-      const next = at + limits.callMs + random() * Math.min(1000, 20 * 2 ** tries);
-      queue.push(next, () => attempt(tries + 1, next));
-    };
-    attempt(0, now);
-  };
-  const startBatch = (now: number): void => {
-    const batch = backlog.splice(0, design.batch);
-    if (batch.length === 0) {
-      // Replies failed back to SQS come back later: look again then.
-      if (stats.recorded < replies) queue.push(now + 100, () => startBatch(now + 100));
-      return;
-    }
-    // Reading the header before the puts.
-    const putsAt = now + limits.callMs;
-    let pending = batch.length;
-    let recorded = 0;
-    let last = putsAt;
-    for (const reply of batch) {
-      queue.push(putsAt, () =>
-        write(replyShard(String(reply), design.shards), design.replyUnits, putsAt, (ok, at) => {
-          if (ok) recorded += 1;
-          else {
-            stats.redeliveries += 1;
-            queue.push(at + limits.visibilityTimeoutSeconds * 1000, () => backlog.push(reply));
-          }
-          last = Math.max(last, at);
-          pending -= 1;
-          if (pending === 0) afterPuts(batch.length, recorded, last);
-        }),
-      );
-    }
-  };
-  const afterPuts = (size: number, recorded: number, now: number): void => {
-    stats.recorded += recorded;
-    if (stats.at95 === 0 && stats.recorded >= 0.95 * replies) stats.at95 = now;
-    if (stats.recorded >= replies) stats.finishedAt = now;
-    // The rest of the invocation's round trips (the header read before the puts and the puts are
-    // done); the per-batch write on the header's key is one of them, timed by `write`.
-    const units = (batchUnits * size) / design.batch;
-    const rest = Math.max(0, design.roundTrips - 2 - (units > 0 ? 1 : 0)) * limits.callMs + limits.overheadMs;
-    if (units <= 0) {
-      queue.push(now + rest, () => startBatch(now + rest));
-      return;
-    }
-    // Throttled past its retries, it fails the batch's records back to SQS: already recorded, they are duplicates then.
-    write(0, units, now, (_ok, at) => queue.push(at + rest, () => startBatch(at + rest)));
-  };
-
-  for (let consumer = 0; consumer < design.consumers; consumer += 1) queue.push(0, () => startBatch(0));
+  const sim = new HotSimulator(design, limits, replies, mulberry32(seed));
+  for (let consumer = 0; consumer < design.consumers; consumer += 1)
+    sim.queue.push(0, () => sim.startBatch(0));
   // Every event either records, retries a bounded number of times, or waits for a redelivery: bounded.
   let events = 0;
   const maxEvents = 200 * replies + 1_000_000;
-  while (stats.recorded < replies) {
-    const event = queue.pop();
+  while (sim.stats.recorded < replies) {
+    const event = sim.queue.pop();
     if (!event) break;
     event();
     events += 1;
@@ -208,11 +133,109 @@ export function simulateHot(design: HotDesign, limits: AwsLimits, replies: numbe
   return {
     design: design.name,
     replies,
-    seconds: stats.finishedAt / 1000,
-    sustainedRepliesPerSecond: (0.95 * replies * 1000) / Math.max(stats.at95, 1e-9),
-    throttles: stats.throttles,
-    redeliveries: stats.redeliveries,
+    seconds: sim.stats.finishedAt / 1000,
+    sustainedRepliesPerSecond: (0.95 * replies * 1000) / Math.max(sim.stats.at95, 1e-9),
+    throttles: sim.stats.throttles,
+    redeliveries: sim.stats.redeliveries,
   };
+}
+
+/** The state of {@link simulateHot}: the keys' buckets, the replies waiting, the events due. */
+class HotSimulator {
+  public readonly queue = new EventQueue();
+  public readonly stats = { throttles: 0, redeliveries: 0, recorded: 0, finishedAt: 0, at95: 0 };
+  private readonly buckets = new Map<number, { tokens: number; at: number }>();
+  private readonly backlog: number[];
+  private readonly batchUnits: number;
+
+  public constructor(
+    private readonly design: HotDesign,
+    private readonly limits: AwsLimits,
+    private readonly replies: number,
+    private readonly random: () => number,
+  ) {
+    this.backlog = Array.from({ length: replies }, (_, i) => i);
+    this.batchUnits = design.headerKeyWriteUnitsPerReply * design.batch;
+  }
+
+  /** Takes `units` from a key's bucket, or nothing when it lacks them (the write is throttled). */
+  private take(key: number, units: number, now: number): boolean {
+    const max = this.limits.keyWriteUnitsPerSecond;
+    const bucket = this.buckets.get(key) ?? { tokens: 0, at: 0 };
+    bucket.tokens = Math.min(max, bucket.tokens + (now - bucket.at) * (max / 1000));
+    bucket.at = now;
+    this.buckets.set(key, bucket);
+    if (bucket.tokens < units) return false;
+    bucket.tokens -= units;
+    return true;
+  }
+
+  /** One write with the adapter's back-off: `done(true)` once written, `done(false)` after the last retry. */
+  private write(key: number, units: number, now: number, done: (ok: boolean, at: number) => void): void {
+    const { callMs, throttleRetries } = this.limits;
+    const attempt = (tries: number, at: number): void => {
+      if (this.take(key, units, at)) {
+        this.queue.push(at + callMs, () => done(true, at + callMs));
+        return;
+      }
+      this.stats.throttles += 1;
+      if (tries >= throttleRetries) {
+        this.queue.push(at + callMs, () => done(false, at + callMs));
+        return;
+      }
+      const next = at + callMs + this.random() * Math.min(1000, 20 * 2 ** tries);
+      this.queue.push(next, () => attempt(tries + 1, next));
+    };
+    attempt(0, now);
+  }
+
+  /** An invocation takes the next batch: the header read, then every reply's put in parallel. */
+  public startBatch(now: number): void {
+    const batch = this.backlog.splice(0, this.design.batch);
+    if (batch.length === 0) {
+      // Replies failed back to SQS come back later: look again then.
+      if (this.stats.recorded < this.replies) this.queue.push(now + 100, () => this.startBatch(now + 100));
+      return;
+    }
+    // Reading the header before the puts.
+    const putsAt = now + this.limits.callMs;
+    let pending = batch.length;
+    let recorded = 0;
+    let last = putsAt;
+    for (const reply of batch) {
+      const key = replyShard(String(reply), this.design.shards);
+      this.queue.push(putsAt, () =>
+        this.write(key, this.design.replyUnits, putsAt, (ok, at) => {
+          if (ok) recorded += 1;
+          else {
+            this.stats.redeliveries += 1;
+            this.queue.push(at + this.limits.visibilityTimeoutSeconds * 1000, () => this.backlog.push(reply));
+          }
+          last = Math.max(last, at);
+          pending -= 1;
+          if (pending === 0) this.afterPuts(batch.length, recorded, last);
+        }),
+      );
+    }
+  }
+
+  /** The batch's puts are done: its per-batch write on the header's key, the rest of its round trips. */
+  private afterPuts(size: number, recorded: number, now: number): void {
+    const { stats, design, limits } = this;
+    stats.recorded += recorded;
+    if (stats.at95 === 0 && stats.recorded >= 0.95 * this.replies) stats.at95 = now;
+    if (stats.recorded >= this.replies) stats.finishedAt = now;
+    // The rest of the invocation's round trips (the header read before the puts and the puts are
+    // done); the per-batch write on the header's key is one of them, timed by `write`.
+    const units = (this.batchUnits * size) / design.batch;
+    const rest = Math.max(0, design.roundTrips - 2 - (units > 0 ? 1 : 0)) * limits.callMs + limits.overheadMs;
+    if (units <= 0) {
+      this.queue.push(now + rest, () => this.startBatch(now + rest));
+      return;
+    }
+    // Throttled past its retries, it fails the batch's records back to SQS: already recorded, they are duplicates then.
+    this.write(0, units, now, (_ok, at) => this.queue.push(at + rest, () => this.startBatch(at + rest)));
+  }
 }
 
 /** A min-heap of timed callbacks (ties in insertion order). */
