@@ -267,6 +267,17 @@ describe('assembleHistory', () => {
     expect(history.events.find((e) => e.kind === 'reply' && e.replyId === '2')?.recipient).toBe('q-c');
   });
 
+  it('tells each snapshot taken, at its period when the definition gives the interval', () => {
+    const snapshots = parseDefinition({ ...quotes, snapshotIntervalSeconds: 30 });
+    const history = assembleHistory(closedQuotes({ definition: snapshots, kept: { lastSnapshot: 2 } }));
+    const taken = history.events.filter((e) => e.kind === 'snapshot');
+
+    expect(taken.map((e) => [e.occurredAt, e.output?.id])).toEqual([
+      [s(30), 'q-1/snapshot/1'],
+      [s(60), 'q-1/snapshot/2'],
+    ]);
+  });
+
   it('says when a store gave one copy per reply rather than every item', () => {
     expect(assembleHistory(closedQuotes({ whole: false })).cannotTell.join('\n')).toContain(
       'one copy per reply',
