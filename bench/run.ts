@@ -178,10 +178,13 @@ function summaryLine(results: Results): string {
     ...ARRIVAL_PATTERNS.map((p) => {
       const a = results.arrival[p];
       return a
-        ? `${p}: WCU/reply ${JSON.stringify(a.write_units_per_reply)} $${a.cost_per_million_aggregates_usd}/M p50/p99 ${a.completion_latency_ms.p50}/${a.completion_latency_ms.p99} ms`
+        ? prose`${p}: WCU/reply ${JSON.stringify(a.write_units_per_reply)}
+          $${a.cost_per_million_aggregates_usd}/M p50/p99
+          ${a.completion_latency_ms.p50}/${a.completion_latency_ms.p99} ms`
         : `${p}: not run`;
     }),
-    `$/M aggregates ${results.cost_per_million_aggregates_usd} (Step Functions ${results.cost.step_functions_standard.total_per_million})`,
+    prose`$/M aggregates ${results.cost_per_million_aggregates_usd} (Step Functions
+      ${results.cost.step_functions_standard.total_per_million})`,
   ].join(' | ');
 }
 

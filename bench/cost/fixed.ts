@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { prose } from '../report/format.ts';
 import { gbSecondPrice, type Prices } from './prices.ts';
 
 /** One line of the monthly bill of an idle deployment. */
@@ -46,7 +47,9 @@ export function fixedMonthly(
     ),
     line(
       'SQS empty receives (idle polling)',
-      `${polled} consumed queues × ${r.pollers_per_queue} pollers × ${60 / r.long_poll_seconds} long polls/min = ${(polls / 1e6).toFixed(2)} M requests, ${((polls / polled / 1e6) * prices.sqs.standard_per_million_requests).toFixed(2)} $ per queue`,
+      prose`${polled} consumed queues × ${r.pollers_per_queue} pollers × ${60 / r.long_poll_seconds} long
+        polls/min = ${(polls / 1e6).toFixed(2)} M requests,
+        ${((polls / polled / 1e6) * prices.sqs.standard_per_million_requests).toFixed(2)} $ per queue`,
       perM(polls, prices.sqs.standard_per_million_requests),
     ),
     ...scheduleItems(prices, topology),

@@ -60,7 +60,9 @@ export class Meter {
   private readonly itemImages = new ItemImageLog(this.tables);
   /** Write units per partition key (`table:<pk>`, `<index>:<pk>`), while {@link trackKeys} is on. */
   public readonly keyUnits = new Map<string, number>();
-  /** Read units per partition key (`table:<pk>`; index reads are not counted), while {@link trackKeys} is on. */
+  /**
+   * Read units per partition key (`table:<pk>`; index reads are not counted), while {@link trackKeys} is on.
+   */
   public readonly keyReadUnits = new Map<string, number>();
   public trackKeys = false;
 

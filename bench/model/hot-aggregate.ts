@@ -23,7 +23,10 @@ export interface HotDesign {
   readonly shards: number;
   /** Write units of one reply put (1 for a stored form up to 1 KB). */
   readonly replyUnits: number;
-  /** Other write units per reply on the busiest key (a per-batch completion trigger, the seal, the close), as measured. */
+  /**
+   * Other write units per reply on the busiest key (a per-batch completion trigger, the seal, the close), as
+   * measured.
+   */
   readonly headerKeyWriteUnitsPerReply: number;
   /** Read units per reply on the key read most, as measured per key. */
   readonly headerKeyReadUnitsPerReply: number;
@@ -37,7 +40,9 @@ export interface HotDesign {
 
 /** DynamoDB's per-key limits and the latencies assumed for AWS. */
 export interface AwsLimits {
-  /** Write units per second one partition key sustains (unless DynamoDB splits it for heat, not guaranteed). */
+  /**
+   * Write units per second one partition key sustains (unless DynamoDB splits it for heat, not guaranteed).
+   */
   readonly keyWriteUnitsPerSecond: number;
   /** Read units per second one partition key sustains. */
   readonly keyReadUnitsPerSecond: number;
@@ -45,7 +50,9 @@ export interface AwsLimits {
   readonly callMs: number;
   /** Per invocation besides the DynamoDB calls, ms. */
   readonly overheadMs: number;
-  /** The state store's in-place retries of a throttled put (jittered back-off 20·2^attempt ms, capped at 1 s). */
+  /**
+   * The state store's in-place retries of a throttled put (jittered back-off 20·2^attempt ms, capped at 1 s).
+   */
   readonly throttleRetries: number;
   /** The reply queue's visibility timeout: when a record failed back to SQS comes back. */
   readonly visibilityTimeoutSeconds: number;
@@ -100,7 +107,9 @@ export interface HotSimulation {
   readonly sustainedRepliesPerSecond: number;
   /** Put attempts refused by a key's limit (each retried in place after a jittered back-off). */
   readonly throttles: number;
-  /** Replies whose put exhausted its retries: failed back to SQS, redelivered after the visibility timeout. */
+  /**
+   * Replies whose put exhausted its retries: failed back to SQS, redelivered after the visibility timeout.
+   */
   readonly redeliveries: number;
 }
 
@@ -233,7 +242,8 @@ class HotSimulator {
       this.queue.push(now + rest, () => this.startBatch(now + rest));
       return;
     }
-    // Throttled past its retries, it fails the batch's records back to SQS: already recorded, they are duplicates then.
+    // Throttled past its retries, it fails the batch's records back to SQS: already recorded, they are
+    // duplicates then.
     this.write(0, units, now, (_ok, at) => this.queue.push(at + rest, () => this.startBatch(at + rest)));
   }
 }

@@ -1,11 +1,20 @@
 import { fmt, prose, table, usd } from './format.ts';
 import type { ArrivalFigures, ArrivalPatternName, BatchingComparison, Results } from './schema.ts';
 
+const LARGER_FAN_OUTS = ' (the larger fan-outs as fast as the responders send)';
+const DRAIN_OPTIONS = ', `replyBatchSize` and `replyDrainIntervalSeconds`';
+const DRAINER_TEXT = prose` A drained partition's pollers are replaced by a drainer (\`QueueDrainer\`,
+  \`local/drainer.ts\`) that invokes the reply function's drain handler (\`makeReplyDrainHandler\`) every
+  interval, the first one interval after the setting is made, as a new schedule's: the drain's receives and
+  deletes are made with fanin's own SQS client and counted as the reply function's calls (\`fanin:reply\`),
+  priced as fanin's SQS requests and in its Lambda duration, not as an event source's.`;
+
 const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
-  together:
-    "a responder answers all sub-requests of an aggregate in one `SendMessageBatch` (the first rig's pattern): a reply batch holds whole aggregates",
-  independent:
-    'each reply sent on its own (`SendMessage`), round-robin over the aggregates in flight: a reply batch holds about one reply per aggregate',
+  together: prose`a responder answers all sub-requests of an aggregate in one \`SendMessageBatch\` (the first rig's
+      pattern): a reply batch holds whole aggregates`,
+  independent: prose`each reply sent on its own (\`SendMessage\`), round-robin over the
+    aggregates in flight: a reply batch
+      holds about one reply per aggregate`,
   spread:
     'independent responders with seeded lognormal answer times; each reply sent on its own when its time comes',
 };
@@ -67,7 +76,7 @@ function arrivalIntro(r: Results, names: readonly ArrivalPatternName[]): string[
     prose`Each pattern runs the same aggregates (fan-out 10, 1 KB replies, results collected) through the real
       handlers: every request is sent at once, the responders hold every answer until all sub-requests are
       in, then release them at ${fmt(s.offered_replies_per_second, 0)}
-      replies/s${r.arrival.independent?.measured.some((f) => f.fan_out !== 10) ? ' (the larger fan-outs as fast as the responders send)' : ''}:`,
+      replies/s${r.arrival.independent?.measured.some((f) => f.fan_out !== 10) ? LARGER_FAN_OUTS : ''}:`,
     '',
     ...names.map(
       (p) =>
@@ -234,13 +243,13 @@ function batchingSection(r: Results, compared: readonly ArrivalPatternName[]): s
     ),
     '',
     prose`The rig changes the setting by describing the same topology again with
-        \`replyBatchingWindowSeconds\`${anyDrained(r, compared) ? ', `replyBatchSize` and `replyDrainIntervalSeconds`' : ' and `replyBatchSize`'},
+        \`replyBatchingWindowSeconds\`${anyDrained(r, compared) ? DRAIN_OPTIONS : ' and `replyBatchSize`'},
         replacing its reply pollers (\`Rig.setReplyBatching\`), as a redeploy would. Each partition's
         pollers (\`replyConcurrency\` of them) gather their batches side by side, as Lambda's do, so the
         replies of one aggregate can split between batches even within one window. On AWS, Lambda also
         scales its pollers with the backlog, so batch sizes there may differ at the same rate; the calls and
         units per batch do
-        not.${anyDrained(r, compared) ? " A drained partition's pollers are replaced by a drainer (`QueueDrainer`, `local/drainer.ts`) that invokes the reply function's drain handler (`makeReplyDrainHandler`) every interval, the first one interval after the setting is made, as a new schedule's: the drain's receives and deletes are made with fanin's own SQS client and counted as the reply function's calls (`fanin:reply`), priced as fanin's SQS requests and in its Lambda duration, not as an event source's." : ''}`,
+        not.${anyDrained(r, compared) ? DRAINER_TEXT : ''}`,
     '',
   ];
 }
@@ -304,10 +313,16 @@ function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): 
     : ` Measured against the topology's setting (in brackets): ${findings.join('; ')}.`;
 }
 
-/** Messages per receive from the reply partitions under a setting (replies over the receives that returned any). */
+/**
+ * Messages per receive from the reply partitions under a setting (replies over the receives that returned
+ * any).
+ */
 const perReceive = (b: BatchingComparison): number => 1 / Math.max(b.reply_receives_per_reply, 1e-9);
 
-/** True for a setting whose reply partitions were drained on a schedule rather than consumed by an event source. */
+/**
+ * True for a setting whose reply partitions were drained on a schedule rather than consumed by an event
+ * source.
+ */
 export const drained = (b: Pick<BatchingComparison, 'drain_interval_seconds'>): boolean =>
   (b.drain_interval_seconds ?? 0) > 0;
 
@@ -349,7 +364,9 @@ function anyStraddled(r: Results, patterns: readonly ArrivalPatternName[]): bool
 const settingWaitSeconds = (b: BatchingComparison): number =>
   drained(b) ? b.drain_interval_seconds : b.batching_window_seconds;
 
-/** A setting in words: `a 10 s window and batches of 1,000`, `replies drained every 60 s in batches of 1,000`. */
+/**
+ * A setting in words: `a 10 s window and batches of 1,000`, `replies drained every 60 s in batches of 1,000`.
+ */
 export function settingText(b: BatchingComparison): string {
   return drained(b)
     ? `replies drained every ${fmt(b.drain_interval_seconds, 0)} s in batches of ${fmt(b.batch_size, 0)}`
@@ -369,7 +386,9 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
   if (!anyDrained(r, patterns)) {
     return r.quick
       ? [
-          "Reply partitions drained on a schedule (`replyDrainIntervalSeconds`) are compared in the full run only: the schedule's interval is at least a minute and the rig waits for it for real, so each drained phase lasts about a minute, more than the quick run's budget holds.",
+          prose`Reply partitions drained on a schedule (\`replyDrainIntervalSeconds\`) are compared in the full
+            run only: the schedule's interval is at least a minute and the rig waits for it for real, so
+            each drained phase lasts about a minute, more than the quick run's budget holds.`,
           '',
         ]
       : [];
@@ -464,7 +483,10 @@ function alignedSplitsText(r: Results, patterns: readonly ArrivalPatternName[]):
           ${alignedSplits.map((n) => fmt(n, 0)).join(' and ')} ("aggregates split").`;
 }
 
-/** `(2 drains that found replies took the phase's 800 in 2 batches)`, from a drained row and its phase's figures. */
+/**
+ * `(2 drains that found replies took the phase's 800 in 2 batches)`, from a drained row and its phase's
+ * figures.
+ */
 function drainsText(phase: ArrivalFigures | undefined, b: BatchingComparison): string {
   if (!phase) return '';
   const drains = Math.round(b.reply_invocations_per_reply * phase.replies);

@@ -15,7 +15,8 @@ export function introSection(r: Results): string[] {
       the end`,
     '',
     '> Throughput and latency here are those of **local emulators** (fauxqs in the benchmark process, DynamoDB Local',
-    '> in a JVM) on a small shared machine: read them as ratios (fanin against the raw store, fanin against the baseline),',
+    prose`> in a JVM) on a small shared machine: read them as ratios (fanin against the raw store, fanin against
+      the baseline),`,
     '> not as what AWS would do. Counts — API calls, write and read units, invocations — do not depend on the machine:',
     '> they are what AWS would bill for the same work.',
     '',
@@ -101,7 +102,9 @@ function figureRows(r: Results): string[][] {
     [
       'SQS calls per reply',
       fmt(r.sqs_calls_per_reply, 3),
-      "all-in: calls of fanin's handlers and of Lambda's event source mappings for them (receives that returned messages, deletes), the deadline timer's send, receive and delete included. Clients' calls are apart (below).",
+      prose`all-in: calls of fanin's handlers and of Lambda's event source mappings for them (receives that
+        returned messages, deletes), the deadline timer's send, receive and delete included. Clients' calls
+        are apart (below).`,
     ],
     [
       'replies per second',
@@ -130,7 +133,10 @@ function figureRows(r: Results): string[][] {
   ];
 }
 
-/** The cheapest reply consumer setting measured with the headline's pattern, if cheaper than the topology's: a sentence. */
+/**
+ * The cheapest reply consumer setting measured with the headline's pattern, if cheaper than the topology's: a
+ * sentence.
+ */
 function cheapestText(r: Results): string {
   const [base, ...rest] = r.arrival[r.headline_pattern].by_batching;
   // A straddled drain is its aligned row's setting, timed otherwise: given beside it, not as a setting.

@@ -54,19 +54,23 @@ function writeRows(h: Hot): HotRow[] {
       'write units per reply',
       (m) =>
         `${fmt(m.write_units_per_reply, 3)} all-in, ${fmt(m.recording_write_units_per_reply, 3)} recording`,
-      'recording: the reply `PutItem`s; all-in adds the completion trigger, the seal and the close (and their index entries).',
+      prose`recording: the reply \`PutItem\`s; all-in adds the completion trigger, the seal and the close (and
+        their index entries).`,
     ),
     row(
       'other writes on the header key, per reply',
       (m) => fmt(m.header_key_other_write_units_per_reply, 3),
-      'table units on `A#<id>` besides the reply puts: above 128 expected replies with no index ids, a counter update per batch triggers the completion read (`addToCounter`), plus the seal and the close once.',
+      prose`table units on \`A#<id>\` besides the reply puts: above 128 expected replies with no index ids, a
+        counter update per batch triggers the completion read (\`addToCounter\`), plus the seal and the
+        close once.`,
     ),
     row(
       'read units per reply',
       (m) =>
         prose`${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set
           ${fmt(m.set_read_units_per_reply, 3)})`,
-      'consistent reads: the header before and after the puts (`GetItem`), the reply set once the counter says it can be complete (`Query`, one per shard).',
+      prose`consistent reads: the header before and after the puts (\`GetItem\`), the reply set once the counter
+        says it can be complete (\`Query\`, one per shard).`,
     ),
     row(
       'recording transactions',
@@ -116,7 +120,8 @@ function otherRows(h: Hot): HotRow[] {
           .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
           .map(([, n]) => fmt(n, 0))
           .join(' · '),
-      "consistent and eventually consistent reads on each key, shard 0 first: the header before and after the puts, the other shards' counters, the reply set once.",
+      prose`consistent and eventually consistent reads on each key, shard 0 first: the header before and after
+        the puts, the other shards' counters, the reply set once.`,
     ),
     row(
       'read units per reply on the key read most',
@@ -177,7 +182,12 @@ function modelSection(h: Hot): string[] {
       ]),
     ),
     '',
-    "The consumer bound is the reply partition's invocations (`replyConcurrency` × batch per invocation time): at the default concurrency (5) it binds a sharded aggregate before its keys do; `replyConcurrency` (topology and construct option, per partition) lifts it, and `writeShards` lifts the keys'. The simulation models the keys only (the DynamoDB side), with as many consumers as the row. The last row is the reply puts alone (no other write on the busiest key): the difference to the first rows is what the completion trigger's counter update per batch takes from the busiest key.",
+    prose`The consumer bound is the reply partition's invocations (\`replyConcurrency\` × batch per invocation
+      time): at the default concurrency (5) it binds a sharded aggregate before its keys do;
+      \`replyConcurrency\` (topology and construct option, per partition) lifts it, and \`writeShards\`
+      lifts the keys'. The simulation models the keys only (the DynamoDB side), with as many consumers as
+      the row. The last row is the reply puts alone (no other write on the busiest key): the difference to
+      the first rows is what the completion trigger's counter update per batch takes from the busiest key.`,
     '',
   ];
 }

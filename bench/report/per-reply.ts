@@ -10,6 +10,9 @@ function calls(byOperation: Readonly<Record<string, number>>): string {
   );
 }
 
+const EMPTY_RECEIVES = prose`empty long-poll receives during the run are left out of every per-reply figure:
+  they measure how long the pollers idled, not the work.`;
+
 /** DynamoDB units and calls per reply, by who and operation. */
 function dynamoTable(h: Results['headline']['per_reply']): string[] {
   const ops = Object.keys({
@@ -47,7 +50,8 @@ export function perReplySection(r: Results): string[] {
     '',
     ...dynamoTable(h),
     '',
-    "SQS calls per reply, by who makes them (`esm` is Lambda's event source mapping; `clients` are the producer, the responders and the result consumer; the last word is the queue):",
+    prose`SQS calls per reply, by who makes them (\`esm\` is Lambda's event source mapping; \`clients\` are the
+      producer, the responders and the result consumer; the last word is the queue):`,
     '',
     ...table(
       ['who · operation · queue', 'calls / reply'],
@@ -69,9 +73,7 @@ export function perReplySection(r: Results): string[] {
       .map(([k, v]) => `${k} ${fmt(v, 3)}`)
       .join(', ')} (records per invocation: ${Object.entries(h.records_per_invocation)
       .map(([k, v]) => `${k} ${fmt(v, 1)}`)
-      .join(
-        ', ',
-      )}). ${fmt(h.empty_receives_excluded, 0)} empty long-poll receives during the run are left out of every per-reply figure: they measure how long the pollers idled, not the work.`,
+      .join(', ')}). ${fmt(h.empty_receives_excluded, 0)} ${EMPTY_RECEIVES}`,
     '',
     ...whereTheUnitsGo(r),
   ];

@@ -8,10 +8,14 @@ export function scaleSection(r: Results, svgName: string): string[] {
     '',
     `![write units per reply vs fan-out](${svgName})`,
     '',
-    'Write units per reply at each fan-out, small replies (a score and an id), fanin through its real handlers, the naive baseline',
-    '(`bench/baseline.ts`: one item per aggregate holding every reply, one conditional `UpdateItem` per reply) on the same replies',
-    'against the same DynamoDB Local. DynamoDB bills an update by the larger of the item before and after, so each naive reply',
-    'pays for every reply before it: its cost per reply grows linearly with the fan-out, and the item would stop at 400 KB.',
+    prose`Write units per reply at each fan-out, small replies (a score and an id), fanin through its real
+      handlers, the naive baseline`,
+    prose`(\`bench/baseline.ts\`: one item per aggregate holding every reply, one conditional \`UpdateItem\` per
+      reply) on the same replies`,
+    prose`against the same DynamoDB Local. DynamoDB bills an update by the larger of the item before and after,
+      so each naive reply`,
+    prose`pays for every reply before it: its cost per reply grows linearly with the fan-out, and the item would
+      stop at 400 KB.`,
     '',
     ...table(
       [
@@ -47,9 +51,12 @@ export function scaleSection(r: Results, svgName: string): string[] {
       reply + ${fmt(r.write_units_fit.per_aggregate, 1)} per aggregate** (small replies): the per-reply part
       does not depend on the fan-out.`,
     '',
-    '"All-in" is every write unit of the aggregate\'s life over its replies; "recording" only the reply handler\'s writes that',
-    'record replies (a transaction per batch, or a conditional put per reply; for the baseline, its per-reply updates).',
-    'Each naive reply pays for every reply before it, so its cost grows with the fan-out; what fanin pays per reply should not.',
+    prose`"All-in" is every write unit of the aggregate's life over its replies; "recording" only the reply
+      handler's writes that`,
+    prose`record replies (a transaction per batch, or a conditional put per reply; for the baseline, its
+      per-reply updates).`,
+    prose`Each naive reply pays for every reply before it, so its cost grows with the fan-out; what fanin pays
+      per reply should not.`,
     '',
   ];
 }

@@ -1,7 +1,9 @@
 import { fmt, prose, table, usd } from './format.ts';
 import type { Results, TimerVariantFigures } from './schema.ts';
 
-/** What one timer variant's firing took per aggregate: `receives 0.1, deletes 0.1, timer invocations 0.1 (…)`. */
+/**
+ * What one timer variant's firing took per aggregate: `receives 0.1, deletes 0.1, timer invocations 0.1 (…)`.
+ */
 function firing(v: TimerVariantFigures): string {
   const f = v.firing_per_aggregate;
   return prose`receives ${fmt(f.receives, 2)}, deletes ${fmt(f.deletes, 2)}, timer invocations

@@ -1,4 +1,5 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { prose } from '../report/format.ts';
 import { sleep } from '../workload/sleep.ts';
 
 /** One output seen by the collector. */
@@ -47,7 +48,9 @@ export class OutputCollector {
       if (Date.now() > deadline) {
         const missing = ids.filter((id) => !this.results.has(id));
         throw new Error(
-          `${missing.length} of ${ids.length} aggregates have no result after ${timeoutMs} ms (e.g. ${missing.slice(0, 3).join(', ')}); outputs seen: ${JSON.stringify(Object.fromEntries(this.types))}`,
+          prose`${missing.length} of ${ids.length} aggregates have no result after ${timeoutMs} ms (e.g.
+            ${missing.slice(0, 3).join(', ')}); outputs seen:
+            ${JSON.stringify(Object.fromEntries(this.types))}`,
         );
       }
       await sleep(20);

@@ -330,12 +330,17 @@ export class Rig {
     return schedule.startedAt + intervals * schedule.intervalMs;
   }
 
-  /** When the drains that started from `from` to `to` did (`performance.now()` times; one per partition and interval). */
+  /**
+   * When the drains that started from `from` to `to` did (`performance.now()` times; one per partition and
+   * interval).
+   */
   public drainStartsBetween(from: number, to: number): number[] {
     return this.drainStarts.filter((t) => t >= from && t <= to);
   }
 
-  /** How many of `aggregateIds` had their replies taken by more than one drain (their packs split at a drain). */
+  /**
+   * How many of `aggregateIds` had their replies taken by more than one drain (their packs split at a drain).
+   */
   public aggregatesSplitAcrossDrains(aggregateIds: readonly string[]): number {
     return aggregateIds.filter((id) => (this.drainsOf.get(id)?.size ?? 0) > 1).length;
   }

@@ -186,7 +186,10 @@ function bills(
   };
 }
 
-/** End to end (fanin and its clients) per million aggregates of one arrival phase with one timer variant's firing. */
+/**
+ * End to end (fanin and its clients) per million aggregates of one arrival phase with one timer variant's
+ * firing.
+ */
 function endToEnd(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices): number {
   const bill = bills(phase, timers, prices);
   return round(bill.fanin.total + bill.clients.total, 2);
@@ -286,7 +289,10 @@ function percentiles<L extends number, H extends number>(
   } as Record<`p${L}` | `p${H}` | 'samples', number>;
 }
 
-/** One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it: what a reader compares first. */
+/**
+ * One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it: what a reader
+ * compares first.
+ */
 function batchingComparison(f: ArrivalFigures): BatchingComparison {
   return {
     batching_window_seconds: f.batching_window_seconds,

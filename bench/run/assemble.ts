@@ -11,6 +11,7 @@ import type { Prices } from '../cost/prices.ts';
 import { addUsage, type Bill, billPerMillion, type Usage, usageOf } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import { grouped, total } from '../measure/counters.ts';
+import { prose } from '../report/format.ts';
 import {
   type Results,
   type Sanity,
@@ -179,7 +180,9 @@ function runFigures(
   };
 }
 
-/** The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out, and the fit. */
+/**
+ * The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out, and the fit.
+ */
 function scaleFigures(
   points: readonly ScalePoint[],
 ): Pick<Results, 'write_units_per_reply' | 'baseline_ratio' | 'write_units_fit'> {
@@ -332,7 +335,8 @@ function costFigures(input: Measured, b: HeadlineBills): Results['cost'] {
   return {
     prices_taken: prices.taken,
     region: prices.region,
-    scenario: `fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, requests sent in batches of ten, deadline timer armed and fired once, result to a FIFO queue`,
+    scenario: prose`fan-out 10, 1 KB replies arriving ${HEADLINE_PATTERN}ly, requests sent in batches of ten,
+      deadline timer armed and fired once, result to a FIFO queue`,
     timer_firing: ARRIVAL_TIMER_VARIANT,
     fanin: {
       usage_per_aggregate: usage(b.faninUsage),
@@ -444,7 +448,10 @@ function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
   };
 }
 
-/** A timer firing's SQS calls (fanin's and its event source's, empty receives left out) per aggregate over `per`. */
+/**
+ * A timer firing's SQS calls (fanin's and its event source's, empty receives left out) per aggregate over
+ * `per`.
+ */
 function timerSqsCalls(firing: TimerFiring, per: number): Record<string, number> {
   return perReply(firing.counters, 'sqs.calls', Math.max(1, firing.fired) * per, (who, d) =>
     !d.includes('(empty)') && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined,

@@ -14,6 +14,7 @@ import { billPerMillion, usageOf } from '../cost/usage.ts';
 import { tableShapeOf } from '../measure/capacity.ts';
 import { type Counters, diff, total } from '../measure/counters.ts';
 import { Meter } from '../measure/meter.ts';
+import { prose } from '../report/format.ts';
 
 /**
  * The benchmark's open-time dimension: what an aggregate costs that stays open until
@@ -83,7 +84,9 @@ interface TimerCase {
   readonly definition: DefinitionInput;
   /** How long the aggregates stay open (seconds). */
   readonly openSeconds: number;
-  /** When each timer is due, from the aggregates' opening (ms): the sweeps that can act are run around each. */
+  /**
+   * When each timer is due, from the aggregates' opening (ms): the sweeps that can act are run around each.
+   */
   readonly dueOffsetsMs: readonly number[];
 }
 
@@ -439,8 +442,19 @@ export interface OpenTimeResult extends OpenTimeFigures {
 }
 
 /** The anchors' assumptions, written out in the results beside the figures. */
-export const OPEN_TIME_ASSUMPTIONS =
-  "Per deadline, ten aggregates opened by one fan-out invocation stay open until their deadline (no reply arrives, so replies are independent) and are timed out by it; the clock is virtual, the handlers and the emulators real. all_in = the headline's end-to-end cost per million aggregates (replies arriving) + this deadline's cost over the 1-minute one's. Step Functions Standard with callbacks bills state transitions, not waiting: its figure is the headline's at every deadline (a .waitForTaskToken task waits up to a year at no charge). Lambda durable functions: a `map` of `waitForCallback` over the ten branches and a step for the result, at prices.json's `lambda_durable_functions` (operations as the SDK checkpoints them: 4 per branch — the map item's context, the callback's context, the callback, its submitter step — and 3 for the start, the map and the result; data written; data retained for the time open plus the default 14-day retention), one re-invocation per callback completed, the branches' and result's SQS sends, and the same clients as Step Functions. Step Functions Express: only where the whole wait fits its five minutes (the 1-minute deadline), with synchronous responders.";
+export const OPEN_TIME_ASSUMPTIONS = prose`Per deadline, ten aggregates opened by one fan-out
+    invocation stay open until their deadline (no reply arrives, so replies are independent) and are timed
+    out by it; the clock is virtual, the handlers and the emulators real. all_in = the headline's end-to-end
+    cost per million aggregates (replies arriving) + this deadline's cost over the 1-minute one's. Step
+    Functions Standard with callbacks bills state transitions, not waiting: its figure is the headline's at
+    every deadline (a .waitForTaskToken task waits up to a year at no charge). Lambda durable functions: a
+    \`map\` of \`waitForCallback\` over the ten branches and a step for the result, at prices.json's
+    \`lambda_durable_functions\` (operations as the SDK checkpoints them: 4 per branch — the map item's
+    context, the callback's context, the callback, its submitter step — and 3 for the start, the map and the
+    result; data written; data retained for the time open plus the default 14-day retention), one
+    re-invocation per callback completed, the branches' and result's SQS sends, and the same clients as Step
+    Functions. Step Functions Express: only where the whole wait fits its five minutes (the 1-minute
+    deadline), with synchronous responders.`;
 
 /**
  * The figures by deadline as the results carry them, against the headline (`allInOneMinute`: its
@@ -451,7 +465,10 @@ export function openTimeResults(
   context: {
     readonly headlineUsd: number;
     readonly stepFunctionsStandardUsd: number;
-    /** The clients' share of the Step Functions figure (producer, responders, consumer), which durable functions share. */
+    /**
+     * The clients' share of the Step Functions figure (producer, responders, consumer), which durable
+     * functions share.
+     */
     readonly stepFunctionsClientsUsd: number;
     readonly prices: Prices;
   },

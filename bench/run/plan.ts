@@ -14,10 +14,15 @@ export interface Plan {
   readonly warmupAggregates: number;
   /** Each raw-capacity window, before and after the saturated run (sized to last about as long). */
   readonly capacityMs: number;
-  /** Aggregates per arrival phase at fan-out 10 (paced), at most; fewer when the pace would make a phase outlast `arrivalSeconds`. */
+  /**
+   * Aggregates per arrival phase at fan-out 10 (paced), at most; fewer when the pace would make a phase
+   * outlast `arrivalSeconds`.
+   */
   readonly arrivalAggregates: number;
   readonly arrivalSeconds: number;
-  /** Replies per second the responders offer in the paced phases, at most (half the saturated rate if lower). */
+  /**
+   * Replies per second the responders offer in the paced phases, at most (half the saturated rate if lower).
+   */
   readonly maxOfferedRepliesPerSecond: number;
   /**
    * Reply batching settings compared with the topology's (which is measured with every pattern):
@@ -132,7 +137,10 @@ export const FULL: Plan = {
   hotTimeoutMs: 900_000,
 };
 
-/** Aggregates answered in turn by `independent` responders: enough that a batch of 10 from either reply partition holds replies of 10 aggregates. */
+/**
+ * Aggregates answered in turn by `independent` responders: enough that a batch of 10 from either reply
+ * partition holds replies of 10 aggregates.
+ */
 export const ROTATION = 30;
 
 /** The arrival pattern of the headline figures: real responders answer on their own. */
@@ -141,7 +149,10 @@ export const HEADLINE_PATTERN: ArrivalPattern = 'independent';
 /** Independent responders' answer times in the `spread` pattern: lognormal, median 400 ms, p99 ≈ 2.6 s. */
 export const SPREAD = { medianMs: 400, sigma: 0.8, maxMs: 10_000 } as const;
 
-/** Replies released as fast as the responders' senders go (the warm-up and saturated runs, the large fan-outs). */
+/**
+ * Replies released as fast as the responders' senders go (the warm-up and saturated runs, the large
+ * fan-outs).
+ */
 export const SATURATED_RELEASE: Omit<ReleasePlan, 'ids' | 'pattern'> = {
   repliesPerSecond: Number.POSITIVE_INFINITY,
   rotation: ROTATION,

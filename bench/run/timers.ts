@@ -12,7 +12,10 @@ import { log } from './log.ts';
  */
 export type TimerVariant = 'batched' | 'paced';
 
-/** The variant whose firing the arrival patterns' all-in figures include: they send their requests as `batched` does. */
+/**
+ * The variant whose firing the arrival patterns' all-in figures include: they send their requests as
+ * `batched` does.
+ */
 export const ARRIVAL_TIMER_VARIANT: TimerVariant = 'batched';
 
 /** Requests per second of the `paced` variant. */
@@ -101,7 +104,9 @@ async function runVariant(rig: Rig, variant: TimerVariant, aggregates: number): 
   };
 }
 
-/** A timer firing's SQS calls and invocations per fired timer (so per aggregate), as the meter counted them. */
+/**
+ * A timer firing's SQS calls and invocations per fired timer (so per aggregate), as the meter counted them.
+ */
 export function firingPerTimer(firing: TimerFiring): {
   readonly receives: number;
   readonly deletes: number;

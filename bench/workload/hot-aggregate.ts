@@ -32,9 +32,14 @@ export interface HotMeasurement {
   readonly writeUnitsPerReply: number;
   /** The reply `PutItem`s only, per reply. */
   readonly recordingWriteUnitsPerReply: number;
-  /** Other table writes on the header's key `A#<id>` (the seal, the close), per reply; the counters have keys of their own. */
+  /**
+   * Other table writes on the header's key `A#<id>` (the seal, the close), per reply; the counters have keys
+   * of their own.
+   */
   readonly headerKeyOtherWriteUnitsPerReply: number;
-  /** fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads (`Query`). */
+  /**
+   * fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads (`Query`).
+   */
   readonly readUnitsPerReply: number;
   readonly headerReadUnitsPerReply: number;
   readonly setReadUnitsPerReply: number;
@@ -163,7 +168,9 @@ async function sendReplies(
   await Promise.all(Array.from({ length: options.senders }, sender));
 }
 
-/** Table write and read units per partition key of the aggregate `id`, labelled `shard <s>` or `counter <c>`. */
+/**
+ * Table write and read units per partition key of the aggregate `id`, labelled `shard <s>` or `counter <c>`.
+ */
 function byKey(meter: Meter, id: string): { writes: Record<string, number>; reads: Record<string, number> } {
   const own = `table:A#${id}`;
   const labelled = (units: Map<string, number>) => {
@@ -242,7 +249,9 @@ function hotFigures(
   };
 }
 
-/** The suffix after the key separator: `s3` → `shard 3`; `c3` (a completion-trigger counter) → `counter 3`. */
+/**
+ * The suffix after the key separator: `s3` → `shard 3`; `c3` (a completion-trigger counter) → `counter 3`.
+ */
 function keyLabel(suffix: string): string {
   return suffix.startsWith('c') ? `counter ${suffix.slice(1)}` : `shard ${suffix.slice(1)}`;
 }

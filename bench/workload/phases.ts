@@ -231,7 +231,10 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
   readonly aggregatesSplitAcrossDrains: number | undefined;
   /** From the first reply released to the last sent (ms). */
   readonly sendingMs: number;
-  /** From the first reply released to the first drain that started while they were sent (ms); undefined if none did. */
+  /**
+   * From the first reply released to the first drain that started while they were sent (ms); undefined if
+   * none did.
+   */
   readonly firstDrainAfterReleaseMs: number | undefined;
   /** Per aggregate, its first reply's send to its last's, as the reply consumer received them (ms). */
   readonly replySpansMs: readonly number[];
