@@ -28,68 +28,36 @@ export async function calibrateCapacityModel(
   client: DynamoDBClient,
   table: TableShape,
 ): Promise<Calibration> {
-  const mismatches: string[] = [];
-  const sizes = [10, 900, 990, 1_000, 1_100, 2_500, 4_000, 9_000];
-  let probes = 0;
-  let agreeing = 0;
-  const probe = async (label: string, item: WireItem): Promise<void> => {
-    const { ConsumedCapacity } = await client.send(
-      new PutItemCommand({ TableName: table.name, Item: item, ReturnConsumedCapacity: 'INDEXES' }),
-    );
-    const reportedTable = ConsumedCapacity?.Table?.CapacityUnits ?? ConsumedCapacity?.CapacityUnits ?? 0;
-    const reportedIndex = Object.values(ConsumedCapacity?.GlobalSecondaryIndexes ?? {}).reduce(
-      (sum, c) => sum + (c.CapacityUnits ?? 0),
-      0,
-    );
-    const modelTable = writeUnits(itemSize(item));
-    const modelIndex = table.indexes.reduce((sum, index) => {
-      const entry = indexEntrySize(item, table, index);
-      return sum + (entry === undefined ? 0 : writeUnits(entry));
-    }, 0);
-    probes += 1;
-    if (modelTable === reportedTable && modelIndex === reportedIndex) agreeing += 1;
-    else
-      mismatches.push(
-        `${label}: model ${modelTable}+${modelIndex}, emulator ${reportedTable}+${reportedIndex}`,
-      );
-  };
-  for (const [i, size] of sizes.entries()) {
-    await probe(`put ${size} B`, {
-      pk: { S: 'CAL#put' },
-      sk: { S: String(i) },
-      payload: { S: 'x'.repeat(size) },
-      n: { N: String(12345 * (i + 1)) },
-    });
-  }
+  const puts: { label: string; item: WireItem }[] = [10, 900, 990, 1_000, 1_100, 2_500, 4_000, 9_000].map(
+    (size, i) => ({
+      label: `put ${size} B`,
+      item: {
+        pk: { S: 'CAL#put' },
+        sk: { S: String(i) },
+        payload: { S: 'x'.repeat(size) },
+        n: { N: String(12345 * (i + 1)) },
+      },
+    }),
+  );
   // Items in the sparse indexes (both keys only).
-  const [firstIndex, secondIndex] = table.indexes;
   for (const [i, size] of [200, 1_500].entries()) {
     const item: WireItem = { pk: { S: 'CAL#index' }, sk: { S: String(i) }, payload: { S: 'y'.repeat(size) } };
-    for (const index of [firstIndex, secondIndex]) {
-      if (!index) continue;
+    for (const index of table.indexes.slice(0, 2)) {
       item[index.partitionKey] = { S: `cal-${index.name}` };
       item[index.sortKey] = { N: String(1_000 + i) };
     }
-    await probe(`indexed put ${size} B`, item);
+    puts.push({ label: `indexed put ${size} B`, item });
   }
-
-  const transact = async (sizesKb: readonly number[], prefix: string) => {
-    const items: WireItem[] = sizesKb.map((kb, i) => ({
-      pk: { S: `CAL#${prefix}` },
-      sk: { S: String(i) },
-      payload: { S: 'z'.repeat(kb * 1_000) },
-    }));
-    const input: TransactWriteItemsCommandInput = {
-      TransactItems: items.map((Item) => ({ Put: { TableName: table.name, Item } })),
-      ReturnConsumedCapacity: 'TOTAL',
-    };
-    const { ConsumedCapacity } = await client.send(new TransactWriteItemsCommand(input));
-    const reported = (ConsumedCapacity ?? []).reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
-    const model = items.reduce((sum, item) => sum + 2 * writeUnits(itemSize(item)), 0);
-    return { model, reported };
-  };
-  const distinctTransaction = await transact([0, 2, 4], 'tx-distinct');
+  const mismatches: string[] = [];
+  for (const { label, item } of puts) {
+    const mismatch = await probe(client, table, label, item);
+    if (mismatch) mismatches.push(mismatch);
+  }
+  const agreeing = puts.length - mismatches.length;
+  const distinctTransaction = await transact(client, table, [0, 2, 4], 'tx-distinct');
   const equalTransaction = await transact(
+    client,
+    table,
     Array.from({ length: 10 }, () => 3),
     'tx-equal',
   );
@@ -98,5 +66,52 @@ export async function calibrateCapacityModel(
       `transaction of distinct sizes: model ${distinctTransaction.model}, emulator ${distinctTransaction.reported}`,
     );
   }
-  return { probes, agreeing, mismatches, distinctTransaction, equalTransaction };
+  return { probes: puts.length, agreeing, mismatches, distinctTransaction, equalTransaction };
+}
+
+/** One put, its units as the emulator reports them against the model's: a mismatch, or nothing. */
+async function probe(
+  client: DynamoDBClient,
+  table: TableShape,
+  label: string,
+  item: WireItem,
+): Promise<string | undefined> {
+  const { ConsumedCapacity } = await client.send(
+    new PutItemCommand({ TableName: table.name, Item: item, ReturnConsumedCapacity: 'INDEXES' }),
+  );
+  const reportedTable = ConsumedCapacity?.Table?.CapacityUnits ?? ConsumedCapacity?.CapacityUnits ?? 0;
+  const reportedIndex = Object.values(ConsumedCapacity?.GlobalSecondaryIndexes ?? {}).reduce(
+    (sum, c) => sum + (c.CapacityUnits ?? 0),
+    0,
+  );
+  const modelTable = writeUnits(itemSize(item));
+  const modelIndex = table.indexes.reduce((sum, index) => {
+    const entry = indexEntrySize(item, table, index);
+    return sum + (entry === undefined ? 0 : writeUnits(entry));
+  }, 0);
+  return modelTable === reportedTable && modelIndex === reportedIndex
+    ? undefined
+    : `${label}: model ${modelTable}+${modelIndex}, emulator ${reportedTable}+${reportedIndex}`;
+}
+
+/** A transaction of puts of `sizesKb`: the units the model gives it and those the emulator reports. */
+async function transact(
+  client: DynamoDBClient,
+  table: TableShape,
+  sizesKb: readonly number[],
+  prefix: string,
+): Promise<{ model: number; reported: number }> {
+  const items: WireItem[] = sizesKb.map((kb, i) => ({
+    pk: { S: `CAL#${prefix}` },
+    sk: { S: String(i) },
+    payload: { S: 'z'.repeat(kb * 1_000) },
+  }));
+  const input: TransactWriteItemsCommandInput = {
+    TransactItems: items.map((Item) => ({ Put: { TableName: table.name, Item } })),
+    ReturnConsumedCapacity: 'TOTAL',
+  };
+  const { ConsumedCapacity } = await client.send(new TransactWriteItemsCommand(input));
+  const reported = (ConsumedCapacity ?? []).reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+  const model = items.reduce((sum, item) => sum + 2 * writeUnits(itemSize(item)), 0);
+  return { model, reported };
 }
