@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { aggregate, byReplyOrder, missingReplyIds, type ReplyRecord } from '../engine/aggregation.ts';
+import { sealedMembers } from '../engine/completion/cap.ts';
 import { CompletedBy } from '../engine/completion/decision.ts';
 import { validReplies } from '../engine/completion/tally.ts';
 import { AggregateStatus, EXPRESSION_LIMITS, Outcome } from '../engine/constants.ts';
@@ -92,6 +93,12 @@ export async function completeAggregate(
       : endingOf(ending);
   if (!decided) return false;
   const { outcome, completedBy, reason } = decided;
+  // The one place the member set is chosen: a count decision's first N successes in recorded
+  // order (engine/completion/cap.ts), else every reply that may be a member. The read after the
+  // seal (finishUnderLease) routes every other reply late.
+  const chosen = definition
+    ? sealedMembers(definition.completion, header.params ?? {}, completedBy, members)
+    : members;
   const at = ctx.clock();
   const built = await buildOutput(
     ctx,
@@ -103,7 +110,7 @@ export async function completeAggregate(
       ...(outcome === Outcome.FAILED && reason !== undefined ? { outcome, reason } : {}),
     },
     definition,
-    members,
+    chosen,
     outcome,
     EXPRESSION_LIMITS,
   );
@@ -112,8 +119,8 @@ export async function completeAggregate(
     outcome: built.outcome,
     ...(built.reason !== undefined ? { reason: built.reason } : {}),
     completedBy,
-    members: members.map((r) => r.replyId),
-    sources: sourcesOf(members),
+    members: chosen.map((r) => r.replyId),
+    sources: sourcesOf(chosen),
     at,
     lease,
     leaseUntil: at + ctx.completionLeaseMs,
