@@ -117,7 +117,7 @@ describe('dashboard', () => {
     await expect.poll(() => text('backlog-depth'), { timeout: 20_000 }).toBe('7');
     expect((await runtime.cli(['enable', '2'])).code).toBe(0);
     await expect.poll(() => text('partition-2-availability'), { timeout: 20_000 }).toBe('available');
-  });
+  }, 120_000);
 
   it('counts aggregates by state, throughput and completion latency, and lists the latest outputs', async (context) => {
     if (!needsBrowser(context)) return;
@@ -147,5 +147,65 @@ describe('dashboard', () => {
     const consumers = await page.getByTestId('consumers').textContent();
     expect(consumers).toContain(`${prefix}-ingress`);
     expect(consumers).toContain(`${prefix}-reply-2`);
-  });
+  }, 120_000);
+
+  it("shows an aggregate's history when it is clicked, with its replies arriving while it is open", async (context) => {
+    if (!needsBrowser(context)) return;
+    // Arrange: an aggregate that stays open until an external command completes it.
+    const cli = (...args: string[]) => runtime.cli(args);
+    expect(
+      (await cli('send', 'approval', '--aggregate-id', 'dash-live', '--request-id', 'req-live')).code,
+    ).toBe(0);
+    const link = page.locator(
+      '[data-testid="aggregate-row"][data-aggregate-id="dash-live"] [data-testid="aggregate-link"]',
+    );
+    await expect.poll(() => link.count(), { timeout: 60_000 }).toBe(1);
+
+    // Act: click it
+    await link.click();
+
+    // Assess: the timeline, opened by its request, while nothing has replied
+    const panel = page.getByTestId('history');
+    await expect.poll(() => panel.isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await text('history-id')).toBe('dash-live');
+    await expect.poll(() => text('history-summary'), { timeout: 30_000 }).toContain('approval: open');
+    const row = (kind: string) => page.locator(`[data-testid="history-event"][data-kind="${kind}"]`);
+    await expect.poll(() => row('opened').count(), { timeout: 30_000 }).toBe(1);
+    expect(await row('opened').textContent()).toContain('opened by request req-live');
+    expect(await row('reply').count()).toBe(0);
+
+    // Act: a reply while the panel is open, then the external completion
+    const reply = ['reply', '--aggregate-id', 'dash-live', '--definition', 'approval', '--reply-id'];
+    expect((await cli(...reply, 'r-1', '--body', '{"ok":true}')).code).toBe(0);
+
+    // Assess: it appears without another click
+    await expect.poll(() => row('reply').count(), { timeout: 60_000 }).toBe(1);
+    expect(await row('reply').getAttribute('data-reply-id')).toBe('r-1');
+    expect(await row('reply').textContent()).toContain('reply r-1 recorded');
+    expect(await text('history-summary')).toContain('1 of ? replies recorded');
+    expect((await cli('complete', '--aggregate-id', 'dash-live')).code).toBe(0);
+    await expect.poll(() => row('closed').count(), { timeout: 60_000 }).toBe(1);
+    expect(await row('sealed').textContent()).toContain('with 1 member');
+    expect(await row('published').textContent()).toContain('dash-live/result');
+    expect(await text('history-summary')).toMatch(/approval: closed \(completed by \w+/);
+
+    // Assess: the same timeline as `fanin history`
+    const printed = await cli('history', 'dash-live', '--json');
+    const events = (JSON.parse(printed.stdout) as { events: { kind: string; text: string }[] }).events;
+    const shown = await page
+      .getByTestId('history-event')
+      .evaluateAll((nodes) =>
+        nodes.map((n) => [n.getAttribute('data-kind'), n.lastElementChild?.textContent]),
+      );
+    expect(shown).toEqual(events.map((e) => [e.kind, e.text]));
+    expect(await page.getByTestId('history-gaps').locator('li').count()).toBeGreaterThan(0);
+
+    // Act and assess: an aggregate that does not exist says so
+    await page.getByTestId('history-input').fill('dash-never');
+    await page.getByTestId('history-open').click();
+    await expect
+      .poll(() => text('history-summary'), { timeout: 30_000 })
+      .toContain('no aggregate "dash-never"');
+    expect(await page.getByTestId('history-event').count()).toBe(0);
+  }, 240_000);
 });

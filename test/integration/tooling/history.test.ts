@@ -364,3 +364,78 @@ describe('fanin history', () => {
     TEST_TIMEOUT_MS,
   );
 });
+
+describe('the state store read whole for a history', () => {
+  it(
+    'reads every copy across write shards and packs, late and unknown marks, and the kept parameters',
+    async () => {
+      // Arrange: an aggregate over two write shards; replies 0 and 1 in one batch, 0 again alone
+      // (a redelivery grouped differently), 2 failed; sealed and closed; 9 late after the close;
+      // 7 reported unknown before it opened.
+      const now = Date.now();
+      const expiresAt = Math.floor(now / 1000) + 3600;
+      const id = `h-store-${randomBytes(3).toString('hex')}`;
+      expect(await store.markUnknown(id, '7', expiresAt, [2])).toBe(true);
+      await store.openAggregate({
+        aggregateId: id,
+        definition: 'tally',
+        status: 'open',
+        expected: 3,
+        received: 0,
+        lateCount: 0,
+        openedAt: now,
+        deadline: now + 60_000,
+        params: { timeoutSeconds: 60 },
+        shards: 2,
+      });
+      const reply = (replyId: string, at: number, extra = {}) => ({
+        replyId,
+        payload: '{"secret":"never shown"}',
+        receivedAt: at,
+        expiresAt,
+        messageId: `m-${replyId}`,
+        ...extra,
+      });
+      await store.putReplies(id, [reply('0', now + 1), reply('1', now + 2)], 2);
+      await store.putReply(id, reply('0', now + 3), 2);
+      await store.putReply(id, reply('2', now + 4, { failure: 'out of stock' }), 2);
+      expect(await store.moveDeadline(id, now + 60_000, now + 90_000)).toBe(true);
+      await store.seal(id, {
+        outcome: 'completed',
+        completedBy: 'all-arrived',
+        members: ['0', '1', '2'],
+        at: now + 5,
+        lease: 'lease-1',
+        leaseUntil: now + 120_000,
+      });
+      expect(await store.close(id, 'lease-1', expiresAt)).toBe(true);
+      expect(await store.markLate(id, '9', expiresAt, 2)).toBe('marked');
+
+      // Act
+      const records = await store.readHistory(id);
+
+      // Assess: the items as stored, without a body
+      expect(records.header).toMatchObject({ status: 'closed', shards: 2, params: {} });
+      expect(records.kept).toEqual({
+        params: { timeoutSeconds: 60 },
+        firstDeadline: now + 60_000,
+        deadlineMoves: 1,
+      });
+      const copies = records.copies.map((c) => [c.replyId, c.receivedAt, c.pack !== undefined]).sort();
+      expect(copies).toEqual(
+        [
+          ['0', now + 1, true],
+          ['0', now + 3, false],
+          ['1', now + 2, true],
+          ['2', now + 4, false],
+        ].sort(),
+      );
+      expect(records.copies.find((c) => c.replyId === '2')?.failure).toBe('out of stock');
+      expect(JSON.stringify(records)).not.toContain('never shown');
+      expect(records.marks).toEqual(
+        expect.arrayContaining([{ replyId: '9' }, { replyId: '7', owes: 'unknown' }]),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
