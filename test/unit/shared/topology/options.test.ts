@@ -122,7 +122,7 @@ describe('topology options, declared once', () => {
       claimCheckThreshold: 1024,
       definitions,
     } as Partial<Record<TopologyChoice | 'claimCheckThreshold' | 'definitions', unknown>>);
-    expect(options).toEqual({
+    expect(options).toStrictEqual({
       prefix: 'shop',
       replyBatchSize: [10, 100],
       partitioning: { highWatermark: 200 },
