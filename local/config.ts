@@ -141,6 +141,20 @@ export async function loadLocalConfig(file: string, prefixOverride?: string): Pr
   } catch (error) {
     throw new ConfigFileError(`cannot load ${file}: ${(error as Error).message}`, { cause: error });
   }
+  return resolveLocalConfig(raw, file, prefixOverride, json);
+}
+
+/**
+ * Checks a configuration already loaded (a file's default export, or an object) and resolves it
+ * as {@link loadLocalConfig} does; `file` only names it in messages and the result.
+ * @param json whether it came from a `.json` file (`{prefix}` is then substituted)
+ */
+export function resolveLocalConfig(
+  raw: unknown,
+  file: string,
+  prefixOverride?: string,
+  json = false,
+): ResolvedLocalConfig {
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

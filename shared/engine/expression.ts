@@ -73,7 +73,7 @@ export function compileExpression(
       try {
         // A worker still starting (the first evaluation, or just after one was ended) is waited
         // for here, outside the budget, which then counts the evaluation alone.
-        if (needsWorker) await regexWorker().ready;
+        if (needsWorker) await regexWorker().whenReady();
         const all = fixed ? { ...bindings, ...(await fixedBindings(fixed)) } : bindings;
         return normalise(await compiled.evaluate(input, all));
       } catch (error) {
@@ -271,6 +271,8 @@ class RegexWorker {
   private seq = 0;
   /** Settles once the worker runs (or could not start: its first match then reports why). */
   public readonly ready: Promise<void>;
+  /** Evaluations waiting for {@link ready}: while there are any, the worker keeps the process alive. */
+  private waiting = 0;
 
   public constructor() {
     const { port1, port2 } = new MessageChannel();
@@ -288,6 +290,22 @@ class RegexWorker {
       this.worker.once('exit', () => resolve());
     });
     this.port.unref();
+  }
+
+  /**
+   * {@link ready}, the worker ref'd while it is awaited: an evaluation waiting for the worker to
+   * start keeps the event loop alive (unref'd, a script or `node --test` whose only work left is
+   * that wait would exit with it pending), and an idle worker keeps nothing alive.
+   */
+  public async whenReady(): Promise<void> {
+    this.waiting += 1;
+    if (this.waiting === 1) this.worker.ref();
+    try {
+      await this.ready;
+    } finally {
+      this.waiting -= 1;
+      if (this.waiting === 0) this.worker.unref();
+    }
   }
 
   /** One `exec`, answered within `timeoutMs`; past it the worker is ended and a budget error thrown. */

@@ -6,7 +6,13 @@ import {
   makeSweeperHandler,
   makeTimerHandler,
 } from '../../../functions/handlers.ts';
-import { findConfigFile, loadLocalConfig } from '../../../local/config.ts';
+import {
+  findConfigFile,
+  loadLocalConfig,
+  type ResolvedLocalConfig,
+  resolveLocalConfig,
+} from '../../../local/config.ts';
+import { TIMER_HORIZON_MS } from '../../../shared/adapters/sqs-timers.ts';
 import { SortKey } from '../../../shared/adapters/state-keys.ts';
 import { createContext } from '../../../shared/app.ts';
 import type { RuntimeConfig } from '../../../shared/config.ts';
@@ -20,6 +26,7 @@ import {
   type TopologyOptions,
 } from '../../../shared/topology/topology.ts';
 import type { FaninContext } from '../../../shared/use-cases/context.ts';
+import { ARMING_MARGIN_MS } from '../../../shared/use-cases/timers.ts';
 import {
   clientsOver,
   DynamoDbModel,
@@ -77,6 +84,39 @@ export interface SimulateOptions {
   readonly topology?: Omit<TopologyOptions, 'definitions' | 'prefix'>;
   /** Payload size above which the claim check (S3) is used, bytes. @default 262,144 */
   readonly claimCheckThresholdBytes?: number;
+  /**
+   * The recipients' queues that exist (queue names, e.g. `fanin-bank-1`), besides fanin's own: a
+   * deployment does not create them, they are the responders'. A request that names a queue not
+   * among them is refused as production refuses it (the error output, nothing opened).
+   * {@link FaninSimulation.createQueue} and {@link FaninSimulation.deleteQueue} change them later.
+   * @default the queues the definitions name (each `recipient-list` recipient, each splitter target);
+   *   with {@link fromConfig}, the file's `responderQueues` as `npm start` creates them (`<prefix>-<name>`)
+   */
+  readonly responderQueues?: readonly string[];
+}
+
+/** A message body sent as these exact characters, not as JSON: {@link raw}. */
+export interface RawBody {
+  readonly raw: string;
+}
+
+const RAW_BODIES = new WeakSet<object>();
+
+/**
+ * A body sent as the text given, not JSON-encoded: `run.reply('bank-1', raw('not json'))`, or
+ * `run.send(raw('{'), attributes)`, for what a broken responder sends (fanin sends such a reply
+ * to the error output: "body is not valid JSON").
+ */
+export function raw(text: string): RawBody {
+  const body = { raw: text };
+  RAW_BODIES.add(body);
+  return body;
+}
+
+/** A message's text: a {@link raw} body as given, anything else as JSON. */
+function bodyText(body: unknown): string {
+  if (typeof body === 'object' && body !== null && RAW_BODIES.has(body)) return (body as RawBody).raw;
+  return JSON.stringify(body);
 }
 
 /** A request as a producer sends it to the ingress queue (docs/wire-contract.md). */
@@ -117,7 +157,7 @@ export type ReplyTarget =
 
 /** How a reply is sent. */
 export interface ReplyOptions {
-  /** The aggregate whose sub-request to answer when the recipient was asked by several. @default the last request's */
+  /** The aggregate whose sub-request to answer when the recipient was asked by several. @default the last request's (else any aggregate's, when that one asked the recipient nothing) */
   readonly aggregateId?: string;
   /** How many times the responder sends it (distinct SQS messages, one reply id): 2 is a duplicate. @default 1 */
   readonly copies?: number;
@@ -183,7 +223,10 @@ export class FaninSimulation {
   private readonly outputUrls = new Map<string, OutputRole>();
   private readonly redeliver = new Map<string, number>();
   private readonly published: Publication[] = [];
+  /** The recipients' queues the kit created (some perhaps deleted since), whose messages {@link subRequests} reads. */
   private readonly recipientQueues = new Set<string>();
+  /** The sub-requests a reply or failure was sent to by recipient name, by aggregate and reply id. */
+  private readonly answered = new Set<string>();
   private lastAggregate: string | undefined;
   private lastSweep: number;
   /** Messages each function was handed (every copy and redelivery: below fanin's deduplication). */
@@ -225,21 +268,21 @@ export class FaninSimulation {
       s3: new S3Model({ clock, random: draw, expireAfterDays: { '': days }, expiryProbability: 0 }),
       eventBridge: new EventBridgeModel({ clock, random: draw }),
     };
-    const recipients = new Set<string>();
+    const named = new Set<string>();
     for (const definition of this.topology.definitions.values()) {
       const fanOut = (definition.fanOut ?? { type: 'none' }) as {
         type: string;
         recipients?: readonly string[];
         target?: string;
       };
-      if (fanOut.type === 'recipient-list')
-        for (const r of fanOut.recipients ?? []) recipients.add(queueName(r));
-      if (fanOut.type === 'splitter' && fanOut.target !== undefined) recipients.add(queueName(fanOut.target));
+      if (fanOut.type === 'recipient-list') for (const r of fanOut.recipients ?? []) named.add(queueName(r));
+      if (fanOut.type === 'splitter' && fanOut.target !== undefined) named.add(queueName(fanOut.target));
     }
     const bus = [...this.topology.definitions.values()].some(
       (d) => (d as { outputs?: { eventBridge?: boolean } }).outputs?.eventBridge === true,
     );
-    this.storage = new Storage(this.models, this.topology, true, bus, [...recipients]);
+    const recipients = options.responderQueues?.map(queueName) ?? [...named];
+    this.storage = new Storage(this.models, this.topology, true, bus, recipients);
     for (const name of recipients) this.recipientQueues.add(name);
     this.config = {
       tableName: this.topology.tableName,
@@ -343,7 +386,6 @@ export class FaninSimulation {
   ): Promise<void> {
     const definition = request.definition ?? attributes['fanin-definition'] ?? this.onlyDefinition();
     const body = { ...request, definition };
-    for (const recipient of request.recipients ?? []) this.ensureRecipient(queueName(recipient));
     const known = new Set(this.headers().map((h) => h.aggregateId));
     this.storage.send(this.storage.queueUrls.ingress, JSON.stringify(body), attributes, false);
     await this.settle();
@@ -375,6 +417,13 @@ export class FaninSimulation {
    * has not asked (a reply before its request, a self-starting definition's message). The reply
    * carries the sub-request's `fanin-*` attributes, as a responder copies them, and goes to its
    * `fanin-reply-to` (else to the first reply partition); then it is handled.
+   *
+   * A recipient's name answers its oldest sub-request not answered yet (a splitter sending one
+   * recipient three items is answered by three calls, reply ids in order); once each is answered,
+   * the name form throws: a repeat names its reply id (`{ aggregateId, replyId }`) or uses
+   * `copies`. A `{ aggregateId, replyId, definition }` target sends the definition given, even one
+   * that is not the aggregate's (fanin sends such a reply to the error output). A {@link raw} body
+   * is sent as its text, not JSON.
    */
   public async reply(to: ReplyTarget, body: unknown, options: ReplyOptions = {}): Promise<void> {
     this.sendReply(this.replyAttributes(to, options), body, options);
@@ -405,7 +454,7 @@ export class FaninSimulation {
     const url = this.storage.replyQueueUrls[partition];
     if (url === undefined)
       throw new Error(`no reply partition ${partition} (${this.storage.replyQueueUrls.length} in all)`);
-    this.storage.send(url, JSON.stringify(body), attributes, false);
+    this.storage.send(url, bodyText(body), attributes, false);
     await this.settle();
   }
 
@@ -548,19 +597,41 @@ export class FaninSimulation {
     return names[0] as string;
   }
 
-  private ensureRecipient(name: string): void {
-    if (this.recipientQueues.has(name) || !/^[A-Za-z0-9_-]{1,80}(\.fifo)?$/.test(name)) return;
-    this.recipientQueues.add(name);
+  /**
+   * A responder creates its queue (a name, or a queue URL's last part): requests naming it are
+   * sent from now on. Creating a queue that exists does nothing.
+   */
+  public createQueue(name: string): void {
+    const queue = queueName(name);
+    if (!/^[A-Za-z0-9_-]{1,80}(\.fifo)?$/.test(queue)) throw new Error(`"${name}" is not an SQS queue name`);
     this.models.sqs.handle('CreateQueueCommand', {
-      QueueName: name,
-      ...(name.endsWith('.fifo') ? { Attributes: { FifoQueue: 'true' } } : {}),
+      QueueName: queue,
+      ...(queue.endsWith('.fifo') ? { Attributes: { FifoQueue: 'true' } } : {}),
     });
+    this.recipientQueues.add(queue);
+  }
+
+  /**
+   * A responder deletes its queue, and the sub-requests on it with it: a request naming it is
+   * refused from now on (the error output), and a sub-request fanin sends it again (a retry)
+   * fails, as on AWS. @throws Error when no such queue exists
+   */
+  public deleteQueue(name: string): void {
+    const queue = queueName(name);
+    if (!this.queueExists(queue)) throw new Error(`no queue "${queue}" to delete`);
+    this.models.sqs.handle('DeleteQueueCommand', { QueueUrl: this.models.sqs.urlOf(queue) });
+  }
+
+  /** Whether a queue of this name exists (fanin's own, or a recipient's). */
+  public queueExists(name: string): boolean {
+    return this.models.sqs.queueUrls().includes(this.models.sqs.urlOf(queueName(name)));
   }
 
   /** Every sub-request on the recipients' queues (never consumed: the test answers them). */
   private sent(): SentSubRequest[] {
     const out: SentSubRequest[] = [];
     for (const name of this.recipientQueues) {
+      if (!this.queueExists(name)) continue;
       const url = this.models.sqs.urlOf(name);
       for (const m of this.models.sqs.messages(url)) {
         const attributes: Record<string, string> = {};
@@ -587,7 +658,19 @@ export class FaninSimulation {
       const candidates = this.subRequests(to);
       const aggregateId = options.aggregateId ?? this.lastAggregate;
       const mine = candidates.filter((s) => s.aggregateId === aggregateId);
-      const chosen = mine.at(-1) ?? (options.aggregateId === undefined ? candidates.at(-1) : undefined);
+      const pool = mine.length > 0 || options.aggregateId !== undefined ? mine : candidates;
+      // The oldest sub-request not answered yet, as a responder answers each one it receives.
+      const chosen = pool.find((s) => !this.answered.has(answerKey(s.aggregateId, s.replyId)));
+      if (chosen === undefined && pool.length > 0) {
+        const last = pool.at(-1) as SentSubRequest;
+        throw new Error(
+          `every sub-request to "${to}" for aggregate ${last.aggregateId} has been answered (reply ids ${[
+            ...new Set(pool.map((s) => s.replyId)),
+          ].join(
+            ', ',
+          )}); to answer one again, name it: reply({ aggregateId: '${last.aggregateId}', replyId: '${last.replyId}' }, body)`,
+        );
+      }
       if (chosen === undefined) {
         throw new Error(
           `no sub-request to "${to}"${aggregateId !== undefined ? ` for aggregate ${aggregateId}` : ''}; sent so far: ${
@@ -598,19 +681,27 @@ export class FaninSimulation {
         );
       }
       attributes = faninAttributes(chosen.attributes);
+      this.answered.add(answerKey(chosen.aggregateId, chosen.replyId));
     } else if ('attributes' in to && 'recipient' in to) {
       attributes = faninAttributes(to.attributes);
+      this.answered.add(answerKey(to.aggregateId, to.replyId));
     } else {
       const target = to as { aggregateId?: string; replyId?: string; definition?: string };
       const aggregateId = target.aggregateId ?? options.aggregateId ?? this.lastAggregate;
       const asked = this.sent().find((s) => s.aggregateId === aggregateId && s.replyId === target.replyId);
-      attributes = asked
-        ? faninAttributes(asked.attributes)
-        : {
-            ...(aggregateId !== undefined ? { 'fanin-aggregate-id': aggregateId } : {}),
-            ...(target.replyId !== undefined ? { 'fanin-reply-id': target.replyId } : {}),
-            ...(target.definition !== undefined ? { 'fanin-definition': target.definition } : {}),
-          };
+      // A reply naming another definition does not answer the sub-request (fanin refuses it).
+      if (asked && (target.definition === undefined || target.definition === asked.definition))
+        this.answered.add(answerKey(asked.aggregateId, asked.replyId));
+      attributes = {
+        ...(asked
+          ? faninAttributes(asked.attributes)
+          : {
+              ...(aggregateId !== undefined ? { 'fanin-aggregate-id': aggregateId } : {}),
+              ...(target.replyId !== undefined ? { 'fanin-reply-id': target.replyId } : {}),
+            }),
+        // The definition the test names is the one the reply carries, as a responder's attribute.
+        ...(target.definition !== undefined ? { 'fanin-definition': target.definition } : {}),
+      };
     }
     return { ...attributes, ...(options.attributes ?? {}) };
   }
@@ -625,7 +716,7 @@ export class FaninSimulation {
     if (!Number.isInteger(copies) || copies < 1)
       throw new Error(`copies must be a whole number >= 1 (given ${copies})`);
     for (let c = 0; c < copies; c += 1) {
-      const id = this.storage.send(url, JSON.stringify(body), attributes, false);
+      const id = this.storage.send(url, bodyText(body), attributes, false);
       if ((options.redeliveries ?? 0) > 0) this.redeliver.set(id, options.redeliveries ?? 0);
     }
   }
@@ -672,18 +763,40 @@ export class FaninSimulation {
         if (m.visibleAt > this.clockMs && m.visibleAt < at) at = m.visibleAt;
       }
     }
-    const due = this.storage.nextDue();
-    let sweepAt = Number.POSITIVE_INFINITY;
-    if (due !== undefined) {
-      const interval = this.topology.sweepIntervalSeconds * 1000;
-      const grid = (t: number) => this.start + Math.ceil((t - this.start) / interval) * interval;
-      // The schedule's next minute from now on (never one already passed, nor one already swept).
-      sweepAt = grid(Math.max(due.dueAt, this.lastSweep + 1, this.clockMs));
-    }
+    const sweepAt = this.nextSweep();
     if (sweepAt <= at) {
       return sweepAt <= limit ? { at: sweepAt, sweep: true } : undefined;
     }
     return at <= limit ? { at, sweep: false } : undefined;
+  }
+
+  /**
+   * The next minute of the sweeper's schedule on which a sweep does something: one on which a
+   * due item not armed yet enters the timers' horizon (the sweep arms items due up to its time
+   * plus the horizon less the arming margin, from the watermark the last arming left), or one on
+   * which an item is due (the safety net). Production sweeps every minute; the minutes between
+   * find nothing to arm and nothing due, so the kit skips them (a 30-day aggregate is not 43,200
+   * sweeps).
+   */
+  private nextSweep(): number {
+    const interval = this.topology.sweepIntervalSeconds * 1000;
+    const grid = (t: number) => this.start + Math.ceil((t - this.start) / interval) * interval;
+    // Never a minute already passed, nor one already swept.
+    const floor = Math.max(this.lastSweep + 1, this.clockMs);
+    const window = TIMER_HORIZON_MS - ARMING_MARGIN_MS;
+    let armedUntil: number | undefined;
+    const due: number[] = [];
+    for (const item of this.models.dynamodb.items(this.topology.tableName)) {
+      if (typeof item.armedUntil === 'number') armedUntil = item.armedUntil;
+      if (typeof item.dueAt === 'number' && typeof item.dueShard === 'string') due.push(item.dueAt);
+    }
+    let at = Number.POSITIVE_INFINITY;
+    for (const dueAt of due) {
+      at = Math.min(at, grid(Math.max(dueAt, floor)));
+      if (armedUntil === undefined || dueAt >= armedUntil)
+        at = Math.min(at, grid(Math.max(dueAt - window, floor)));
+    }
+    return at;
   }
 
   /** Records each output send that took effect (and each EventBridge entry accepted). */
@@ -735,7 +848,7 @@ export function simulate(
 
 /** A configuration file's definitions, each ready to simulate with the file's topology: {@link fromConfig}. */
 export interface ConfiguredSimulations {
-  /** The file read. */
+  /** The file read (for a configuration given as an object, the name given). */
   readonly file: string;
   /** The prefix its queue names carry (its recipients are `<prefix>-<name>`). */
   readonly prefix: string;
@@ -746,14 +859,35 @@ export interface ConfiguredSimulations {
 }
 
 /**
- * Reads a configuration file as `npm start` does (fanin.config.ts, .js, .mjs or .json: its
- * definitions for its prefix, its reply partitions, FIFO replies, receive count, function timeout
- * and partitioning), for {@link ConfiguredSimulations.simulate}. A `.ts` file needs a runner that
- * loads TypeScript (vitest, tsx).
- * @param file default: the first of fanin.config.ts, .js, .mjs, .json in the working directory
+ * A configuration as `npm start` reads it (fanin.config.ts, .js, .mjs or .json: its definitions
+ * for its prefix, its reply partitions, FIFO replies, receive count, function timeout,
+ * partitioning and responder queues), for {@link ConfiguredSimulations.simulate}: a file's path,
+ * or the configuration itself, already imported (`import config from './fanin.config.ts'`; the
+ * module's namespace, with its `default` or `config` export, is taken too). Under vitest or jest
+ * pass the imported configuration: the kit's own `import()` of a path is Node's, which loads no
+ * `.ts` file (Node 20); a path to a `.ts` file needs a runner whose loader Node uses (tsx).
+ * @param config default: the first of fanin.config.ts, .js, .mjs, .json in the working directory
+ * @param name what messages call an object given (default `'configuration'`)
  */
-export async function fromConfig(file?: string): Promise<ConfiguredSimulations> {
-  const config = await loadLocalConfig(await findConfigFile(process.cwd(), file));
+export async function fromConfig(
+  config?: string | object,
+  name = 'configuration',
+): Promise<ConfiguredSimulations> {
+  return configured(
+    typeof config === 'object' && config !== null
+      ? resolveLocalConfig(configOf(config), name)
+      : await loadLocalConfig(await findConfigFile(process.cwd(), config)),
+  );
+}
+
+/** A configuration module's configuration (its `default` or `config` export), else the object itself. */
+function configOf(value: object): unknown {
+  const module = value as { default?: unknown; config?: unknown; definitions?: unknown };
+  if (module.definitions !== undefined) return value;
+  return module.default ?? module.config ?? value;
+}
+
+function configured(config: ResolvedLocalConfig): ConfiguredSimulations {
   const names = config.definitions.map((d) => d.name);
   return {
     file: config.file,
@@ -777,6 +911,8 @@ export async function fromConfig(file?: string): Promise<ConfiguredSimulations> 
             partitioning: config.partitioning,
             ...(options.topology ?? {}),
           },
+          responderQueues:
+            options.responderQueues ?? config.responderQueues.map((q) => `${config.prefix}-${q}`),
           ...(config.claimCheckThresholdBytes !== undefined && options.claimCheckThresholdBytes === undefined
             ? { claimCheckThresholdBytes: config.claimCheckThresholdBytes }
             : {}),
@@ -808,6 +944,10 @@ function queueName(recipient: string): string {
 
 function matchesRecipient(queue: string, asked: string): boolean {
   return queue === asked || queue === queueName(asked) || queue.endsWith(`-${asked}`);
+}
+
+function answerKey(aggregateId: string, replyId: string): string {
+  return `${aggregateId}\u0000${replyId}`;
 }
 
 function faninAttributes(attributes: Readonly<Record<string, string>>): Record<string, string> {

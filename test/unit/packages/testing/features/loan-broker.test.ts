@@ -29,11 +29,12 @@ const loan: DefinitionInput = {
   timeoutSeconds: 30,
 };
 const banks = ['a', 'b', 'c', 'd', 'e'].map((b) => `bank-${b}`);
+// The banks' queues exist (theirs, not the deployment's): the request names them.
 
 describe('loan broker (kit: recipient list, best rate, override)', () => {
   it('completes at the timeout with the best of the quotes that arrived when none beats the threshold', async () => {
     // Prepare
-    const run = simulate(loan);
+    const run = simulate(loan, { responderQueues: banks });
     await run.request({ aggregateId: 'loan-1', recipients: banks, payload: { amount: 1000 } });
     expect(run.subRequests().map((s) => [s.recipient, s.body])).toEqual(
       banks.map((b) => [b, { amount: 1000 }]),
@@ -65,7 +66,7 @@ describe('loan broker (kit: recipient list, best rate, override)', () => {
 
   it('completes early when a quote is at or under the threshold', async () => {
     // Prepare
-    const run = simulate(loan);
+    const run = simulate(loan, { responderQueues: banks });
     await run.request({ aggregateId: 'loan-2', recipients: banks, payload: { amount: 500 } });
 
     // Act
