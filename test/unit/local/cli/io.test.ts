@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withIsoTimes } from '../../../local/cli/io.ts';
+import { withIsoTimes } from '../../../../local/cli/io.ts';
 
 /** docs/cli.md, "Times in --json": every epoch time keeps its number and gains its ISO 8601 form. */
 describe('--json times', () => {
