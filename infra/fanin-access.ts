@@ -18,14 +18,14 @@ import { ACCOUNT_ID, IAM_PRINCIPAL_ARN, QUEUE_URL } from './validate-props.ts';
  * the grants it drives, the queue and bucket policies that fence off fanin's own queues and
  * prefixes, and the cdk-nag acknowledgements of the wildcards those grants hold. Each role allows
  * what its handler's use cases call and nothing else (docs/security.md lists the call sites;
- * test/unit/infra/iam.test.ts compares each policy action by action).
+ * test/unit/infra/fanin-access.test.ts compares each policy action by action).
  */
 
 /**
  * The partition key of the reply destination's partition-state items in the state table:
  * `PD#<destination>` (shared/adapters/dynamo-partition-registry.ts) for the destination `replies`
  * (REPLY_DESTINATION in shared/app.ts). The distributor's table access is limited to these items;
- * test/unit/infra/iam.test.ts drives the registry and checks it uses no other key.
+ * test/unit/infra/fanin-access.test.ts drives the registry and checks it uses no other key.
  */
 export const PARTITION_STATE_KEY = 'PD#replies';
 
@@ -170,7 +170,7 @@ export function grantHandlerAccess(
   const { table, bucket, queues, replyPartitions, functions } = fanin;
   const { fanOut, distributor } = functions;
   // Each role allows what its handler's use cases call and nothing else (the call sites are
-  // listed in docs/security.md; test/unit/infra/iam.test.ts compares each policy action by
+  // listed in docs/security.md; test/unit/infra/fanin-access.test.ts compares each policy action by
   // action). Consuming a queue is granted by its event source (CDK's consume grant).
   for (const [name, fn] of Object.entries(functions) as [keyof FaninFunctions, FaninFunction][]) {
     const access = HANDLER_ACCESS[name];

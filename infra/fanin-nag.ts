@@ -10,7 +10,7 @@ import type { FaninFunctions } from './fanin-props.ts';
  * the reason (`AwsSolutions-IAM5`: wildcards of an object prefix, of a user's target queue
  * pattern, of X-Ray), and the synth warning of a recipient list nothing lets the fan-out send to.
  * The key's own (`kms:GenerateDataKey*`, `kms:ReEncrypt*`) sit with its grant in
- * infra/fanin-access.ts. cdk-nag runs on the app (infra/app.ts); test/unit/infra/nag.test.ts
+ * infra/fanin-access.ts. cdk-nag runs on the app (infra/app.ts); test/unit/infra/fanin-nag.test.ts
  * checks no finding is left.
  */
 

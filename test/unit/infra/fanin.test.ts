@@ -266,7 +266,7 @@ describe('Fanin with its defaults', () => {
       );
       for (const definition of withPattern) {
         template.hasResourceProperties('AWS::Events::Rule', {
-          // Only the events of fanin's own account (no controlSenders): see external-events.test.ts.
+          // Only the events of fanin's own account (no controlSenders): see fanin-access.test.ts.
           EventPattern: { ...definition.externalEventPattern, account: [{ Ref: 'AWS::AccountId' }] },
           Targets: [
             Match.objectLike({
@@ -506,7 +506,7 @@ describe('Fanin with its defaults', () => {
       // one per DLQ, one per partition's depth, one per use-case alarm (adversity.test.ts), and
       // observability's (observability.test.ts): errors and throttles of 6 handlers, 2 table
       // throttles, the oldest message of 4 + N working queues, failing sweeps and cycles, and
-      // (logs-and-alarms.test.ts) the 6 handlers' durations and the completion latency
+      // (observability.test.ts) the 6 handlers' durations and the completion latency
       const n = fanin.replyPartitions.length;
       const count = Object.keys(fanin.queues).length + 2 * n + 3 + (12 + 2 + (4 + n) + 2) + (6 + 1);
       template.resourceCountIs('AWS::CloudWatch::Alarm', count);

@@ -163,7 +163,7 @@ describe('Fanin props validation', () => {
   });
 
   // 25 partition URLs is what fits Lambda's 4 KB environment, less the margin, with the default
-  // prefix and LocalStack's queue URLs (environment.test.ts).
+  // prefix and LocalStack's queue URLs (handler-environment.test.ts).
   it.each<[string, Partial<FaninProps>]>([
     ['1 partition', { replyPartitions: 1 }],
     ['25 partitions', { replyPartitions: 25 }],
