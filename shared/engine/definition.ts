@@ -1,9 +1,16 @@
 import { z } from 'zod';
 import { InvalidDefinitionError } from '../errors.ts';
 import { countRuleOf, thresholdRuleOf } from './completion/plan.ts';
+import { CompletionSchema, type CompletionSpec } from './completion/spec.ts';
+import type { EffectiveParameters } from './effective-parameters.ts';
+import { PathSchema, ValueSourceSchema } from './value-source.ts';
+
+export { type CompletionRule, CompletionRuleSchema, type CompletionSpec } from './completion/spec.ts';
+export type { EffectiveParameters } from './effective-parameters.ts';
+export { type ValueSource, ValueSourceSchema } from './value-source.ts';
+
 import { Algorithm, Strategy } from './constants.ts';
 import { compileExpression } from './expression.ts';
-import { isValidPath } from './path.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_TIMEOUT_SECONDS = 365 * 24 * 3600;
@@ -27,61 +34,7 @@ export const DEFAULT_MAX_OPEN_SECONDS = 14 * DAY_SECONDS;
 /** The shortest snapshot interval: well above SQS's one-second delay granularity, so snapshots cannot flood. */
 export const MIN_SNAPSHOT_INTERVAL_SECONDS = 10;
 
-const path = z
-  .string()
-  .refine(isValidPath, { message: 'must be a path such as $.quote.rate or items[0].sku' });
-
-/**
- * Where a value (a correlation id, a reply id, a score) comes from: a message attribute, a path
- * into the JSON body, or a JSONata expression over `{ body, attributes }`.
- */
-export const ValueSourceSchema = z.discriminatedUnion('source', [
-  z.strictObject({ source: z.literal('attribute'), name: z.string().min(1).max(256) }),
-  z.strictObject({ source: z.literal('path'), path }),
-  z.strictObject({ source: z.literal('jsonata'), expression: z.string().min(1).max(4096) }),
-]);
-export type ValueSource = z.infer<typeof ValueSourceSchema>;
-
-const ExpressionSource = z.string().min(1).max(4096);
-
-/** One rule of an `any` completion; the first rule (in the definition's order) that holds completes it. */
-export const CompletionRuleSchema = z.discriminatedUnion('rule', [
-  z.strictObject({ rule: z.literal('count'), count: z.int().min(1).max(100_000) }),
-  z.strictObject({ rule: z.literal('predicate'), expression: ExpressionSource }),
-  z.strictObject({
-    rule: z.literal('threshold'),
-    score: ValueSourceSchema,
-    threshold: z.number(),
-    direction: z.enum(['below', 'above']),
-  }),
-  z.strictObject({ rule: z.literal('all-arrived') }),
-]);
-export type CompletionRule = z.infer<typeof CompletionRuleSchema>;
-
-const CompletionSchema = z.discriminatedUnion('strategy', [
-  z.strictObject({ strategy: z.literal(Strategy.ALL) }),
-  z.strictObject({ strategy: z.literal(Strategy.COUNT), count: z.int().min(1).max(100_000) }),
-  z.strictObject({ strategy: z.literal(Strategy.FIRST) }),
-  z.strictObject({
-    strategy: z.literal(Strategy.TIMEOUT),
-    /** Complete before the deadline when every expected reply is in (initialized aggregates only). */
-    completeWhenAllArrived: z.boolean().default(true),
-  }),
-  z.strictObject({
-    strategy: z.literal(Strategy.OVERRIDE),
-    /** The reply's score: a path or expression over the reply body. */
-    score: ValueSourceSchema,
-    threshold: z.number(),
-    /** `below`: a score at or under the threshold completes (a loan rate); `above`: at or over it. */
-    direction: z.enum(['below', 'above']),
-    completeWhenAllArrived: z.boolean().default(true),
-  }),
-  z.strictObject({ strategy: z.literal(Strategy.EXTERNAL) }),
-  /** A JSONata predicate over the aggregate so far: truthy completes it (Camel's `completionPredicate`). */
-  z.strictObject({ strategy: z.literal(Strategy.PREDICATE), expression: ExpressionSource }),
-  /** Any of count, predicate, score threshold and all-arrived; the result says which one completed it. */
-  z.strictObject({ strategy: z.literal(Strategy.ANY), rules: z.array(CompletionRuleSchema).min(1).max(4) }),
-]);
+const path = PathSchema;
 
 const bounds = <T extends z.ZodNumber>(value: T) => z.strictObject({ min: value, max: value });
 
@@ -315,7 +268,6 @@ function refineTiming(
 export type Definition = z.output<typeof DefinitionSchema>;
 /** What a user writes: defaults may be left out. */
 export type DefinitionInput = z.input<typeof DefinitionSchema>;
-export type CompletionSpec = Definition['completion'];
 export type AggregationSpec = Definition['aggregation'];
 export type FanOutSpec = NonNullable<Definition['fanOut']>;
 export type CondenseFunction = (typeof CONDENSE_FUNCTIONS)[number];
@@ -384,17 +336,6 @@ export function runtimeParameterIssues(definition: Definition, parameters: Runti
       `parameters.threshold: completion strategy '${strategy}' of "${definition.name}" has no score threshold to set`,
     );
   return issues;
-}
-
-/** The parameters an aggregate is opened with: the definition's, overridden by the runtime ones. */
-export interface EffectiveParameters {
-  readonly timeoutSeconds?: number;
-  /** The definition's inactivity timeout, fixed at open like the others. */
-  readonly inactivityTimeoutSeconds?: number;
-  /** The definition's `deadlineSettleSeconds` when above 0, fixed at open (completion.ts, decisionDueAt). */
-  readonly deadlineSettleSeconds?: number;
-  readonly threshold?: number;
-  readonly count?: number;
 }
 
 /** Merges a definition's own parameters with runtime overrides. */

@@ -1,5 +1,5 @@
 import { predicateOf } from './completion/plan.ts';
-import { readsRequest } from './completion/predicate.ts';
+import { readsRequest } from './completion/predicate-evaluation.ts';
 import type { Definition } from './definition.ts';
 
 /**

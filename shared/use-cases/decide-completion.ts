@@ -1,7 +1,7 @@
 import { decisionDueAt } from '../engine/completion/deadline.ts';
 import type { Decision } from '../engine/completion/decision.ts';
 import { decide, tallyOf } from '../engine/completion/plan.ts';
-import { predicateHolds, predicateInput, readsRequest } from '../engine/completion/predicate.ts';
+import { predicateHolds, predicateInput, readsRequest } from '../engine/completion/predicate-evaluation.ts';
 import type { ReplyTally } from '../engine/completion/tally.ts';
 import type { Definition } from '../engine/definition.ts';
 import { keepsRequest } from '../engine/keeps-request.ts';

@@ -1,7 +1,8 @@
 import { retainedBody } from '../engine/aggregation.ts';
 import { decisionDueAt, openDueAt } from '../engine/completion/deadline.ts';
 import { failureOf } from '../engine/completion/failures.ts';
-import { completionThreshold, completionTrigger, scoreOf } from '../engine/completion/plan.ts';
+import { completionThreshold, completionTrigger } from '../engine/completion/plan.ts';
+import { scoreOf } from '../engine/completion/score.ts';
 import { type InboundMessage, replyIdOf, replyIdSource, WireAttribute } from '../engine/correlation.ts';
 import type { Definition } from '../engine/definition.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';

@@ -1,4 +1,4 @@
-import type { EffectiveParameters } from '../definition.ts';
+import type { EffectiveParameters } from '../effective-parameters.ts';
 
 /**
  * The times an aggregate's deadline decides at: its deadline from its open, when it is next due,

@@ -1,4 +1,3 @@
-import type { Definition } from '../definition.ts';
 import { MAX_FAILURE_TEXT_LENGTH } from '../limits.ts';
 
 /**
@@ -29,7 +28,10 @@ export function failureOf(attributes: Readonly<Record<string, string>>): string 
  * only on the set it would close with (`final`), since any first failure is 100% of what arrived.
  */
 export function failuresBeyondTolerance(
-  definition: Pick<Definition, 'toleratedFailureCount' | 'toleratedFailurePercentage'>,
+  definition: {
+    readonly toleratedFailureCount?: number | undefined;
+    readonly toleratedFailurePercentage?: number | undefined;
+  },
   state: { readonly expected?: number; readonly received: number; readonly failed?: number },
   final: boolean,
 ): string | undefined {

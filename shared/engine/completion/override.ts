@@ -1,5 +1,4 @@
-import { type InboundMessage, readValue } from '../correlation.ts';
-import type { EffectiveParameters } from '../definition.ts';
+import type { EffectiveParameters } from '../effective-parameters.ts';
 import { CompletedBy } from './decision.ts';
 import type { StrategyRule, StrategySpec, ThresholdRule } from './rule.ts';
 import { allArrived } from './tally.ts';
@@ -16,16 +15,6 @@ export function thresholdMet(
   score: number | undefined,
 ): boolean {
   return score !== undefined && meetsThreshold(rule.direction, score, params.threshold ?? rule.threshold);
-}
-
-/**
- * A reply's score under a score threshold: a number (or numeric string) read from the reply;
- * `undefined` when the reply carries none.
- */
-export async function scoreUnder(rule: ThresholdRule, message: InboundMessage): Promise<number | undefined> {
-  const value = await readValue(rule.score, message);
-  const score = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof score === 'number' && Number.isFinite(score) ? score : undefined;
 }
 
 /**

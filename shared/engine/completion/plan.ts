@@ -1,6 +1,5 @@
 import { Outcome, type Strategy } from '../constants.ts';
-import type { InboundMessage } from '../correlation.ts';
-import type { CompletionSpec, Definition, EffectiveParameters } from '../definition.ts';
+import type { EffectiveParameters } from '../effective-parameters.ts';
 import { allRule } from './all.ts';
 import { anyRule } from './any.ts';
 import { countRule } from './count.ts';
@@ -8,9 +7,10 @@ import { CompletedBy, type CompletionEvent, type Decision, done, WAIT } from './
 import { externalRule } from './external.ts';
 import { failuresBeyondTolerance } from './failures.ts';
 import { firstRule } from './first.ts';
-import { meetsThreshold, overrideRule, scoreUnder } from './override.ts';
+import { meetsThreshold, overrideRule } from './override.ts';
 import { predicateRule } from './predicate.ts';
 import type { SetRead, StrategyRule, StrategySpec, ThresholdRule } from './rule.ts';
+import type { CompletionSpec } from './spec.ts';
 import { type CountedReply, type ReplyTally, successesOf, validReplies } from './tally.ts';
 import { timeoutRule } from './timeout.ts';
 
@@ -33,6 +33,17 @@ const RULES: { readonly [K in Strategy]: StrategyRule<StrategySpec<K>> } = {
   predicate: predicateRule,
   any: anyRule,
 };
+
+/**
+ * What the plan reads of a definition (engine/definition.ts, Definition): its completion, its
+ * tolerance of failed replies and its fan-out's type.
+ */
+export interface CompletionDefinition {
+  readonly completion: CompletionSpec;
+  readonly toleratedFailureCount?: number | undefined;
+  readonly toleratedFailurePercentage?: number | undefined;
+  readonly fanOut?: { readonly type: string } | undefined;
+}
 
 /** The rule of a completion, with its spec. */
 function ruleOf<S extends CompletionSpec>(completion: S): StrategyRule<S> {
@@ -62,17 +73,17 @@ export interface PredicateRequest {
  * set the aggregate would close with (failures.ts).
  */
 export function decide(
-  definition: Definition,
+  definition: CompletionDefinition,
   tally: ReplyTally & { readonly predicate?: Exclude<ReplyTally['predicate'], 'unevaluated'> },
   event: CompletionEvent,
 ): Decision;
 export function decide(
-  definition: Definition,
+  definition: CompletionDefinition,
   tally: ReplyTally,
   event: CompletionEvent,
 ): Decision | PredicateRequest;
 export function decide(
-  definition: Definition,
+  definition: CompletionDefinition,
   tally: ReplyTally,
   event: CompletionEvent,
 ): Decision | PredicateRequest {
@@ -87,7 +98,7 @@ export function decide(
 }
 
 function onReply(
-  definition: Definition,
+  definition: CompletionDefinition,
   tally: ReplyTally,
   event: { readonly score?: number | undefined },
 ): Decision | PredicateRequest {
@@ -101,7 +112,7 @@ function onReply(
   return by === undefined ? WAIT : done(Outcome.COMPLETED, by);
 }
 
-function atDeadline(definition: Definition, tally: ReplyTally): Decision {
+function atDeadline(definition: CompletionDefinition, tally: ReplyTally): Decision {
   const completesWithWhatArrived = ruleOf(definition.completion).atDeadline === 'completes-with-what-arrived';
   return done(
     completesWithWhatArrived && successesOf(tally) > 0 ? Outcome.COMPLETED : Outcome.TIMED_OUT,
@@ -115,7 +126,7 @@ function atDeadline(definition: Definition, tally: ReplyTally): Decision {
  * so it never depends on which invocation read last.
  */
 export function tallyOf(
-  definition: Definition,
+  definition: CompletionDefinition,
   header: { readonly definition: string; readonly expected?: number; readonly params: EffectiveParameters },
   replies: readonly CountedReply[],
 ): { readonly tally: ReplyTally; readonly best: number | undefined } {
@@ -163,7 +174,7 @@ export interface TriggerFacts {
  * - `read-all`: anything else.
  */
 export function completionTrigger(
-  definition: Definition,
+  definition: CompletionDefinition,
   header: TriggerFacts,
 ): 'never' | 'blocks' | 'counter' | 'read-all' {
   const reads: SetRead = ruleOf(definition.completion).reads(definition.completion);
@@ -177,7 +188,7 @@ export function completionTrigger(
 }
 
 /** How many replies complete the aggregate by count (its expected count, or the rule's N when it reads by count). */
-export function completionThreshold(definition: Definition, header: TriggerFacts): number {
+export function completionThreshold(definition: CompletionDefinition, header: TriggerFacts): number {
   const expected = header.expected ?? Number.POSITIVE_INFINITY;
   const completion = definition.completion;
   const count = ruleOf(completion).count?.(completion);
@@ -204,14 +215,4 @@ export function thresholdRuleOf(completion: CompletionSpec): ThresholdRule | und
 /** The completion predicate (a JSONata expression) of this completion, if it has one. */
 export function predicateOf(completion: CompletionSpec): string | undefined {
   return ruleOf(completion).predicate?.(completion);
-}
-
-/**
- * A reply's score under a definition with a score threshold (`override`, or an `any` rule): a
- * number (or numeric string) read from the reply; `undefined` when the definition has no score or
- * the reply carries none.
- */
-export async function scoreOf(definition: Definition, message: InboundMessage): Promise<number | undefined> {
-  const rule = thresholdRuleOf(definition.completion);
-  return rule === undefined ? undefined : scoreUnder(rule, message);
 }

@@ -1,5 +1,6 @@
-import type { CompletionSpec, ValueSource } from '../definition.ts';
+import type { ValueSource } from '../value-source.ts';
 import type { CompletedBy } from './decision.ts';
+import type { CompletionSpec } from './spec.ts';
 import type { ReplyTally } from './tally.ts';
 
 /** A score threshold: a reply scoring at or beyond `threshold` in `direction` completes the aggregate. */

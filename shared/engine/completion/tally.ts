@@ -1,4 +1,4 @@
-import type { EffectiveParameters } from '../definition.ts';
+import type { EffectiveParameters } from '../effective-parameters.ts';
 
 /**
  * The replies an aggregate's completion is decided on, counted: what every rule reads (the

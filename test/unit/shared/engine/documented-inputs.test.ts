@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { failureOf } from '../../../../shared/engine/completion/failures.ts';
 import { decide } from '../../../../shared/engine/completion/plan.ts';
-import { predicateHolds, predicateInput } from '../../../../shared/engine/completion/predicate.ts';
+import { predicateHolds, predicateInput } from '../../../../shared/engine/completion/predicate-evaluation.ts';
 import { Outcome } from '../../../../shared/engine/constants.ts';
 import { effectiveParameters, parseDefinition } from '../../../../shared/engine/definition.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { predicateHolds } from '../../../../shared/engine/completion/predicate.ts';
+import { predicateHolds } from '../../../../shared/engine/completion/predicate-evaluation.ts';
 import { compileExpression } from '../../../../shared/engine/expression.ts';
 import { ExpressionError } from '../../../../shared/errors.ts';
 

@@ -8,14 +8,13 @@ import {
   LARGE_FAN_OUT,
   needsExpected,
   predicateOf,
-  scoreOf,
   tallyOf,
   thresholdRuleOf,
 } from '../../../../../shared/engine/completion/plan.ts';
 import type { ReplyTally } from '../../../../../shared/engine/completion/tally.ts';
 import { Outcome } from '../../../../../shared/engine/constants.ts';
 import type { Definition, DefinitionInput } from '../../../../../shared/engine/definition.ts';
-import { aDefinition, aMessage, anOverrideDefinition, aState } from '../factories.ts';
+import { aDefinition, anOverrideDefinition, aState } from '../factories.ts';
 
 const WAIT: Decision = { complete: false };
 const COMPLETED = { complete: true, outcome: Outcome.COMPLETED };
@@ -435,69 +434,6 @@ describe('decide: every strategy', () => {
 
     // Assess
     expect(decision).toMatchObject(COMPLETED);
-  });
-});
-
-describe('scoreOf', () => {
-  const loan = anOverrideDefinition();
-
-  it.each([
-    ['a number', { rate: 2.75 }, 2.75],
-    ['zero', { rate: 0 }, 0],
-    ['a negative number', { rate: -1.5 }, -1.5],
-    ['a numeric string', { rate: '2.75' }, 2.75],
-    ['a numeric string with spaces', { rate: ' 4 ' }, 4],
-    ['a non-numeric string', { rate: 'low' }, undefined],
-    ['an empty string', { rate: '' }, undefined],
-    ['a blank string', { rate: '   ' }, undefined],
-    ['a boolean', { rate: true }, undefined],
-    ['null', { rate: null }, undefined],
-    ['an object', { rate: { value: 3 } }, undefined],
-    ['nothing', {}, undefined],
-  ])('reads %s', async (_case, body, expected) => {
-    // Prepare
-    const message = aMessage(body);
-
-    // Act
-    const score = await scoreOf(loan, message);
-
-    // Assess
-    expect(score).toBe(expected);
-  });
-
-  it('reads a score from a JSONata expression', async () => {
-    // Prepare
-    const definition = anOverrideDefinition({
-      score: { source: 'jsonata', expression: 'body.quote.rate + body.quote.fees' },
-    });
-
-    // Act
-    const score = await scoreOf(definition, aMessage({ quote: { rate: 2.5, fees: 0.25 } }));
-
-    // Assess
-    expect(score).toBe(2.75);
-  });
-
-  it('reads a score from an attribute', async () => {
-    // Prepare
-    const definition = anOverrideDefinition({ score: { source: 'attribute', name: 'score' } });
-
-    // Act
-    const score = await scoreOf(definition, aMessage({}, { score: '3.5' }));
-
-    // Assess
-    expect(score).toBe(3.5);
-  });
-
-  it('is undefined under a definition that is not override', async () => {
-    // Prepare
-    const message = aMessage({ rate: 2.75 });
-
-    // Act
-    const score = await scoreOf(timeout, message);
-
-    // Assess
-    expect(score).toBeUndefined();
   });
 });
 

@@ -1,0 +1,10 @@
+/** The parameters an aggregate is opened with: the definition's, overridden by the runtime ones. */
+export interface EffectiveParameters {
+  readonly timeoutSeconds?: number;
+  /** The definition's inactivity timeout, fixed at open like the others. */
+  readonly inactivityTimeoutSeconds?: number;
+  /** The definition's `deadlineSettleSeconds` when above 0, fixed at open (completion/deadline.ts, decisionDueAt). */
+  readonly deadlineSettleSeconds?: number;
+  readonly threshold?: number;
+  readonly count?: number;
+}
