@@ -20,8 +20,6 @@ import type { Topology } from '../../shared/topology/topology.ts';
 
 /** Bytes per write unit. */
 export const WRITE_UNIT_BYTES = 1024;
-/** Bytes per strongly consistent read unit. */
-export const READ_UNIT_BYTES = 4096;
 
 /** An item in the wire format (`{ S: 'x' }`, `{ N: '1' }`, ...). */
 export type WireItem = Record<string, AttributeValue>;

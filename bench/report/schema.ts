@@ -2,7 +2,9 @@ import type { Bill as CamelBill, Usage as CamelUsage } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from '../model/hot-aggregate.ts';
 import type { OpenTimeFigures, OpenTimeResult } from '../run/open-time.ts';
+import type { TimerVariant as TimerVariantName } from '../run/timers.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
+import type { DrainPhase as DrainPhaseName } from '../workload/phases.ts';
 
 /**
  * The shape of `bench/results/*.json` (schema 2): what `run/assemble.ts` builds from the phases'
@@ -182,18 +184,8 @@ export interface BatchingComparison {
   readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
 }
 
-/**
- * How a drained phase's sending lay against the drains: `aligned`, sent just after a drain and
- * within the interval (each aggregate's replies can be taken by one drain: the best case for
- * packing); `straddled`, the replies held until half their sending time before a drain, so that
- * the drain comes in the middle of the sending.
- */
-export type DrainPhaseName = 'aligned' | 'straddled';
-
-/**
- * The deadline timer variants (`run/timers.ts`): requests sent in batches of ten at once, or one at a time.
- */
-export type TimerVariantName = 'batched' | 'paced';
+/** How a drained phase's sending lay against the drains, and the deadline timer variants (as measured). */
+export type { DrainPhaseName, TimerVariantName };
 
 /**
  * One deadline-timer variant: how its requests were sent, and what its timers' firing cost, as the meter
