@@ -34,6 +34,9 @@ import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } 
  * - `published-once`: a result is published on a channel more than once only when a fault touched
  *   one of the invocations that published it there (a crash, a failed or timed-out call, a pause
  *   past the lease): with none, its owner publishes it once and nobody else does;
+ * - `count-members`: a result completed by `first` holds one successful reply, and one completed
+ *   by `count` exactly its count of them (the request's `parameters.count`, else the rule's): the
+ *   seal takes the first N in recorded order, and the others are late;
  * - `recorded-once`: no put replaces a recorded reply or pack (each is written once, so a
  *   duplicate never changes what was recorded).
  */
@@ -189,6 +192,25 @@ export function checkInvariants(
           aggregateId,
         );
       }
+    }
+    // count-members: a count decision seals exactly its count of successful replies.
+    if (
+      definition !== undefined &&
+      output.outcome === 'completed' &&
+      (output.completedBy === 'first' || output.completedBy === 'count')
+    ) {
+      const wanted =
+        output.completedBy === 'first'
+          ? 1
+          : (requestedCount(ledger, aggregateId) ?? countRuleCount(definition.completion));
+      const counts = output.counts as { received?: number; failed?: number } | undefined;
+      const successes = Number(counts?.received ?? 0) - Number(counts?.failed ?? 0);
+      if (wanted !== undefined && successes !== wanted)
+        fail(
+          'count-members',
+          `completed by ${output.completedBy} with ${successes} successful members, not ${wanted}`,
+          aggregateId,
+        );
     }
     const dispatched = new Set(
       ledger.subRequests.filter((s) => s.aggregateId === aggregateId).map((s) => s.definition),
@@ -460,6 +482,31 @@ function tagOf(body: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** The count of a `count` completion, or of an `any` completion's `count` rule. */
+function countRuleCount(completion: Definition['completion']): number | undefined {
+  if (completion.strategy === 'count') return completion.count;
+  if (completion.strategy !== 'any') return undefined;
+  const rule = completion.rules.find((r) => r.rule === 'count');
+  return rule?.rule === 'count' ? rule.count : undefined;
+}
+
+/** The `parameters.count` the requests sent for this aggregate asked for, when they agree on one. */
+function requestedCount(ledger: Ledger, aggregateId: string): number | undefined {
+  const counts = new Set<unknown>();
+  for (const input of ledger.inputs) {
+    if (input.kind !== 'request' || input.aggregateId !== aggregateId) continue;
+    let body: { parameters?: { count?: unknown } } | undefined;
+    try {
+      body = JSON.parse(input.body) as typeof body;
+    } catch {
+      continue;
+    }
+    counts.add(body?.parameters?.count);
+  }
+  const [count] = [...counts];
+  return counts.size === 1 && typeof count === 'number' ? count : undefined;
 }
 
 function waitsForAll(completion: { strategy: string; completeWhenAllArrived?: boolean }): boolean {
