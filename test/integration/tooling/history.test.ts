@@ -369,9 +369,9 @@ describe('the state store read whole for a history', () => {
   it(
     'reads every copy across write shards and packs, late and unknown marks, and the kept parameters',
     async () => {
-      // Arrange: an aggregate over two write shards; replies 0 and 1 in one batch, 0 again alone
-      // (a redelivery grouped differently), 2 failed; sealed and closed; 9 late after the close;
-      // 7 reported unknown before it opened.
+      // Arrange: an aggregate over two write shards (index ids 32-63 are shard 1's); replies 0 and
+      // 1 in one batch, 0 again alone (a redelivery grouped differently), 32 failed; sealed and
+      // closed; 40 late after the close; 7 reported unknown before it opened.
       const now = Date.now();
       const expiresAt = Math.floor(now / 1000) + 3600;
       const id = `h-store-${randomBytes(3).toString('hex')}`;
@@ -398,18 +398,18 @@ describe('the state store read whole for a history', () => {
       });
       await store.putReplies(id, [reply('0', now + 1), reply('1', now + 2)], 2);
       await store.putReply(id, reply('0', now + 3), 2);
-      await store.putReply(id, reply('2', now + 4, { failure: 'out of stock' }), 2);
+      await store.putReply(id, reply('32', now + 4, { failure: 'out of stock' }), 2);
       expect(await store.moveDeadline(id, now + 60_000, now + 90_000)).toBe(true);
       await store.seal(id, {
         outcome: 'completed',
         completedBy: 'all-arrived',
-        members: ['0', '1', '2'],
+        members: ['0', '1', '32'],
         at: now + 5,
         lease: 'lease-1',
         leaseUntil: now + 120_000,
       });
       expect(await store.close(id, 'lease-1', expiresAt)).toBe(true);
-      expect(await store.markLate(id, '9', expiresAt, 2)).toBe('marked');
+      expect(await store.markLate(id, '40', expiresAt, 2)).toBe('marked');
 
       // Act
       const records = await store.readHistory(id);
@@ -427,13 +427,13 @@ describe('the state store read whole for a history', () => {
           ['0', now + 1, true],
           ['0', now + 3, false],
           ['1', now + 2, true],
-          ['2', now + 4, false],
+          ['32', now + 4, false],
         ].sort(),
       );
-      expect(records.copies.find((c) => c.replyId === '2')?.failure).toBe('out of stock');
+      expect(records.copies.find((c) => c.replyId === '32')?.failure).toBe('out of stock');
       expect(JSON.stringify(records)).not.toContain('never shown');
       expect(records.marks).toEqual(
-        expect.arrayContaining([{ replyId: '9' }, { replyId: '7', owes: 'unknown' }]),
+        expect.arrayContaining([{ replyId: '40' }, { replyId: '7', owes: 'unknown' }]),
       );
     },
     TEST_TIMEOUT_MS,
