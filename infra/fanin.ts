@@ -402,7 +402,7 @@ export function defaultCompletionLatencyAlarm(topology: Topology): Duration {
   const open = Math.max(
     0,
     ...[...topology.definitions.values()].map((d) =>
-      // A deadline decides deadlineSettleSeconds after it (completion.ts, decisionDueAt).
+      // A deadline decides deadlineSettleSeconds after it (engine/completion/deadline.ts, decisionDueAt).
       Math.max(
         d.timeoutSeconds === undefined ? d.maxOpenSeconds : d.timeoutSeconds + (d.deadlineSettleSeconds ?? 0),
         (d.requestParameters?.timeoutSeconds?.max ?? 0) + (d.deadlineSettleSeconds ?? 0),
