@@ -4,6 +4,7 @@ import { openDueAt } from '../../shared/engine/completion/deadline.ts';
 import type { OutputChannel } from '../../shared/engine/constants.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { Definition, RuntimeParameters } from '../../shared/engine/definition.ts';
+import { policyFromQueueUrl } from '../../shared/engine/recipients.ts';
 import { BadMessageError } from '../../shared/errors.ts';
 import type {
   ActivePage,
@@ -30,7 +31,6 @@ import type {
 } from '../../shared/ports.ts';
 import type { OutputRole } from '../../shared/topology/topology.ts';
 import { CONTEXT_DEFAULTS, type FaninContext } from '../../shared/use-cases/context.ts';
-import { policyFromQueueUrl } from '../../shared/engine/recipients.ts';
 
 /**
  * In-memory fakes of the ports, for fast use-case tests without the emulators. The state store

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AggregateStatus } from '../../../shared/engine/constants.ts';
 import { FAILURE_ATTRIBUTE } from '../../../shared/engine/completion/failures.ts';
+import { AggregateStatus } from '../../../shared/engine/constants.ts';
 import type { RawMessage } from '../../../shared/ports.ts';
 import { handleReplies } from '../../../shared/use-cases/replies.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
