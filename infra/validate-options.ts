@@ -6,7 +6,7 @@ import type { Topology } from '../shared/topology/topology.ts';
 export const FUNCTION_ROLES = ['fanOut', 'reply', 'timer', 'sweeper', 'control', 'distributor'] as const;
 export type FunctionRole = (typeof FUNCTION_ROLES)[number];
 
-/** The options {@link validateOptions} checks: the construct options of issue 13. */
+/** The options {@link validateOptions} checks: the construct options. */
 export interface ConstructOptions {
   readonly reservedConcurrency?: Partial<Readonly<Record<FunctionRole, number>>>;
   readonly oldestMessageAgeAlarm?: Duration;

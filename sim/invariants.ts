@@ -80,7 +80,7 @@ const DECIDES_MARGIN_MS = 1000;
 /**
  * Invariants checked only when asked (`--pending`): each states a guarantee whose product fix is
  * not in yet, so that seeds breaking it do not fail every run meanwhile. None today:
- * `no-member-after-deadline` is checked since issue 28, item 3 landed (a84a784).
+ * `no-member-after-deadline` is checked since the reply path enforces a lost timer's deadline.
  */
 export const PENDING_INVARIANTS: ReadonlySet<string> = new Set<string>();
 

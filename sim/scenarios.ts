@@ -71,7 +71,7 @@ export function drawScenarios(
   const partition = () => random.int(options.replyPartitions);
   const at = () => random.int(10_000);
 
-  // Case 2 of #22: a splitter fan-out above the completion trigger's threshold (128) whose
+  // A splitter fan-out above the completion trigger's threshold (128) whose
   // responder answers in index order, one reply of a block that is not the last one a failure the
   // definition tolerates: the batch holding it must still leave its block's mark, or the set is
   // never seen complete and the aggregate times out although every reply is in.
@@ -100,7 +100,7 @@ export function drawScenarios(
     out.actions.push(splitterRequest('bulk', aggregateId, expected, at()));
   }
 
-  // Case 4 of #22: a definition whose custom aggregation reads its stored request, opened by a
+  // A definition whose custom aggregation reads its stored request, opened by a
   // request too large for an item (kept in the bucket), and a second large request with another
   // request id taking the same aggregate id (refused): the aggregation must read the first.
   if (random.chance(SCENARIO_RATES.stolen)) {
@@ -153,7 +153,7 @@ export function drawScenarios(
     }
   }
 
-  // Case 5 of #22: an `all` aggregate of about 2,000 replies with 250-character reply ids, whose
+  // An `all` aggregate of about 2,000 replies with 250-character reply ids, whose
   // member set (over 400 KB) cannot be kept on the header item.
   if (random.chance(SCENARIO_RATES.members)) {
     out.names.push('members');
@@ -182,7 +182,7 @@ export function drawScenarios(
     }
   }
 
-  // Case 6 of #22: an aggregate whose deadline (from its request's `parameters`, or from
+  // An aggregate whose deadline (from its request's `parameters`, or from
   // `set-parameters` before it opened) lies beyond an item's default life (the tombstone
   // retention, 30 days), waiting on replies that never all come: its replies must live as long as
   // it may stay open, whatever TTL sweeps run meanwhile.
@@ -237,7 +237,7 @@ export function drawScenarios(
     }
   }
 
-  // Case 2 of #22 again, its exact shape (drawn last, so the seeds that draw only the scenarios
+  // The first splitter fan-out again, in its exact shape (drawn last, so the seeds that draw only the scenarios
   // above run as before). The paced responder answers every reply in the first seconds but two:
   // the tolerated failure, the last reply of a block, ten minutes later (after its block's others
   // and their redeliveries are in), and the last reply of all two minutes after that. The

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * A deadline decides on the replies it reads by the completion rules first (issue 28, item 2):
+ * A deadline decides on the replies it reads by the completion rules first:
  * a reply handler killed between the reply's write and its evaluation leaves the decision to the
  * deadline (the reply's redelivery comes only after the visibility timeout, here after the
  * deadline), and the deadline completes the aggregate by the rule that held — never as timed out.

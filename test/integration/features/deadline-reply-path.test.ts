@@ -5,7 +5,7 @@ import { InjectedCrash } from '../../support/failpoints.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * A deadline whose timer is lost is still enforced on the reply path (issue 28, item 3): a reply
+ * A deadline whose timer is lost is still enforced on the reply path: a reply
  * that arrived after the aggregate's deadline is never a member — it is routed late — and the
  * aggregate is timed out on the replies that arrived before it, by the reply path itself or, when
  * that handler dies first, by the sweeper. A reply arrives when SQS first accepted it (its

@@ -6,7 +6,7 @@ import { aws } from '../../support/clients.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * Timers whose cost does not grow with the deadline (issue 23): a deadline or held reply due
+ * Timers whose cost does not grow with the deadline: a deadline or held reply due
  * within SQS's 15-minute delay is armed by its writer; one due later is armed once, by the sweep,
  * as it enters that horizon (a watermark on the state table says how far the sweeps have armed,
  * so each is armed once and a sweep that did not run is caught up), and a timer that fires early

@@ -7,8 +7,8 @@ import { aws } from '../../support/clients.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * Every timer kind besides a plain deadline costs one timer per thing due, whatever its interval
- * (issue 23): a held reply's unknown timeout, an inactivity timeout that moves, a snapshot
+ * Every timer kind besides a plain deadline costs one timer per thing due, whatever its interval:
+ * a held reply's unknown timeout, an inactivity timeout that moves, a snapshot
  * interval and an allowed life (`maxOpenSeconds`) of days are armed by the sweep as they enter SQS's
  * 15-minute delay horizon, never re-armed every 15 minutes. A snapshot due beyond the horizon has
  * an item of its own in the `due` index (its aggregate's next snapshot) for that.

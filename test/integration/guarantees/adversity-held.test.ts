@@ -96,7 +96,7 @@ describe('held (unknown) replies', () => {
   });
 
   it('held reply racing its timeout against the fan-out: counted or unknown, never both, never neither', async () => {
-    // Kills the mutant "publish unknown before claiming the held reply" (issue 11, case 6).
+    // Kills the mutant "publish unknown before claiming the held reply".
     for (let round = 0; round < 4; round += 1) {
       // Prepare
       const id = nextId('race');

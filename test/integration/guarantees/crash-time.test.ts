@@ -6,8 +6,8 @@ import { InjectedCrash } from '../../support/failpoints.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * A fan-out killed after it wrote its aggregate and before it sent the sub-requests (issue 28,
- * item 1): the request comes back only after ingress's visibility timeout, later than the
+ * A fan-out killed after it wrote its aggregate and before it sent the sub-requests: the
+ * request comes back only after ingress's visibility timeout, later than the
  * deadline, and the aggregate ends at its deadline (here the sweeper's, the timer being armed
  * only after the sends). Its result says which recipients were never asked — certain, since the
  * fan-out records how far it may have sent before each send — instead of listing them missing as

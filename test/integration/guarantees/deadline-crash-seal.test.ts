@@ -4,7 +4,7 @@ import { InjectedCrash } from '../../support/failpoints.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * What a crash does to time (issue 28; docs/wire-contract.md, "Late replies and the deadline"): a
+ * What a crash does to time (docs/wire-contract.md, "Late replies and the deadline"): a
  * reply SQS accepted before the deadline, whose handling crashed, comes back only when its
  * visibility timeout ends. If the deadline has sealed its aggregate by then, it is late — never a
  * member of the result fixed without it — and its late output says it was sent before the

@@ -5,7 +5,7 @@ import { FaninUnderTest } from '../../support/fanin.ts';
  * A reply recorded while its aggregate was open, but after the deadline (or after the read the
  * members came from), is found late by the completer after the seal. Its own SQS message was
  * acknowledged when it was recorded, so nothing but the completer sends its late output: when that
- * send fails, a resumed completer must send it (issue 22, nothing-lost), under the same output id;
+ * send fails, a resumed completer must send it, under the same output id;
  * once it was sent, a resumed completer sends it no more (the mark records it: `owes: late`, then
  * `late-sent`). Publications are observed as sent (the recorder, below SQS deduplication).
  *

@@ -14,7 +14,7 @@ import { aws } from '../../support/clients.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * When a drain has taken its partition's backlog (issue 22, simulation seed 170). A long poll
+ * When a drain has taken its partition's backlog. A long poll
  * returns fewer messages than it asked for while more wait (it returns once some are there, and
  * SQS samples its servers), so a short receive alone says nothing about the backlog: a drain that
  * stopped there left a bulk aggregate's replies to later drains, a few a minute, past its

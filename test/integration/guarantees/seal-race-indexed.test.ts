@@ -6,8 +6,8 @@ import { sealingAfter } from '../../support/failpoints.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
- * The completer's read after its seal (complete.ts, finishUnderLease) on a fan-out's aggregate
- * (issue 23, the aggregate's own work): it is what routes late a reply recorded between the
+ * The completer's read after its seal (complete.ts, finishUnderLease) on a fan-out's aggregate:
+ * it is what routes late a reply recorded between the
  * completer's read and its seal, so it is skipped only when the sealed member set holds every
  * reply id the aggregate can ever record (`membersAreAll`: a splitter's indexes 0 … expected − 1,
  * the only ids its replies are recorded with). These tests count the state store's reads of the

@@ -92,7 +92,7 @@ describe('clients', () => {
     // Assess
     expect(overridden.sqs.config.useQueueUrlAsEndpoint).toBe(false);
     expect(overridden.s3.config.forcePathStyle).toBe(true);
-    // On AWS too: a queue URL from a message must never become the endpoint (issue 11).
+    // On AWS too: a queue URL from a message must never become the endpoint.
     expect(plain.sqs.config.useQueueUrlAsEndpoint).toBe(false);
     expect(plain.s3.config.forcePathStyle).toBeFalsy();
   });

@@ -57,7 +57,7 @@ function variables(fn: Resource): Record<string, unknown> {
   return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 }
 
-describe('issue 11, item 7: every queue keeps messages the topology retention', () => {
+describe('every queue keeps messages the topology retention', () => {
   it.each<[string, Partial<FaninProps>]>([
     ['the defaults', {}],
     ['FIFO replies and four partitions', { fifoReplies: true, replyPartitions: 4 }],
@@ -94,7 +94,7 @@ describe('issue 11, item 7: every queue keeps messages the topology retention', 
   });
 });
 
-describe('issue 11, item 4: the completion lease comes from the function timeout', () => {
+describe('the completion lease comes from the function timeout', () => {
   it.each([30, 900])(
     'GIVEN functionTimeout %i s WHEN synthesized THEN every function gets FANIN_LEASE_SECONDS >= its Timeout (the topology lease)',
     (seconds) => {
@@ -113,7 +113,7 @@ describe('issue 11, item 4: the completion lease comes from the function timeout
   );
 });
 
-describe('issue 11, item 8: claim-check objects outlive the state that references them', () => {
+describe('claim-check objects outlive the state that references them', () => {
   it('GIVEN the defaults WHEN synthesized THEN every expiration rule of the bucket is at least ceil(stateLifeSeconds / 1 day) + 1 days and covers every prefix', () => {
     // Mutant killed: "payloadExpiration defaults to 14 days" (329f56a), shorter than the 44 days a
     // tombstone-retained aggregate may reference a stored body.
@@ -164,7 +164,7 @@ describe('issue 11, item 8: claim-check objects outlive the state that reference
   });
 });
 
-describe('issue 11, trust model: who may send', () => {
+describe('trust model: who may send', () => {
   const PRODUCER = 'arn:aws:iam::111122223333:role/producer-*';
   const PARTNER = '444455556666';
   const TOPIC = 'arn:aws:sns:us-east-1:111122223333:orders';
@@ -261,7 +261,7 @@ describe('issue 11, trust model: who may send', () => {
   );
 });
 
-describe('issue 11, claim-check pointers: producers write only under incoming/', () => {
+describe('claim-check pointers: producers write only under incoming/', () => {
   it('GIVEN the defaults WHEN synthesized THEN the bucket policy denies s3:PutObject under state/, requests/ and outputs/ to every principal but the fanin roles that store payloads', () => {
     // Mutant killed: "no bucket fence" (329f56a): any principal of the account allowed by its IAM
     // could overwrite a stored body that an aggregate's state references.
@@ -288,7 +288,7 @@ describe('issue 11, claim-check pointers: producers write only under incoming/',
   });
 });
 
-describe('issue 11, request-time recipients: recipientAccounts', () => {
+describe('request-time recipients: recipientAccounts', () => {
   it('GIVEN recipientAccounts WHEN synthesized THEN every function gets FANIN_RECIPIENT_ACCOUNTS as a JSON array', () => {
     // Mutant killed: "recipientAccounts not passed to the handlers".
     const synth = synthFanin({ recipientAccounts: ['444455556666', '777788889999'] });
@@ -354,7 +354,7 @@ describe('issue 11, request-time recipients: recipientAccounts', () => {
   });
 });
 
-describe('issue 11, items 10 and 11: the alarms the use cases raise', () => {
+describe('the alarms the use cases raise', () => {
   let synth: Synth;
   beforeAll(() => {
     synth = synthFanin({ prefix: 'shop' });

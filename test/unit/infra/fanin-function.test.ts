@@ -10,7 +10,7 @@ import { Fanin, type FaninProps } from '../../../infra/fanin.ts';
 import { describeTopology } from '../../../shared/topology/topology.ts';
 import { allowedActions, construct, DEFINITIONS, logicalId, ownTable, synthFanin, testApp } from './synth.ts';
 
-/** The construct options users of AWS Solutions Constructs expect (issue 13). */
+/** The construct options users of AWS Solutions Constructs expect. */
 
 type Resource = { Properties: Record<string, unknown> };
 

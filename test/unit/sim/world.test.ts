@@ -9,11 +9,11 @@ import { World } from '../../../sim/world.ts';
  * reply's arrival as the product does (docs/wire-contract.md, "Late replies and the deadline"),
  * the earlier of that time and its first handling by the invocation's clock. Without it, a reply
  * SQS accepted before the deadline and handled by an invocation whose clock runs seconds ahead
- * looked late (seed 153 and five others, issue 28).
+ * looked late (seed 153 and five others).
  */
 describe("the simulation's reply receipts", () => {
   it('carry the SentTimestamp of every copy delivered, so a reply sent before the deadline and handled by a clock ahead of it is in time', async () => {
-    // GIVEN seed 153 (one of the six that broke the invariant, issue 28), whose skews reach 5 s:
+    // GIVEN seed 153 (one of the six that broke the invariant), whose skews reach 5 s:
     // replies SQS accepted before the deadline, handled by invocations whose clocks run ahead
     const world = new World(153);
     const restore = neutralise(world.scheduler);

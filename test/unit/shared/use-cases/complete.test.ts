@@ -5,7 +5,7 @@ import { membersAreAll } from '../../../../shared/use-cases/complete.ts';
 import { aDefinition } from '../engine/factories.ts';
 
 /**
- * When a completer may skip its read after the seal (complete.ts, issue 23): only when no reply
+ * When a completer may skip its read after the seal (complete.ts): only when no reply
  * outside the sealed member set can exist. A splitter's or recipient list's replies are recorded
  * only with an index below `expected` (replies.ts, refusalOf), so a member set holding every one
  * of them leaves no reply to route late; any other aggregate keeps the read.
