@@ -79,18 +79,21 @@ describe('the time budget holds inside a regular expression', () => {
   it('a non-linear pattern matched over 1,000 replies costs well under the budget (one worker, a message per match)', async () => {
     // Prepare
     const replies = Array.from({ length: 1000 }, (_, i) => ({ name: `Bank ${i} AG` }));
+    const budgetMs = 5000;
     const expression = compileExpression('$count(replies[$contains(name, /bank \\d+ ag/i)])', {
       ...BUDGET,
-      timeoutMs: 5000,
+      timeoutMs: budgetMs,
     });
     await expression.evaluate({ replies: replies.slice(0, 1) });
 
     // Act
     const { ms, value } = await timed(() => expression.evaluate({ replies }));
 
-    // Assess: every match answered, at well under a millisecond each (the evaluation included)
+    // Assess: every match answered within the budget, with room to spare on a loaded machine (a
+    // worker per match, or a message per character, would take seconds); the per-reply figure is
+    // printed, not asserted, since it depends on the machine's load
     expect(value).toBe(1000);
     console.info(`a non-linear regex in the worker: ${(ms / 1000).toFixed(3)} ms per reply`);
-    expect(ms / 1000).toBeLessThan(0.5);
+    expect(ms).toBeLessThan(budgetMs / 2);
   });
 });
