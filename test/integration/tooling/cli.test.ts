@@ -512,6 +512,7 @@ describe('fanin CLI against the local runtime', () => {
       'send',
       'reply',
       'show',
+      'history',
       'list',
       'purge',
       'complete',

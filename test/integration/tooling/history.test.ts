@@ -49,7 +49,7 @@ beforeAll(async () => {
           fanOut: { type: 'none' },
           completion: { strategy: 'timeout' },
           timeoutSeconds: 600,
-          inactivityTimeoutSeconds: 6,
+          inactivityTimeoutSeconds: 10,
         },
       ],
       responderQueues: ['desk-a', 'desk-b', 'desk-c'],
@@ -305,9 +305,12 @@ describe('fanin history', () => {
   it(
     'tells the deadline an inactivity timeout moved, and the timeout that ended it',
     async () => {
-      // Arrange: a reply soon after the open keeps the aggregate open past its first deadline.
+      // Arrange: a reply 4 s after the open keeps the aggregate open 4 s past its first deadline
+      // (10 s after the open); a reply right after the open would move it by milliseconds only,
+      // less than the timer's own lateness.
       expect((await fanin('send', 'idle', '--aggregate-id', 'h-idle')).code).toBe(0);
       await untilHeader('h-idle', (status) => status === 'open');
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
       await aws.sqs.send(
         new SendMessageCommand({
           QueueUrl: runtime.state.replyPartitions[0]?.url,
@@ -319,7 +322,7 @@ describe('fanin history', () => {
           },
         }),
       );
-      await untilHeader('h-idle', (status) => status === 'closed', 40_000);
+      await untilHeader('h-idle', (status) => status === 'closed', 90_000);
 
       // Act
       const [history, text] = await Promise.all([historyJson('h-idle'), fanin('history', 'h-idle')]);
