@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Fanin } from '../../../infra/fanin.ts';
 import { FaninStack } from '../../../infra/fanin-stack.ts';
 import { describeTopology } from '../../../shared/topology/topology.ts';
-import { DEFINITIONS, ownTable, testApp } from './synth.ts';
+import { DEFINITIONS, ownTable, synthFanin, testApp } from './synth.ts';
 
 /**
  * cdk-nag 3.x is a CDK validation plugin: `Validations.of(app).addPlugins(new AwsSolutionsChecks(app))`
@@ -194,4 +194,45 @@ describe('cdk-nag AwsSolutions', () => {
     // WHEN / THEN
     expect(() => bad.synth()).toThrow(/AwsSolutions-SQS2[\s\S]*AwsSolutions-SQS3[\s\S]*AwsSolutions-SQS4/);
   });
+});
+
+/** The drain warning (shared/topology/drain-warnings.ts) as the construct annotates it at synth. */
+describe('definitions that may time out within a drain interval', () => {
+  it('GIVEN a 90 s deadline and partitions drained every minute WHEN synthesized THEN a warning names the definition, and only it', () => {
+    // GIVEN a short deadline, an inactivity timeout, a request that may ask for a short one, and a long deadline
+    const { stack } = synthFanin({
+      replyDrainIntervalSeconds: [0, 60],
+      definitions: [
+        { name: 'quick-quote', completion: { strategy: 'all' }, timeoutSeconds: 90 },
+        {
+          name: 'idle-bids',
+          completion: { strategy: 'all' },
+          timeoutSeconds: 3600,
+          inactivityTimeoutSeconds: 30,
+        },
+        {
+          name: 'asks-short',
+          completion: { strategy: 'all' },
+          timeoutSeconds: 3600,
+          requestParameters: { timeoutSeconds: { min: 10, max: 3600 } },
+        },
+        { name: 'slow-survey', completion: { strategy: 'all' }, timeoutSeconds: 600 },
+      ],
+    });
+    // THEN
+    const annotations = Annotations.fromStack(stack);
+    annotations.hasWarning(
+      '/Test/Fanin',
+      Match.stringLikeRegexp(
+        '\\["quick-quote","idle-bids","asks-short"\\] may time out in less than twice the longest reply drain interval \\(60 s\\)',
+      ),
+    );
+  }, 60_000);
+
+  it('GIVEN no drained partition WHEN synthesized THEN no such warning', () => {
+    const { stack } = synthFanin({
+      definitions: [{ name: 'quick-quote', completion: { strategy: 'all' }, timeoutSeconds: 5 }],
+    });
+    Annotations.fromStack(stack).hasNoWarning('/Test/Fanin', Match.stringLikeRegexp('drain interval'));
+  }, 60_000);
 });
