@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type DrainResult, drainQueue } from '../shared/adapters/sqs-drain.ts';
+import { SqsDrainQueue } from '../shared/adapters/sqs-drain.ts';
 import { toRawMessage } from '../shared/adapters/sqs-event.ts';
 import { TimerBatch } from '../shared/adapters/timer-batch.ts';
 import type { Observability } from '../shared/app.ts';
@@ -16,6 +16,7 @@ import type { FaninContext } from '../shared/use-cases/context.ts';
 import { handleControl } from '../shared/use-cases/control.ts';
 import { handleRequest } from '../shared/use-cases/fan-out.ts';
 import { handleReplies } from '../shared/use-cases/replies.ts';
+import { type DrainResult, drainReplies } from '../shared/use-cases/reply-drain.ts';
 import { handleTimer, sweep } from '../shared/use-cases/timers.ts';
 
 /**
@@ -128,10 +129,10 @@ export interface DrainReport extends DrainResult {
 /**
  * Replies of a partition drained on a schedule (`replyDrainIntervalSeconds`): the partition is
  * named by its index in the configuration, never by a queue URL, so an event can only make the
- * function drain one of its own partitions. Batches go to the same use case as an event source's,
- * and the drain starts no new batch once half the invocation's time is spent, nor one that would
- * not finish in the time left if it took as long as the slowest so far (plus a margin): what is
- * left waits for the next schedule. The messages a drain holds stay invisible for the queue's
+ * function drain one of its own partitions. The drain use case (`drainReplies`) sends its batches
+ * to the same use case as an event source's, and starts no new batch once half the invocation's
+ * time is spent, nor one that would not finish in the time left if it took as long as the slowest
+ * so far (plus a margin): what is left waits for the next schedule. The messages a drain holds stay invisible for the queue's
  * visibility timeout, at least six times the invocation's (topology), so no other drain takes
  * them while this one may still record and delete them.
  * @throws Error when the event names no partition of this deployment or an invalid batch size
@@ -153,20 +154,10 @@ export function makeReplyDrainHandler(context: ContextSource, source: () => Drai
       );
     }
     const started = Date.now();
-    const remaining = () =>
-      invocation ? invocation.getRemainingTimeInMillis() : timeoutMs - (Date.now() - started);
-    const half = remaining() / 2;
-    const result = await drainQueue({
-      sqs,
-      queueUrl,
+    const result = await drainReplies(ctx, new SqsDrainQueue({ sqs, queueUrl }), {
       batchSize,
-      // Half the invocation is kept for the last batch, and no batch starts that the slowest
-      // so far says could not finish in what is left.
-      timeLeft: (needMs) => {
-        const left = remaining();
-        return left > half && left > needMs;
-      },
-      handle: (messages) => handleReplies(ctx, messages),
+      remainingMs: () =>
+        invocation ? invocation.getRemainingTimeInMillis() : timeoutMs - (Date.now() - started),
     });
     ctx.log.info('reply drain', { partition, ...result });
     return { partition, ...result };

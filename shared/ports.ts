@@ -523,6 +523,33 @@ export interface RawMessage {
   readonly senderId?: string;
 }
 
+/** A message a drain received: what the use cases read of it, and the handle that deletes it. */
+export interface ReceivedMessage {
+  readonly message: RawMessage;
+  /** The receive's handle for it (SQS's `ReceiptHandle`), opaque: what {@link DrainQueue.delete} needs. */
+  readonly receipt: string;
+}
+
+/**
+ * One queue a scheduled drain takes messages from (`shared/adapters/sqs-drain.ts`): the receives
+ * and deletes alone. When to receive, what a batch is and when the queue is caught up are the
+ * drain use case's (`shared/use-cases/reply-drain.ts`).
+ */
+export interface DrainQueue {
+  /** The most messages one receive returns (SQS: 10). */
+  readonly maxPerReceive: number;
+  /**
+   * One receive of up to `max` messages (at most {@link maxPerReceive}), long-polling, with each
+   * message's receive count, `SentTimestamp` and `SenderId`. Nothing returned: nothing visible.
+   */
+  receive(max: number): Promise<readonly ReceivedMessage[]>;
+  /**
+   * Deletes `messages`. @returns how many were not deleted (they come back after the visibility
+   * timeout); never throws.
+   */
+  delete(messages: readonly ReceivedMessage[]): Promise<number>;
+}
+
 /**
  * The claim-check path: large payloads live in S3, the SQS message carries a pointer in
  * the SQS Extended Client's format.

@@ -10,7 +10,7 @@ export interface DrainedMessage {
 
 /**
  * What the rig learns of a drain's batches from the calls the drain makes with fanin's SQS client
- * (`shared/adapters/sqs-drain.ts`): a drain receives a batch, hands it to the use case, then
+ * (`shared/adapters/sqs-drain.ts`, driven by `shared/use-cases/reply-drain.ts`): a drain receives a batch, hands it to the use case, then
  * deletes what it recorded, so a batch is what the drain received from its queue since its
  * previous delete. (A batch whose every message failed is deleted from nothing, so it would be
  * counted with the next: the report's sanity section counts failed records.)

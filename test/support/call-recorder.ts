@@ -246,7 +246,7 @@ export function runAs<T>(fn: FunctionName, work: () => T): T {
 export const ENTRY_POINTS: readonly { file: string; name: string; fn: FunctionName }[] = [
   { file: '/shared/use-cases/fan-out.ts', name: 'handleRequest', fn: 'fanOut' },
   { file: '/shared/use-cases/replies.ts', name: 'handleReplies', fn: 'reply' },
-  { file: '/shared/adapters/sqs-drain.ts', name: 'drainQueue', fn: 'reply' },
+  { file: '/shared/use-cases/reply-drain.ts', name: 'drainReplies', fn: 'reply' },
   { file: '/shared/use-cases/timers.ts', name: 'sweep', fn: 'sweeper' },
   { file: '/shared/use-cases/timers.ts', name: 'handleTimer', fn: 'timer' },
   { file: '/shared/use-cases/timers.ts', name: 'expireAggregate', fn: 'timer' },
