@@ -17,6 +17,7 @@ import { SortKey } from '../../../shared/adapters/state-keys.ts';
 import { createContext } from '../../../shared/app.ts';
 import type { RuntimeConfig } from '../../../shared/config.ts';
 import type { DefinitionInput } from '../../../shared/engine/definition.ts';
+import { topologyOptionsOf } from '../../../shared/topology/options.ts';
 import {
   describeTopology,
   OUTPUT_ROLES,
@@ -860,8 +861,7 @@ export interface ConfiguredSimulations {
 
 /**
  * A configuration as `npm start` reads it (fanin.config.ts, .js, .mjs or .json: its definitions
- * for its prefix, its reply partitions, FIFO replies, receive count, function timeout,
- * partitioning and responder queues), for {@link ConfiguredSimulations.simulate}: a file's path,
+ * for its prefix, every topology option it gives and its responder queues), for {@link ConfiguredSimulations.simulate}: a file's path,
  * or the configuration itself, already imported (`import config from './fanin.config.ts'`; the
  * module's namespace, with its `default` or `config` export, is taken too). Under vitest or jest
  * pass the imported configuration: the kit's own `import()` of a path is Node's, which loads no
@@ -889,6 +889,8 @@ function configOf(value: object): unknown {
 
 function configured(config: ResolvedLocalConfig): ConfiguredSimulations {
   const names = config.definitions.map((d) => d.name);
+  // Every topology option the file gives, as npm start takes them (the prefix is the simulation's own).
+  const { prefix: _prefix, ...fileTopology } = topologyOptionsOf(config);
   return {
     file: config.file,
     prefix: config.prefix,
@@ -903,14 +905,7 @@ function configured(config: ResolvedLocalConfig): ConfiguredSimulations {
         {
           ...options,
           prefix: config.prefix,
-          topology: {
-            replyPartitions: config.replyPartitions,
-            fifoReplies: config.fifoReplies,
-            maxReceiveCount: config.maxReceiveCount,
-            functionTimeoutSeconds: config.functionTimeoutSeconds,
-            partitioning: config.partitioning,
-            ...(options.topology ?? {}),
-          },
+          topology: { ...fileTopology, ...(options.topology ?? {}) },
           responderQueues:
             options.responderQueues ?? config.responderQueues.map((q) => `${config.prefix}-${q}`),
           ...(config.claimCheckThresholdBytes !== undefined && options.claimCheckThresholdBytes === undefined
