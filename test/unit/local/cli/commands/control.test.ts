@@ -30,17 +30,16 @@ function serveControl(): () => void {
 }
 
 describe('fanin purge and complete', () => {
-  it.each([
-    [{}],
-    [{ 'aggregate-id': 'a', all: true }],
-    [{ definition: 'orders', all: true }],
-  ])('need exactly one of --aggregate-id, --definition, --all (given %o)', async (values) => {
-    for (const command of [purge, complete]) {
-      const run = command.run(capture(world.target).io, args(values));
-      await expect(run).rejects.toBeInstanceOf(UsageError);
-      await expect(run).rejects.toThrow('give exactly one of --aggregate-id, --definition or --all');
-    }
-  });
+  it.each([[{}], [{ 'aggregate-id': 'a', all: true }], [{ definition: 'orders', all: true }]])(
+    'need exactly one of --aggregate-id, --definition, --all (given %o)',
+    async (values) => {
+      for (const command of [purge, complete]) {
+        const run = command.run(capture(world.target).io, args(values));
+        await expect(run).rejects.toBeInstanceOf(UsageError);
+        await expect(run).rejects.toThrow('give exactly one of --aggregate-id, --definition or --all');
+      }
+    },
+  );
 
   it('refuse an aggregate fanin has no record of with exit 1, sending nothing', async () => {
     const run = purge.run(capture(world.target).io, args({ 'aggregate-id': 'ghost' }));
