@@ -194,8 +194,7 @@ describe('a member set in chunks', () => {
     // Prepare
     const { chunks, digest } = memberSetChunks(encodeMembers(members), undefined);
     const ref = { key: 'lease-1', chunks: chunks.length, digest, until: 1 };
-    const altered = chunks.map((c) => new Uint8Array(c));
-    (altered[0] as Uint8Array)[0] ^= 1;
+    const altered = chunks.map((c, n) => (n === 0 ? c.map((byte, i) => (i === 0 ? byte ^ 1 : byte)) : c));
 
     // Act / Assess
     expect(memberSetOf(ref, chunkItems('lease-1', chunks).slice(1))).toBeUndefined();
