@@ -33,4 +33,40 @@ describe('the S3 model', () => {
     expect(s3.expireAll(due)).toBe(1);
     expect(s3.keys('b')).toEqual([]);
   });
+
+  it('expires an object at the midnight UTC after its creation plus the days of the rule, as S3 documents', () => {
+    // S3's example: created 2014-01-15 10:30 UTC with a 3-day rule, expired from 2014-01-19 00:00 UTC.
+    let now = Date.parse('2014-01-15T10:30:00Z');
+    const s3 = new S3Model({ clock: () => now, random: () => 0, expireAfterDays: { 'incoming/': 3 } });
+    s3.handle('CreateBucketCommand', { Bucket: 'b' });
+    s3.handle('PutObjectCommand', { Bucket: 'b', Key: 'incoming/x', Body: 'x' });
+    s3.handle('PutObjectCommand', { Bucket: 'b', Key: 'kept/y', Body: 'y' });
+    now = Date.parse('2014-01-18T23:59:59.999Z');
+    expect(s3.expireAll()).toBe(0);
+    now = Date.parse('2014-01-19T00:00:00Z');
+    expect(s3.expireAll()).toBe(1);
+    expect(s3.keys('b')).toEqual(['kept/y']);
+  });
+
+  it('applies the shorter expiration when two rules match a key', () => {
+    let now = Date.parse('2014-01-15T10:30:00Z');
+    const s3 = new S3Model({ clock: () => now, random: () => 0, expireAfterDays: { '': 10, 'tmp/': 1 } });
+    s3.handle('CreateBucketCommand', { Bucket: 'b' });
+    s3.handle('PutObjectCommand', { Bucket: 'b', Key: 'tmp/x', Body: 'x' });
+    s3.handle('PutObjectCommand', { Bucket: 'b', Key: 'other', Body: 'y' });
+    now = Date.parse('2014-01-17T00:00:00Z');
+    expect(s3.expireAll()).toBe(1);
+    expect(s3.keys('b')).toEqual(['other']);
+  });
+
+  it('says NoSuchKey for a missing key and NoSuchBucket for a missing bucket', () => {
+    const s3 = new S3Model(world());
+    s3.handle('CreateBucketCommand', { Bucket: 'b' });
+    expect(() => s3.handle('GetObjectCommand', { Bucket: 'b', Key: 'none' })).toThrow(
+      expect.objectContaining({ name: 'NoSuchKey' }),
+    );
+    expect(() => s3.handle('GetObjectCommand', { Bucket: 'none', Key: 'k' })).toThrow(
+      expect.objectContaining({ name: 'NoSuchBucket' }),
+    );
+  });
 });

@@ -129,4 +129,135 @@ describe('the SQS model', () => {
     send('1 later', 'd1');
     expect(model.messages(QueueUrl).map((m) => m.body)).toEqual(['1', '2', '1 later']);
   });
+
+  it('keeps a message in flight for 30 seconds by default, or for the VisibilityTimeout of the receive', () => {
+    const w = world();
+    const model = sqs(w);
+    const { QueueUrl } = model.handle('CreateQueueCommand', { QueueName: 'q' });
+    model.handle('SendMessageCommand', { QueueUrl, MessageBody: 'a' });
+    model.handle('SendMessageCommand', { QueueUrl, MessageBody: 'b' });
+    expect(receive(model, QueueUrl, { MaxNumberOfMessages: 1 })).toHaveLength(1);
+    expect(receive(model, QueueUrl, { MaxNumberOfMessages: 1, VisibilityTimeout: 5 })).toHaveLength(1);
+    w.advance(5_000);
+    expect(receive(model, QueueUrl, { VisibilityTimeout: 100 })).toHaveLength(1);
+    w.advance(25_000);
+    expect(receive(model, QueueUrl)).toHaveLength(1);
+  });
+
+  it('changes visibility from now with the latest handle: 0 makes the message visible at once', () => {
+    const w = world();
+    const model = sqs(w);
+    const { QueueUrl } = model.handle('CreateQueueCommand', { QueueName: 'q' });
+    model.handle('SendMessageCommand', { QueueUrl, MessageBody: 'm' });
+    const [first] = receive(model, QueueUrl);
+    w.advance(20_000);
+    // 20 s after the receive, a new timeout of 60 s runs from now: visible 80 s after the receive.
+    model.handle('ChangeMessageVisibilityCommand', {
+      QueueUrl,
+      ReceiptHandle: first?.ReceiptHandle,
+      VisibilityTimeout: 60,
+    });
+    w.advance(59_999);
+    expect(receive(model, QueueUrl)).toHaveLength(0);
+    w.advance(1);
+    const [second] = receive(model, QueueUrl);
+    expect(second?.Attributes.ApproximateReceiveCount).toBe('2');
+    model.handle('ChangeMessageVisibilityCommand', {
+      QueueUrl,
+      ReceiptHandle: second?.ReceiptHandle,
+      VisibilityTimeout: 0,
+    });
+    expect(receive(model, QueueUrl)[0]?.Attributes.ApproximateReceiveCount).toBe('3');
+  });
+
+  it('refuses to change the visibility with an older handle, of a message not in flight, or beyond 12 hours', () => {
+    const w = world();
+    const model = sqs(w);
+    const { QueueUrl } = model.handle('CreateQueueCommand', { QueueName: 'q' });
+    model.handle('SendMessageCommand', { QueueUrl, MessageBody: 'm' });
+    const [old] = receive(model, QueueUrl, { VisibilityTimeout: 1 });
+    w.advance(1000);
+    const [latest] = receive(model, QueueUrl, { VisibilityTimeout: 1 });
+    const change = (handle: string | undefined, VisibilityTimeout: number) => () =>
+      model.handle('ChangeMessageVisibilityCommand', { QueueUrl, ReceiptHandle: handle, VisibilityTimeout });
+    expect(change(old?.ReceiptHandle, 10)).toThrow(/The receipt handle has expired/);
+    expect(change(latest?.ReceiptHandle, 43_201)).toThrow(/Must be between 0 and 43200/);
+    expect(change(latest?.ReceiptHandle, 43_200)).not.toThrow();
+    model.handle('DeleteMessageCommand', { QueueUrl, ReceiptHandle: latest?.ReceiptHandle });
+    expect(change(latest?.ReceiptHandle, 10)).toThrow(
+      expect.objectContaining({ name: 'MessageNotInflight' }),
+    );
+    expect(change('not-a-handle', 10)).toThrow(expect.objectContaining({ name: 'ReceiptHandleIsInvalid' }));
+  });
+
+  it('deletes with the latest handle always, and on a FIFO queue ignores an older one', () => {
+    const w = world([0]);
+    const model = sqs(w, { staleDeleteIgnoredProbability: 0 });
+    const { QueueUrl } = model.handle('CreateQueueCommand', {
+      QueueName: 'f.fifo',
+      Attributes: { FifoQueue: 'true' },
+    });
+    model.handle('SendMessageCommand', {
+      QueueUrl,
+      MessageBody: 'm',
+      MessageGroupId: 'g',
+      MessageDeduplicationId: 'd',
+    });
+    const [old] = receive(model, QueueUrl, { VisibilityTimeout: 1 });
+    w.advance(1000);
+    const [latest] = receive(model, QueueUrl);
+    model.handle('DeleteMessageCommand', { QueueUrl, ReceiptHandle: old?.ReceiptHandle });
+    expect(model.messages(QueueUrl)).toHaveLength(1);
+    model.handle('DeleteMessageCommand', { QueueUrl, ReceiptHandle: latest?.ReceiptHandle });
+    expect(model.messages(QueueUrl)).toHaveLength(0);
+    // A handle of a message already deleted is accepted.
+    expect(() =>
+      model.handle('DeleteMessageCommand', { QueueUrl, ReceiptHandle: latest?.ReceiptHandle }),
+    ).not.toThrow();
+  });
+
+  it('names queues by URL and ARN, and says a queue that does not exist does not exist', () => {
+    const w = world();
+    const model = sqs(w);
+    const { QueueUrl } = model.handle('CreateQueueCommand', { QueueName: 'orders' });
+    expect(QueueUrl).toBe('https://sqs.us-east-1.amazonaws.com/000000000000/orders');
+    expect(model.handle('GetQueueUrlCommand', { QueueName: 'orders' }).QueueUrl).toBe(QueueUrl);
+    expect(() => model.handle('GetQueueUrlCommand', { QueueName: 'none' })).toThrow(
+      expect.objectContaining({ name: 'QueueDoesNotExist' }),
+    );
+  });
+
+  it('drops a FIFO message whose body was seen in five minutes when the queue deduplicates by content', () => {
+    const w = world();
+    const model = sqs(w);
+    const { QueueUrl } = model.handle('CreateQueueCommand', {
+      QueueName: 'c.fifo',
+      Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+    });
+    const send = (body: string) =>
+      model.handle('SendMessageCommand', { QueueUrl, MessageBody: body, MessageGroupId: 'g' });
+    send('same');
+    send('same');
+    send('other');
+    w.advance(5 * 60_000 - 1);
+    send('same');
+    w.advance(1);
+    send('same');
+    expect(model.messages(QueueUrl).map((m) => m.body)).toEqual(['same', 'other', 'same']);
+  });
+
+  it('requires a group on a FIFO queue, and a deduplication id unless it deduplicates by content', () => {
+    const w = world();
+    const model = sqs(w);
+    const { QueueUrl } = model.handle('CreateQueueCommand', {
+      QueueName: 'f.fifo',
+      Attributes: { FifoQueue: 'true' },
+    });
+    expect(() =>
+      model.handle('SendMessageCommand', { QueueUrl, MessageBody: 'x', MessageDeduplicationId: 'd' }),
+    ).toThrow('The request must contain the parameter MessageGroupId.');
+    expect(() =>
+      model.handle('SendMessageCommand', { QueueUrl, MessageBody: 'x', MessageGroupId: 'g' }),
+    ).toThrow(expect.objectContaining({ name: 'InvalidParameterValue' }));
+  });
 });
