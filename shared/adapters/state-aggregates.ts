@@ -352,25 +352,7 @@ export async function readAggregate(table: StateTable, aggregateId: string): Pro
   };
   collect(items);
   const header = headerItem ? await headerOf(table, headerItem, chunks) : undefined;
-  const shards = header?.shards ?? 1;
-  if (shards > 1) {
-    // Shard 0 shares the header's key; the others are read alongside, each consistently.
-    const others = await Promise.all(
-      Array.from({ length: shards - 1 }, (_, i) =>
-        queryAll(table, {
-          TableName: table.tableName,
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :p AND :r',
-          ExpressionAttributeValues: {
-            ':pk': shardKey(aggregateId, i + 1),
-            ':p': SortKey.PACK,
-            ':r': SortKey.REPLIES_END,
-          },
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    for (const rows of others) collect(rows);
-  }
+  collect(await readWriteShards(table, aggregateId, header?.shards ?? 1));
   const replies = resolveCopies(header, copies, lateIds).map((r) =>
     owedIds.has(r.replyId)
       ? { ...r, late: true, owes: OWES_UNKNOWN }
@@ -566,4 +548,31 @@ function isThrottled(error: unknown): boolean {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The packs and replies of an aggregate's write shards but the first, each shard read
+ * consistently, all alongside: shard 0 shares the header's key and is read with it, so with one
+ * shard this reads nothing. The reply path's whole read and the history's both take them here.
+ */
+export async function readWriteShards(
+  table: StateTable,
+  aggregateId: string,
+  shards: number,
+): Promise<Record<string, unknown>[]> {
+  const others = await Promise.all(
+    Array.from({ length: Math.max(0, shards - 1) }, (_, i) =>
+      queryAll(table, {
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :p AND :r',
+        ExpressionAttributeValues: {
+          ':pk': shardKey(aggregateId, i + 1),
+          ':p': SortKey.PACK,
+          ':r': SortKey.REPLIES_END,
+        },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return others.flat();
 }

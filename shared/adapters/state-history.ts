@@ -1,7 +1,7 @@
 import type { AggregateHeader, AggregateRecords, ReplyCopy, ReplyMark } from '../ports.ts';
-import { headerOf } from './state-aggregates.ts';
+import { headerOf, readWriteShards } from './state-aggregates.ts';
 import { MEMBER_CHUNK_PREFIX, replyExtrasOf, toHeld } from './state-items.ts';
-import { aggregateKey, SortKey, shardKey } from './state-keys.ts';
+import { aggregateKey, SortKey } from './state-keys.ts';
 import { expandPack } from './state-packs.ts';
 import { queryAll, type StateTable } from './state-table.ts';
 
@@ -23,24 +23,10 @@ export async function readHistory(table: StateTable, aggregateId: string): Promi
   const header: AggregateHeader | undefined = headerItem
     ? await headerOf(table, headerItem, chunks)
     : undefined;
-  const shards = header?.shards ?? 1;
-  const others = await Promise.all(
-    Array.from({ length: Math.max(0, shards - 1) }, (_, i) =>
-      queryAll(table, {
-        TableName: table.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :p AND :r',
-        ExpressionAttributeValues: {
-          ':pk': shardKey(aggregateId, i + 1),
-          ':p': SortKey.PACK,
-          ':r': SortKey.REPLIES_END,
-        },
-        ConsistentRead: true,
-      }),
-    ),
-  );
+  const others = await readWriteShards(table, aggregateId, header?.shards ?? 1);
   const copies: ReplyCopy[] = [];
   const marks: ReplyMark[] = [];
-  for (const item of [...items, ...others.flat()]) {
+  for (const item of [...items, ...others]) {
     const sk = String(item.sk);
     if (sk.startsWith(SortKey.PACK)) {
       for (const reply of expandPack(item)) copies.push(copyOf({ ...reply }, reply.pack));
