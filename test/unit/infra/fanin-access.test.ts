@@ -24,11 +24,15 @@ import { REPLY_DESTINATION } from '../../../shared/app.ts';
 import { OUTPUT_ROLES, QueueRole } from '../../../shared/topology/topology.ts';
 import {
   allowedActions,
+  conditionValues,
   DEFINITIONS,
   Expected,
   logicalId,
+  type Resource,
   render,
+  type Statement,
   type Synth,
+  sendDeny,
   sorted,
   synthFanin,
   testApp,
@@ -458,5 +462,108 @@ describe('external-event rules: only the allowed senders', { timeout: 60_000 }, 
     expect(
       template.toJSON().Resources[logicalId(stack, rule as never)].Properties.EventPattern.account,
     ).toEqual(['111122223333']);
+  });
+});
+
+describe('trust model: who may send', () => {
+  const PRODUCER = 'arn:aws:iam::111122223333:role/producer-*';
+  const PARTNER = '444455556666';
+  const TOPIC = 'arn:aws:sns:us-east-1:111122223333:orders';
+  let restricted: Synth;
+  let open: Synth;
+
+  beforeAll(() => {
+    open = synthFanin();
+    const app = testApp();
+    const stack = new Stack(app, 'Test');
+    const operator = iam.Role.fromRoleArn(stack, 'Operator', 'arn:aws:iam::111122223333:role/fanin-operator');
+    const fanin = new Fanin(stack, 'Fanin', {
+      definitions: DEFINITIONS,
+      ingressSenders: [PRODUCER, TOPIC],
+      replySenders: [PARTNER],
+      controlSenders: [operator],
+    });
+    restricted = { stack, fanin, template: Template.fromStack(stack) };
+  });
+
+  it('GIVEN no sender props WHEN synthesized THEN no queue policy restricts senders (the account, as before)', () => {
+    const queues = Object.keys(open.template.findResources('AWS::SQS::Queue'));
+    for (const id of queues) expect(sendDeny(open.template, id), id).toBeUndefined();
+  });
+
+  it('GIVEN ingressSenders WHEN synthesized THEN the ingress policy denies sqs:SendMessage to anyone not listed (principal ARN, or source ARN)', () => {
+    // Mutant killed: "ingressSenders ignored" (329f56a has no such prop: anyone in the account may send).
+    const { stack, fanin, template } = restricted;
+    const deny = sendDeny(template, logicalId(stack, fanin.queues[QueueRole.INGRESS].queue));
+    expect(deny).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
+    // The fan-out's role always passes: a fan-out out of time queues its request again to ingress.
+    // Mutant killed: "ingress senders without the fan-out role" (its continuation would be denied).
+    const fanOutRole = `<${logicalId(stack, fanin.functions.fanOut.role as never)}.Arn>`;
+    expect(conditionValues(deny, 'StringNotLike', 'aws:PrincipalArn')).toEqual([fanOutRole, PRODUCER]);
+    expect(conditionValues(deny, 'ArnNotLike', 'aws:SourceArn')).toEqual([TOPIC]);
+    expect(deny?.Condition?.StringNotEquals).toBeUndefined();
+  });
+
+  it('GIVEN replySenders WHEN synthesized THEN every reply partition and the backlog deny senders outside the listed account, the distributor role always allowed', () => {
+    // Mutant killed: "replySenders applied to the partitions but not the backlog", and "distributor
+    // locked out" (its moves would fail).
+    const { stack, fanin, template } = restricted;
+    const distributorRole = `<${logicalId(stack, fanin.functions.distributor.role as never)}.Arn>`;
+    for (const queue of [fanin.queues[QueueRole.BACKLOG], ...fanin.replyPartitions]) {
+      const deny = sendDeny(template, logicalId(stack, queue.queue));
+      expect(deny, queue.node.path).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
+      expect(conditionValues(deny, 'StringNotEquals', 'aws:PrincipalAccount')).toEqual([PARTNER]);
+      expect(conditionValues(deny, 'StringNotLike', 'aws:PrincipalArn')).toEqual([distributorRole]);
+    }
+    // and no other queue is restricted by it
+    expect(sendDeny(template, logicalId(stack, fanin.queues[QueueRole.TIMER].queue))).toBeUndefined();
+  });
+
+  it("GIVEN controlSenders WHEN synthesized THEN the control queue denies all but the operator role, the control role (its continuations) and the construct's external-event rules", () => {
+    // Mutant killed: "controlSenders ignored" (anyone in the account could purge all), and "external
+    // event rules locked out" (EventBridge delivers as a service, matched by aws:SourceArn).
+    const { stack, fanin, template } = restricted;
+    const deny = sendDeny(template, logicalId(stack, fanin.queues[QueueRole.CONTROL].queue));
+    expect(deny).toMatchObject({ Effect: 'Deny', Action: 'sqs:SendMessage' });
+    // The control role always passes: a complete or purge of a whole definition sends its
+    // continuation to the control queue. Mutant killed: "control senders without the control
+    // role" (the continuation would be denied, the command retried into the DLQ half done).
+    const controlRole = `<${logicalId(stack, fanin.functions.control.role as never)}.Arn>`;
+    expect(conditionValues(deny, 'StringNotLike', 'aws:PrincipalArn')).toEqual([
+      controlRole,
+      'arn:aws:iam::111122223333:role/fanin-operator',
+    ]);
+    const rule = fanin.externalEventRules.get('approval');
+    expect(rule).toBeDefined();
+    expect(conditionValues(deny, 'ArnNotLike', 'aws:SourceArn')).toEqual([
+      `<${logicalId(stack, rule!)}.Arn>`,
+    ]);
+  });
+});
+
+describe('claim-check pointers: producers write only under incoming/', () => {
+  it('GIVEN the defaults WHEN synthesized THEN the bucket policy denies s3:PutObject under state/, requests/ and outputs/ to every principal but the fanin roles that store payloads', () => {
+    // Mutant killed: "no bucket fence" (329f56a): any principal of the account allowed by its IAM
+    // could overwrite a stored body that an aggregate's state references.
+    const { stack, fanin, template } = synthFanin();
+    const policy = Object.values(template.findResources('AWS::S3::BucketPolicy'))[0] as Resource;
+    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    const fence = statements.find((s) => s.Sid === 'OnlyFaninWritesStateAndOutputs');
+    expect(fence).toMatchObject({ Effect: 'Deny', Action: 's3:PutObject', Principal: { AWS: '*' } });
+    const bucket = `<${logicalId(stack, fanin.bucket)}.Arn>`;
+    expect(((fence?.Resource ?? []) as unknown[]).map(render).sort()).toEqual([
+      `${bucket}/outputs/*`,
+      `${bucket}/requests/*`,
+      `${bucket}/state/*`,
+    ]);
+    const { distributor, ...payloadHandlers } = fanin.functions;
+    expect(conditionValues(fence, 'StringNotLike', 'aws:PrincipalArn').sort()).toEqual(
+      Object.values(payloadHandlers)
+        .map((fn) => `<${logicalId(stack, fn.role as never)}.Arn>`)
+        .sort(),
+    );
+    expect(conditionValues(fence, 'StringNotLike', 'aws:PrincipalArn')).not.toContain(
+      `<${logicalId(stack, distributor.role as never)}.Arn>`,
+    );
   });
 });

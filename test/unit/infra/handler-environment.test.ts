@@ -19,7 +19,7 @@ import {
 import { createContext } from '../../../shared/app.ts';
 import { ConfigEnv, configToEnv, loadConfig } from '../../../shared/config.ts';
 import { describeTopology, QueueRole } from '../../../shared/topology/topology.ts';
-import { construct, DEFINITIONS, logicalId, synthFanin, testApp } from './synth.ts';
+import { construct, DEFINITIONS, functionsOf, logicalId, synthFanin, testApp, variables } from './synth.ts';
 
 /**
  * The 4 KB check is only useful if it is an upper bound of what is deployed: these tests render
@@ -237,5 +237,40 @@ describe("the handlers' trusted movers", () => {
     expect(() => loadConfig({ ...configToEnv(base), [ConfigEnv.TRUSTED_MOVERS]: '["a b"]' })).toThrow(
       /FANIN_TRUSTED_MOVERS must be a JSON array of SQS sender ids/,
     );
+  });
+});
+
+describe('the completion lease comes from the function timeout', () => {
+  it.each([30, 900])(
+    'GIVEN functionTimeout %i s WHEN synthesized THEN every function gets FANIN_LEASE_SECONDS >= its Timeout (the topology lease)',
+    (seconds) => {
+      // Mutants killed: "lease not passed to the handlers" (329f56a: no FANIN_LEASE_SECONDS, the
+      // handlers' fixed 120 s) and "a fixed 120 s lease" (fails at 900 s).
+      const synth = synthFanin({ functionTimeout: Duration.seconds(seconds) });
+      const functions = functionsOf(synth);
+      expect(functions).toHaveLength(6);
+      for (const fn of functions) {
+        const lease = Number(variables(fn)[ConfigEnv.LEASE_SECONDS]);
+        expect(fn.Properties.Timeout).toBe(seconds);
+        expect(lease).toBeGreaterThanOrEqual(seconds);
+        expect(lease).toBe(synth.fanin.topology.completionLeaseSeconds);
+      }
+    },
+  );
+});
+
+describe('request-time recipients reach every handler', () => {
+  it('GIVEN recipientAccounts WHEN synthesized THEN every function gets FANIN_RECIPIENT_ACCOUNTS as a JSON array', () => {
+    // Mutant killed: "recipientAccounts not passed to the handlers".
+    const synth = synthFanin({ recipientAccounts: ['444455556666', '777788889999'] });
+    for (const fn of functionsOf(synth)) {
+      expect(JSON.parse(String(variables(fn)[ConfigEnv.RECIPIENT_ACCOUNTS]))).toEqual([
+        '444455556666',
+        '777788889999',
+      ]);
+    }
+    for (const fn of functionsOf(synthFanin())) {
+      expect(variables(fn)[ConfigEnv.RECIPIENT_ACCOUNTS]).toBeUndefined();
+    }
   });
 });

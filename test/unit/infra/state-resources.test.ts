@@ -1,4 +1,6 @@
+import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { stateLifeSeconds } from '../../../shared/engine/definition.ts';
 import { DEFINITIONS, logicalId, synthFanin } from './synth.ts';
 
 const DAY = 24 * 3600;
@@ -27,5 +29,47 @@ describe('the bucket lifecycle follows the longest deadline a request may ask fo
     expect(days.length).toBeGreaterThan(0);
     // 300 days open at most, then 30 days of tombstone retention (the default), then a day's margin.
     for (const d of days) expect(d).toBeGreaterThanOrEqual(331);
+  });
+});
+
+describe('claim-check objects outlive the state that references them', () => {
+  it('GIVEN the defaults WHEN synthesized THEN every expiration rule of the bucket is at least ceil(stateLifeSeconds / 1 day) + 1 days and covers every prefix', () => {
+    // Mutant killed: "payloadExpiration defaults to 14 days" (329f56a), shorter than the 44 days a
+    // tombstone-retained aggregate may reference a stored body.
+    const { stack, fanin, template } = synthFanin();
+    const minimum = Math.ceil(fanin.topology.stateLifeSeconds / DAY) + 1;
+    expect(minimum).toBe(46);
+    const bucket = template.findResources('AWS::S3::Bucket')[logicalId(stack, fanin.bucket)] as Resource;
+    const rules = (bucket.Properties.LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+    const expiring = rules.filter((r) => r.ExpirationInDays !== undefined || r.ExpirationDate !== undefined);
+    expect(expiring.length).toBeGreaterThan(0);
+    for (const rule of expiring) {
+      expect(rule.ExpirationDate).toBeUndefined();
+      expect(rule.ExpirationInDays as number).toBeGreaterThanOrEqual(minimum);
+      // No filter narrower than the whole bucket could leave incoming/, state/ or outputs/ to another rule.
+      expect(rule.Prefix ?? '').toBe('');
+      expect(rule.TagFilters).toBeUndefined();
+    }
+  });
+
+  it('GIVEN a definition whose state lives longer WHEN synthesized THEN the default expiration grows with it', () => {
+    // Mutant killed: "a constant expiration" (any fixed number of days).
+    const long = {
+      name: 'slow',
+      completion: { strategy: 'all' as const },
+      maxOpenSeconds: 90 * DAY,
+      tombstoneRetentionSeconds: 60 * DAY,
+    };
+    const { fanin, template } = synthFanin({ definitions: [...DEFINITIONS, long] });
+    const life = stateLifeSeconds(
+      fanin.topology.definitions.get('slow')!,
+      fanin.topology.completionLeaseSeconds,
+    );
+    expect(fanin.topology.stateLifeSeconds).toBe(life);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: Math.ceil(life / DAY) + 1 })]),
+      },
+    });
   });
 });

@@ -195,3 +195,48 @@ export function ownTable(scope: Construct, topology: Topology, id = 'OwnTable'):
   }
   return table;
 }
+
+/** A synthesized resource, as `Template.findResources` returns it. */
+export type Resource = { Properties: Record<string, unknown> };
+
+/** A statement of a queue, bucket or role policy. */
+export type Statement = {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+};
+
+/** Every statement of the queue policies that guard this queue (by logical id). */
+export function queueStatements(template: Template, queueId: string): Statement[] {
+  return Object.values(template.findResources('AWS::SQS::QueuePolicy')).flatMap((policy) => {
+    const props = (policy as Resource).Properties as {
+      Queues: unknown[];
+      PolicyDocument: { Statement: Statement[] };
+    };
+    return props.Queues.some((q) => render(q) === `<${queueId}>`) ? props.PolicyDocument.Statement : [];
+  });
+}
+
+/** The statement of a queue's policy that denies senders not listed (`OnlyListedSenders`). */
+export function sendDeny(template: Template, queueId: string): Statement | undefined {
+  return queueStatements(template, queueId).find((s) => s.Sid === 'OnlyListedSenders');
+}
+
+/** A condition's values, rendered (`<Role.Arn>` for a role's GetAtt). */
+export function conditionValues(statement: Statement | undefined, operator: string, key: string): string[] {
+  const value = statement?.Condition?.[operator]?.[key];
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(render);
+}
+
+/** The synthesized functions (the six handlers: CDK adds no other function with the defaults). */
+export function functionsOf({ template }: Synth): Resource[] {
+  return Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
+}
+
+/** A synthesized function's environment variables. */
+export function variables(fn: Resource): Record<string, unknown> {
+  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}

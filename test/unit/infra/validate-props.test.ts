@@ -2,7 +2,8 @@ import { Duration, Fn, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import { describe, expect, it } from 'vitest';
 import type { FaninProps } from '../../../infra/fanin.ts';
-import { construct, DEFINITIONS } from './synth.ts';
+import { Fanin } from '../../../infra/fanin.ts';
+import { construct, DEFINITIONS, testApp } from './synth.ts';
 
 /** Props are validated in the constructor; every message names the value it was given. */
 describe('Fanin props validation', () => {
@@ -181,5 +182,97 @@ describe('Fanin props validation', () => {
     ['the one DLQ retention left', { definitions: DEFINITIONS, dlqRetention: Duration.days(14) }],
   ])('accepts the limit: %s', (_, props) => {
     expect(construct(props)).not.toThrow();
+  });
+});
+
+describe('props the construct refuses, naming the value', () => {
+  it('GIVEN a dlqRetention other than 14 days WHEN the construct is created THEN it throws naming the value', () => {
+    // Mutant killed: "dlqRetention accepted shorter" (329f56a accepted 60 s to 14 days).
+    expect(construct({ dlqRetention: Duration.days(4) })).toThrow(
+      /dlqRetention must be 14 days.*\(given 4 days\)/,
+    );
+    expect(construct({ dlqRetention: Duration.days(14) })).not.toThrow();
+  });
+
+  it('GIVEN payloadExpiration shorter than the state life WHEN the construct is created THEN it throws naming the value; the minimum itself is accepted', () => {
+    // Mutant killed: "no synth check of payloadExpiration against stateLifeSeconds" (329f56a).
+    expect(construct({ payloadExpiration: Duration.days(14) })).toThrow(
+      /payloadExpiration must be at least 46 days: .*\(given 14 days\)/,
+    );
+    expect(construct({ payloadExpiration: Duration.days(45) })).toThrow(/\(given 45 days\)/);
+    expect(construct({ payloadExpiration: Duration.days(46) })).not.toThrow();
+  });
+
+  it.each<[string, Partial<FaninProps>, RegExp]>([
+    [
+      'an STS session ARN',
+      { ingressSenders: ['arn:aws:sts::111122223333:assumed-role/r/s'] },
+      /ingressSenders must be .*\(given \["arn:aws:sts::111122223333:assumed-role\/r\/s"\]\)/,
+    ],
+    [
+      'an 11-digit account',
+      { replySenders: ['12345678901'] },
+      /replySenders must be .*\(given \["12345678901"\]\)/,
+    ],
+    [
+      'a deploy-time string',
+      { controlSenders: [Fn.importValue('operator-role-arn')] },
+      /controlSenders must be .*\(given/,
+    ],
+  ])(
+    'GIVEN %s as a sender WHEN the construct is created THEN it throws naming the value',
+    (_, props, message) => {
+      expect(construct(props)).toThrow(message);
+    },
+  );
+
+  it("GIVEN an extra target pattern that matches one of fanin's own queues WHEN the construct is created THEN it throws naming them", () => {
+    // Mutant killed: "no check of extra targets against the topology's queue names": a request naming
+    // `fanin-out-completed.fifo` as a recipient would forge a result with the fan-out's own role.
+    expect(construct({ extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:fanin-*'] })).toThrow(
+      /extraTargetQueueArns must not match fanin's own queues \(fanin-ingress, .*fanin-out-completed\.fifo.*\(given arn:aws:sqs:us-east-1:111122223333:fanin-\*\)/,
+    );
+    expect(construct({ extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:fanin-timer'] })).toThrow(
+      /\(fanin-timer\)/,
+    );
+    expect(
+      construct({ extraTargetQueueArns: ['arn:aws:sqs:us-east-1:111122223333:fanin-bank-?'] }),
+    ).not.toThrow();
+    // the same names in a recipient account are another account's queues
+    expect(
+      construct({
+        extraTargetQueueArns: ['arn:aws:sqs:us-east-1:444455556666:fanin-*'],
+        recipientAccounts: ['444455556666'],
+      }),
+    ).not.toThrow();
+  });
+
+  it('GIVEN a recipient account that is not 12 digits WHEN the construct is created THEN it throws naming it', () => {
+    expect(construct({ recipientAccounts: ['444455556666', '4444-5555-6666'] })).toThrow(
+      /recipientAccounts must be 12-digit AWS account ids, known at synth \(given \["4444-5555-6666"\]\)/,
+    );
+  });
+
+  it('GIVEN a stack in a known account and region WHEN an extra target queue is in another account or region THEN the construct throws unless that account is a recipient account', () => {
+    // Mutant killed: "extraTargetQueueArns unchecked against recipientAccounts": the fan-out's IAM
+    // would allow queues the runtime refuses (or the reverse).
+    const make = (props: Partial<FaninProps>) => () =>
+      new Fanin(
+        new Stack(testApp(), 'Test', { env: { account: '111122223333', region: 'eu-west-1' } }),
+        'Fanin',
+        { definitions: DEFINITIONS, ...props },
+      );
+    const partner = 'arn:aws:sqs:eu-west-1:444455556666:partner-*';
+    expect(make({ extraTargetQueueArns: [partner] })).toThrow(
+      /extraTargetQueueArns must name queues of fanin's own account \(111122223333\) or of recipientAccounts, in fanin's region \(eu-west-1\) \(given arn:aws:sqs:eu-west-1:444455556666:partner-\*\)/,
+    );
+    expect(make({ extraTargetQueueArns: [partner], recipientAccounts: ['444455556666'] })).not.toThrow();
+    expect(make({ extraTargetQueueArns: ['arn:aws:sqs:eu-west-1:111122223333:mine-*'] })).not.toThrow();
+    expect(
+      make({
+        extraTargetQueueArns: ['arn:aws:sqs:us-east-1:444455556666:x'],
+        recipientAccounts: ['444455556666'],
+      }),
+    ).toThrow(/\(given arn:aws:sqs:us-east-1:444455556666:x\)/);
   });
 });
