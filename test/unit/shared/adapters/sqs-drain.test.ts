@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SqsDrainQueue } from '../../../../shared/adapters/sqs-drain.ts';
-import { awsError, T0, world } from './support.ts';
+import { awsError, T0, type WorldOptions, world } from './support.ts';
 
 /**
  * The SQS side of a scheduled drain: receives of at most ten that long-poll and ask for the receive
@@ -8,7 +8,7 @@ import { awsError, T0, world } from './support.ts';
  * what SQS refused (those come back). The module's own fast test over the SQS model.
  */
 
-function setup(intercept?: Parameters<typeof world>[0]['intercept']) {
+function setup(intercept?: WorldOptions['intercept']) {
   const w = world(intercept ? { intercept } : {});
   const url = w.models.sqs.handle('CreateQueueCommand', { QueueName: 'drain' }).QueueUrl as string;
   for (let i = 0; i < 25; i += 1)

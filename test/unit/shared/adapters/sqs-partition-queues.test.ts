@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SqsPartitionQueues } from '../../../../shared/adapters/sqs-partition-queues.ts';
-import { world } from './support.ts';
+import { type WorldOptions, world } from './support.ts';
 
 /**
  * The partitioned destinations' queues on SQS: sends batched by ten (a refused entry an error),
@@ -9,7 +9,7 @@ import { world } from './support.ts';
  * moves themselves are sqs-queues.test.ts's.
  */
 
-function setup(intercept?: Parameters<typeof world>[0]['intercept']) {
+function setup(intercept?: WorldOptions['intercept']) {
   const w = world(intercept ? { intercept } : {});
   const create = (name: string) =>
     w.models.sqs.handle('CreateQueueCommand', {

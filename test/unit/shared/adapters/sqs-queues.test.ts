@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { moveMessages, queueDepth, SQS_BATCH } from '../../../../shared/adapters/sqs-queues.ts';
-import { T0, world } from './support.ts';
+import { T0, type WorldOptions, world } from './support.ts';
 
 /**
  * Moving messages between queues at least once, identity kept: the origin message id and first
@@ -13,7 +13,7 @@ import { T0, world } from './support.ts';
 const ORIGIN = 'fanin-origin-message-id';
 const SENT_AT = 'fanin-origin-sent-at';
 
-function setup(options: Parameters<typeof world>[0] = {}) {
+function setup(options: WorldOptions = {}) {
   const w = world(options);
   const create = (name: string) =>
     w.models.sqs.handle('CreateQueueCommand', {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { delaySeconds, leftToTheSweep, SqsTimerScheduler } from '../../../../shared/adapters/sqs-timers.ts';
 import type { TimerMessage } from '../../../../shared/ports.ts';
-import { T0, world } from './support.ts';
+import { T0, type WorldOptions, world } from './support.ts';
 
 /**
  * Timers as SQS delay messages: a timer never fires before its due time (its delay rounded up),
@@ -16,7 +16,7 @@ const deadline = (aggregateId: string, dueAt: number): TimerMessage => ({
   dueAt,
 });
 
-function setup(intercept?: Parameters<typeof world>[0]['intercept']) {
+function setup(intercept?: WorldOptions['intercept']) {
   const w = world(intercept ? { intercept } : {});
   const url = w.storage.queueUrls.timer;
   const scheduler = new SqsTimerScheduler({ sqs: w.clients.sqs, queueUrl: url });

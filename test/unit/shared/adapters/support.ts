@@ -51,7 +51,13 @@ export interface World {
  * A world of models provisioned for a topology (prefix `unit`). `intercept` may fail or change a
  * call (it is given the model's answer as `call`), as the simulation's scheduler does.
  */
-export function world(options: { readonly intercept?: Intercept; readonly targets?: string[] } = {}): World {
+export interface WorldOptions {
+  readonly intercept?: Intercept;
+  /** Queues to create beside the topology's (the recipients). */
+  readonly targets?: string[];
+}
+
+export function world(options: WorldOptions = {}): World {
   const random = new Random(7);
   const draw = () => random.next();
   const topology = describeTopology({ prefix: 'unit', definitions: [] });
