@@ -24,9 +24,12 @@ module.exports = {
     {
       name: 'adapters-import-no-use-case',
       severity: 'error',
-      comment: 'Adapters implement ports; a use case is what calls them, never what they call.',
+      comment:
+        'Adapters implement ports; a use case is what calls them, never what they call (the use cases of ' +
+        'shared/ and of the partitions: routing, the distributor). A loop that takes messages and hands ' +
+        'them to a use case is a use case over a port (the reply drain: use-cases/reply-drain.ts over DrainQueue).',
       from: { path: '^shared/adapters/' },
-      to: { path: '^shared/use-cases/' },
+      to: { path: ['^shared/use-cases/', '^shared/partitions/(distributor|routing)\\.ts$'] },
     },
     {
       name: 'engine-is-pure',
