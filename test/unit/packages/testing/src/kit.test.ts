@@ -211,6 +211,27 @@ describe('kit: a configuration the test runner imported', () => {
     expect((await fromConfig(module)).names).toEqual(configs.names);
   });
 
+  it('fromConfig gives the simulation every topology option the file sets, not only a few, and the caller may override them', async () => {
+    const config = {
+      prefix: 'shop',
+      replyPartitions: 2,
+      replyBatchingWindowSeconds: 1,
+      replyBatchSize: [25, 40],
+      replyConcurrency: 3,
+      definitions: [{ name: 'quotes', completion: { strategy: 'all' } }],
+    };
+    const run = (await fromConfig(config, 'mine')).simulate('quotes');
+    expect(run.topology.replyPartitions.map((p) => p.name)).toEqual(['shop-reply-0', 'shop-reply-1']);
+    expect(run.topology.replyConsumers.map((c) => [c.batchSize, c.maxConcurrency])).toEqual([
+      [25, 3],
+      [40, 3],
+    ]);
+    const overridden = (await fromConfig(config, 'mine')).simulate('quotes', {
+      topology: { replyBatchSize: 5 },
+    });
+    expect(overridden.topology.replyConsumers.map((c) => c.batchSize)).toEqual([5, 5]);
+  });
+
   it('a configuration that is not one is refused, naming the field', async () => {
     await expect(fromConfig({ definitions: [], replyPartitions: 0 }, 'mine')).rejects.toThrow(
       /mine: replyPartitions/,
