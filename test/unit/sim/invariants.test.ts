@@ -366,7 +366,7 @@ describe('the invariants', () => {
     const ledger = clean();
     ledger.publications[0] = {
       ...(ledger.publications[0] as (typeof ledger.publications)[number]),
-      text: (ledger.publications[0]?.text as string).replace('"all-arrived"', '"first"'),
+      text: String(ledger.publications[0]?.text).replace('"all-arrived"', '"first"'),
     };
     expect(broken(ledger)).toContain('one-definition');
     const other = clean();

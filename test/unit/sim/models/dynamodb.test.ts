@@ -99,4 +99,62 @@ describe('the DynamoDB model', () => {
     expect(model.expireAll(T0 + 10_000)).toBe(1);
     expect(model.items(TABLE).map((i) => i.pk)).toEqual(['c']);
   });
+
+  it('applies a transaction all or nothing, with a reason per item when a condition fails', () => {
+    const w = world();
+    const model = dynamo(w);
+    model.handle('PutCommand', { TableName: TABLE, Item: { pk: 'a', sk: 'H', v: 1 } });
+    const transact = (condition: string) =>
+      model.handle('TransactWriteCommand', {
+        TransactItems: [
+          { Put: { TableName: TABLE, Item: { pk: 'b', sk: 'H' } } },
+          {
+            Update: {
+              TableName: TABLE,
+              Key: { pk: 'a', sk: 'H' },
+              UpdateExpression: 'SET v = :n',
+              ConditionExpression: condition,
+              ExpressionAttributeValues: { ':n': 2, ':old': 1 },
+            },
+          },
+        ],
+      });
+    let error: unknown;
+    try {
+      transact('v <> :old');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({
+      name: 'TransactionCanceledException',
+      CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+    });
+    expect(model.items(TABLE).map((i) => i.pk)).toEqual(['a']);
+    transact('v = :old');
+    expect(
+      model
+        .items(TABLE)
+        .map((i) => `${i.pk}${i.v ?? ''}`)
+        .sort(),
+    ).toEqual(['a2', 'b']);
+  });
+
+  it('refuses a transaction of more than 100 items, or of two operations on one item', () => {
+    const model = dynamo(world());
+    const put = (pk: string) => ({ Put: { TableName: TABLE, Item: { pk, sk: 'H' } } });
+    expect(() =>
+      model.handle('TransactWriteCommand', {
+        TransactItems: Array.from({ length: 101 }, (_, i) => put(`p${i}`)),
+      }),
+    ).toThrow(/Member must have length less than or equal to 100/);
+    expect(() => model.handle('TransactWriteCommand', { TransactItems: [put('x'), put('x')] })).toThrow(
+      'Transaction request cannot include multiple operations on one item',
+    );
+    expect(
+      model.handle('TransactWriteCommand', {
+        TransactItems: Array.from({ length: 100 }, (_, i) => put(`p${i}`)),
+      }),
+    ).toBeDefined();
+    expect(model.items(TABLE)).toHaveLength(100);
+  });
 });

@@ -17,13 +17,15 @@ function fifo(w = world()) {
     Attributes: { FifoQueue: 'true' },
   });
   let n = 0;
-  const send = (group: string, body: string) =>
-    model.handle('SendMessageCommand', {
+  const send = (group: string, body: string) => {
+    n += 1;
+    return model.handle('SendMessageCommand', {
       QueueUrl,
       MessageBody: body,
       MessageGroupId: group,
-      MessageDeduplicationId: String((n += 1)),
+      MessageDeduplicationId: String(n),
     });
+  };
   return { w, model, QueueUrl, send };
 }
 
