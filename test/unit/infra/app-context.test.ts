@@ -29,7 +29,7 @@ describe('the CDK app context', () => {
     );
   });
 
-  it.each([
+  it.each<[unknown, string]>([
     ['1fanin', 'a digit first'],
     ['fanin_dev', 'an underscore'],
     ['a'.repeat(129), '129 characters'],
