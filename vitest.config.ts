@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import LongestFirst from './test/support/sequencer.ts';
 
 /** The integration projects' shared settings: the emulators, long timeouts, two workers. */
 const integration: TestProjectInlineConfiguration['test'] = {
@@ -23,6 +24,8 @@ export default defineConfig({
   test: {
     // The default output, then why each skipped test was skipped (test/support/skip-reasons.ts).
     reporters: ['default', fileURLToPath(new URL('./test/support/skip-reasons.ts', import.meta.url))],
+    // The integration files that take longest start first, so the two workers end together.
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {

@@ -17,6 +17,7 @@ import type { Distributor, WatermarkOptions } from '../../../shared/partitions/d
 import { aws } from '../../support/clients.ts';
 import { InjectedCrash } from '../../support/failpoints.ts';
 import { FaninUnderTest, queueDepth, takeAll } from '../../support/fanin.ts';
+import { idleLongPollsAtOnce } from '../../support/long-polls.ts';
 import { runCli } from '../../support/runtime.ts';
 
 const AGGREGATES = 100;
@@ -113,15 +114,20 @@ describe('watermark distributor', () => {
     await fanin.stop();
   });
 
-  /** The distributor of this test's topology, on the test clock, its cycles bound to the test. */
+  /**
+   * The distributor of this test's topology, on the test clock, its cycles bound to the test. Its
+   * long polls that find nothing come back at once (test/support/long-polls.ts: nothing is sent
+   * while a cycle runs), unless `waitOutLongPolls`.
+   */
   function distributor(
-    options: WatermarkOptions & { sqs?: SQSClient } = {},
+    options: WatermarkOptions & { sqs?: SQSClient; waitOutLongPolls?: boolean } = {},
   ): Pick<Distributor, 'evacuate'> & { cycle: () => ReturnType<Distributor['cycle']> } {
-    const { sqs, ...watermarks } = options;
+    const { sqs, waitOutLongPolls = false, ...watermarks } = options;
     if (sqs) clients.push(sqs);
+    const client = sqs ?? fanin.clients.sqs;
     const built = createDistributor(
       fanin.config,
-      sqs ? { ...fanin.clients, sqs } : fanin.clients,
+      { ...fanin.clients, sqs: waitOutLongPolls ? client : idleLongPollsAtOnce(client) },
       fanin.clock.read,
       watermarks,
     );
@@ -444,7 +450,13 @@ describe('watermark distributor', () => {
     };
 
     // Act
-    const report = await distributor({ sqs: failing, moveVisibilitySeconds: 1, log }).cycle();
+    // (its long polls as SQS makes them: the undeleted copy may come back within the cycle's)
+    const report = await distributor({
+      sqs: failing,
+      moveVisibilitySeconds: 1,
+      log,
+      waitOutLongPolls: true,
+    }).cycle();
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // the undeleted one is visible again
     const healthy = distributor({ moveVisibilitySeconds: 1 });
     for (let cycle = 0; cycle < 10 && (await queueDepth(backlog)) > 0; cycle += 1) await healthy.cycle();
@@ -496,7 +508,8 @@ describe('watermark distributor', () => {
     });
 
     // Act
-    const report = await distributor({ sqs: sampling }).cycle();
+    // (its long polls as SQS makes them: the interception tells them from short polls)
+    const report = await distributor({ sqs: sampling, waitOutLongPolls: true }).cycle();
 
     // Assess: both partitions fed to the high watermark, the rest still waits, and the backlog
     // is not reported empty
