@@ -1,9 +1,4 @@
-/**
- * The open-time dimension alone (`run/open-time.ts`), without the rest of the benchmark:
- * `npx tsx bench/open-time.ts [--full] [--kinds | --kinds-only]` prints its figures as JSON (what docs/costs.md's
- * "before" and "after" tables were measured with); `--kinds` adds the other long timers
- * (`timers.by_kind`: a daily snapshot over 7 days, an allowed life of 7 days).
- */
+/** The open-time dimension alone (`run/open-time.ts`), without the rest of the benchmark. */
 import { startEmulators } from '../local/emulators.ts';
 import { loadPrices } from './cost/prices.ts';
 import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime, runTimerKinds } from './run/open-time.ts';

@@ -1,12 +1,4 @@
-/**
- * fanin's benchmark: `npm run bench` (full, about 10 minutes) or `npm run bench -- --quick` (CI
- * smoke, under 3 minutes). Starts the emulators (or uses AWS_ENDPOINT_URL), provisions a fresh
- * topology, drives the real handlers, and writes `bench/results/latest.{json,md}` and
- * `scale.svg` (quick: `quick.*`). Not part of `npm test`: it reports figures, it asserts nothing.
- *
- * This file runs the phases in order; each lives in `run/` (the plans and the command line in
- * `run/plan.ts`, the results built in `run/assemble.ts`), the report's sections in `report/`.
- */
+/** fanin's benchmark: `npm run bench` (full, about 10 minutes) or `npm run bench -- --quick`. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { startEmulators } from '../local/emulators.ts';

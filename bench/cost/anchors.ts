@@ -2,13 +2,7 @@ import { type Counters, total } from '../measure/counters.ts';
 import { gbSecondPrice, type Prices } from './prices.ts';
 import { isClient, type Usage, usageOf } from './usage.ts';
 
-/**
- * The same scatter-gather as Step Functions Standard with callback tokens (see the assumptions in
- * `prices.json`): a Map over the branches, each a `.waitForTaskToken` SQS task, then a Pass state
- * and an SQS task for the result. Its client side is fanin's minus what Step Functions does not
- * need: the request is started with StartExecution (no ingress message) and each responder answers
- * with SendTaskSuccess (no reply message).
- */
+/** The same scatter-gather as Step Functions Standard with callback tokens. */
 export function stepFunctionsUsage(
   fanOut: number,
   counters: Counters,
@@ -35,12 +29,7 @@ export function stepFunctionsUsage(
   };
 }
 
-/**
- * Step Functions Express for the same scatter-gather with synchronous responders (Express has no
- * callback tokens): one execution whose Map calls the branches in parallel and waits for them,
- * then sends the result to a FIFO queue. Per million aggregates, for an execution lasting
- * `seconds` (the slowest responder's answer time).
- */
+/** Step Functions Express for the same scatter-gather with synchronous responders. */
 export function stepFunctionsExpressPerMillion(seconds: number, prices: Prices): number {
   const sf = prices.step_functions;
   const billedSeconds =
@@ -64,15 +53,7 @@ export function expressBreakEvenSeconds(faninPerMillion: number, prices: Prices)
   return best;
 }
 
-/**
- * Lambda durable functions for the scatter-gather of `fanOut` branches open `openSeconds`, per
- * million aggregates (prices.json `lambda_durable_functions`): the execution's start, a `map`, per
- * branch a `waitForCallback` inside the map of `operations_per_callback` operations (as the SDK
- * checkpoints them: the map item's child context, the callback's child context, the callback and
- * its submitter step), and a step for the result;
- * one invocation to start and one replay per completed callback; the branches' sub-requests and
- * the result sent to SQS; its checkpoints written, and retained while open plus the retention.
- */
+/** Lambda durable functions for the scatter-gather of `fanOut` branches open `openSeconds`. */
 export function durableFunctionsPerMillion(fanOut: number, openSeconds: number, prices: Prices): number {
   const d = prices.lambda_durable_functions;
   const a = prices.assumptions;

@@ -9,11 +9,7 @@ export interface FixedItem {
   readonly usd: number;
 }
 
-/**
- * What an idle deployment costs a month (README, "What it costs at rest"), priced from
- * `prices.json`: alarms, the event sources' long polls of each consumed queue, the sweeper and the
- * distributor on their schedules. None of it depends on the number of aggregates.
- */
+/** What an idle deployment costs a month (README, "What it costs at rest"), priced from `prices.json`. */
 export function fixedMonthly(
   prices: Prices,
   topology: {

@@ -1,16 +1,7 @@
 import type { Prices } from './prices.ts';
 import type { Bill } from './usage.ts';
 
-/**
- * What replies cost at the least, per million aggregates of `fanOut` replies, whatever the design,
- * as long as each reply is an SQS message a responder sends, a Lambda event source receives and
- * deletes, and DynamoDB makes durable before it is acknowledged: the responder's send, the receives
- * (`messagesPerReceive` messages each: a long poll returns as soon as one message is there, so at
- * low rates one each, whatever the batch size), the delete and the invocation of its batch
- * (`repliesPerBatch` replies), and `writeUnitsPerReply` (1 for a kilobyte reply alone in its item;
- * less when the replies of one aggregate are stored together). Nothing else is counted (no read,
- * no Lambda duration, no request, fan-out, open, seal, close or result), so any design costs more.
- */
+/** What replies cost at the least, per million aggregates of `fanOut` replies, whatever the design. */
 export function replyFloorPerMillion(fanOut: number, batching: ReplyFloorBatching, prices: Prices): number {
   return replyFloorBill(fanOut, batching, prices).total;
 }
@@ -22,11 +13,7 @@ export interface ReplyFloorBatching {
   readonly writeUnitsPerReply?: number;
 }
 
-/**
- * {@link replyFloorPerMillion} by service: SQS (the responder's send, the receives and the
- * delete), Lambda (the batch's invocation, no duration) and DynamoDB (the reply's write units).
- * What a design spends beyond it, service by service, is the aggregate's own work.
- */
+/** {@link replyFloorPerMillion} by service: SQS (the responder's send, the receives and the delete). */
 export function replyFloorBill(fanOut: number, batching: ReplyFloorBatching, prices: Prices): Bill {
   const perBatch = Math.min(10, batching.repliesPerBatch);
   const perReceive = Math.min(10, batching.messagesPerReceive ?? perBatch);
@@ -37,13 +24,7 @@ export function replyFloorBill(fanOut: number, batching: ReplyFloorBatching, pri
   return { dynamodb, sqs, lambda, stepFunctions: 0, total: dynamodb + sqs + lambda };
 }
 
-/**
- * The floor's batching for a phase as measured: its replies per batch and per receive, and the
- * write units per reply of its packs — `packedUnitsPerReply` (a whole aggregate's replies in one
- * pack) when a batch held all `fanOut` replies of an aggregate, 1 (a reply alone in its item) when
- * it held one, in proportion between. A floor for the batching the pattern got, not for the
- * batching a better consumer could get.
- */
+/** The floor's batching for a phase as measured: its replies per batch and per receive. */
 export function measuredFloorBatching(
   measured: {
     readonly replies_per_batch: number;

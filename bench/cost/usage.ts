@@ -20,11 +20,7 @@ export const isClient = (who: string): boolean => who === 'clients';
 /** Idle long polls depend on how long a benchmark waits, not on the work: they are priced separately. */
 const notEmpty = (detail: string): boolean => !detail.includes('(empty)');
 
-/**
- * The usage in `counters` divided by `per` (e.g. aggregates), for one side: fanin (its handlers,
- * and Lambda's event source mapping polling for them) or the clients (producer, responders, result
- * consumer).
- */
+/** The usage in `counters` divided by `per` (e.g. aggregates), for one side: fanin. */
 export function usageOf(counters: Counters, side: Side, per: number, prices: Prices): Usage {
   const mine = side === 'fanin' ? isFanin : isClient;
   const sqsStandard = total(

@@ -19,11 +19,7 @@ export interface Calibration {
   readonly equalTransaction: { readonly model: number; readonly reported: number };
 }
 
-/**
- * Checks the capacity model against the emulator on writes it counts right (single puts, with and
- * without index entries, and a transaction of distinct sizes) and records the case it counts
- * wrong (equal items in one transaction). Probe items live under `CAL#` keys, apart from fanin's.
- */
+/** Checks the capacity model against the emulator on writes it counts right. */
 export async function calibrateCapacityModel(
   client: DynamoDBClient,
   table: TableShape,

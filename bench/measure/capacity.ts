@@ -2,21 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Topology } from '../../shared/topology/topology.ts';
 
-/**
- * DynamoDB's published capacity rules, applied to item images.
- *
- * DynamoDB Local returns `ConsumedCapacity` and applies these rules correctly to single-item
- * writes, batch writes and reads (checked at the start of every benchmark run, see
- * `calibrateCapacityModel` in `calibrate.ts`). For `TransactWriteItems` it does not: it counts the
- * items of one transaction that consume the same number of units only once (ten 3 KB puts in one
- * transaction report 6 units instead of 60). The benchmark therefore computes the write units of
- * transactions itself, with the functions below, from the items it sees going over the wire.
- *
- * Sizes follow "Item sizes and formats" in the DynamoDB developer guide: an item is the sum of its
- * attribute names and values; strings and binaries by their UTF-8 / byte length; a number about one
- * byte per two significant digits plus one; booleans and nulls one byte; a list or map three bytes
- * plus one byte per element plus its elements (and, for a map, their names).
- */
+/** DynamoDB's published capacity rules, applied to item images. */
 
 /** Bytes per write unit. */
 export const WRITE_UNIT_BYTES = 1024;
@@ -70,11 +56,7 @@ export function writeUnits(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / WRITE_UNIT_BYTES));
 }
 
-/**
- * Converts an item to the wire format whether it already is (a low-level client) or is a plain
- * object (the document client hands middleware its unmarshalled items). Items always carry their
- * string partition key, which tells the two apart.
- */
+/** Converts an item to the wire format whether it already is (a low-level client) or is a plain object. */
 export function toWireItem(item: Record<string, unknown>, partitionKey: string): WireItem {
   const key = item[partitionKey];
   if (typeof key === 'string') {
@@ -156,15 +138,7 @@ export interface ItemWrite {
 /** What is known of items already in the table: their last image seen by the meter. */
 export type ItemImages = Map<string, WireItem>;
 
-/**
- * The write units of one action of a `TransactWriteItems` request, by DynamoDB's rules: the table
- * write costs 2 units per KB of the larger of the item before and after (prepare + commit); each
- * index whose projected attributes change gets a standard write of its entry's size, and a changed
- * index key a delete plus a put.
- *
- * The image after an `Update` is not on the wire; it is taken to be the image before (fanin's
- * transactional updates only add to a counter, which changes the size by at most a byte).
- */
+/** The write units of one action of a `TransactWriteItems` request, by DynamoDB's rules. */
 export function transactActionUnits(
   action: {
     readonly Put?: { readonly Item?: WireItem };

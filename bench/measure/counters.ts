@@ -1,8 +1,4 @@
-/**
- * The meter's counters and the queries over them. A counter is a flat `metric|who|detail` key
- * (see {@link Meter}), so a phase is measured as the {@link diff} of two snapshots and read with
- * {@link total} and {@link grouped}.
- */
+/** The meter's counters and the queries over them. */
 
 /** A snapshot of the counters. */
 export type Counters = Readonly<Record<string, number>>;

@@ -2,11 +2,7 @@ import { type ItemImages, itemIdentity, type TableShape, toWireItem, type WireIt
 
 type Input = Record<string, unknown>;
 
-/**
- * The last image of every item the meter saw on the wire, written or read whole: the size of an
- * item before a write, which is what DynamoDB bills a transactional update and a failed
- * conditional write by (see `capacity.ts`). Only items of registered tables are kept.
- */
+/** The last image of every item the meter saw on the wire, written or read whole. */
 export class ItemImageLog {
   /** Images by item identity (`itemIdentity`). */
   public readonly images: ItemImages = new Map();

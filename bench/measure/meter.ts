@@ -12,27 +12,12 @@ import {
 import type { Counters } from './counters.ts';
 import { ItemImageLog } from './item-images.ts';
 
-/**
- * Counts what the benchmark's AWS clients do, with SDK middleware: API calls per operation, SQS
- * billed requests (one per 64 KB chunk of payload), DynamoDB read and write units, and handler
- * invocations with their duration. Counters are flat `metric|who|detail` keys so that a phase is
- * measured as the difference of two snapshots.
- *
- * `who` is the client's role (`esm` for the Lambda event source pollers, `clients` for producers,
- * responders and output consumers, `naive` for the baseline) and, for fanin's own clients, the
- * handler running at the time of the call (`fanin:reply`), known through {@link invocationScope}.
- * The queries over the counters are in `counters.ts`; the item images that transactional writes
- * are costed by, in `item-images.ts`.
- */
+/** Counts what the benchmark's AWS clients do, with SDK middleware: API calls per operation. */
 
 /** The handler an SDK call is made from, set by {@link Meter.wrapHandler}. */
 export const invocationScope = new AsyncLocalStorage<InvocationScope>();
 
-/**
- * One handler invocation as the meter follows it: its name, and its DynamoDB round trips — a
- * round trip starts when a call starts while none of the invocation's calls is in flight, so calls
- * made in parallel (a batch's puts, the other shards' counters) are one round trip.
- */
+/** One handler invocation as the meter follows it: its name. */
 export interface InvocationScope {
   readonly handler: string;
   inFlight: number;
@@ -60,9 +45,7 @@ export class Meter {
   private readonly itemImages = new ItemImageLog(this.tables);
   /** Write units per partition key (`table:<pk>`, `<index>:<pk>`), while {@link trackKeys} is on. */
   public readonly keyUnits = new Map<string, number>();
-  /**
-   * Read units per partition key (`table:<pk>`; index reads are not counted), while {@link trackKeys} is on.
-   */
+  /** Read units per partition key (`table:<pk>`; index reads are not counted). */
   public readonly keyReadUnits = new Map<string, number>();
   public trackKeys = false;
 
@@ -81,10 +64,7 @@ export class Meter {
     this.tables.set(shape.name, shape);
   }
 
-  /**
-   * Counts the SQS calls of `client` under `role`, each labelled with what its queue is for
-   * (`label` maps a queue URL to e.g. `ingress`, `reply`, `output`).
-   */
+  /** Counts the SQS calls of `client` under `role`, each labelled with what its queue is for. */
   public instrumentSqs(
     client: SQSClient,
     role: string,
@@ -127,12 +107,7 @@ export class Meter {
     );
   }
 
-  /**
-   * Counts the DynamoDB calls of `client` (and of any document client built over it) under `role`:
-   * asks every data-plane call for `ReturnConsumedCapacity: 'INDEXES'`, takes read units and
-   * non-transactional write units from DynamoDB's answer, and computes transactional write units
-   * by DynamoDB's rules (see `capacity.ts` for why).
-   */
+  /** Counts the DynamoDB calls of `client` (and of any document client built over it) under `role`. */
   public instrumentDynamo(client: DynamoDBClient, role: string): void {
     client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -170,10 +145,7 @@ export class Meter {
     );
   }
 
-  /**
-   * Wraps a Lambda-style handler: counts invocations and records, times them, and makes the
-   * handler's name known to the middleware of the calls it makes.
-   */
+  /** Wraps a Lambda-style handler: counts invocations and records, times them. */
   public wrapHandler<Event extends { readonly Records?: readonly unknown[] }, Result>(
     name: string,
     handler: (event: Event) => Promise<Result>,
@@ -192,14 +164,7 @@ export class Meter {
     };
   }
 
-  /**
-   * Wraps a scheduled drain: a handler invoked with no records that receives them itself (the reply
-   * function draining a partition, `makeReplyDrainHandler`). Its calls are the handler's, as
-   * {@link wrapHandler} makes them; its records are what it received, known once it returns. A
-   * drain that received nothing (the schedule finding the queue empty) is counted apart, as
-   * `lambda.idle_invocations`, as the pollers' empty long polls are: it measures how long the
-   * benchmark waited, not the work. A drain that throws counts as an invocation of no record.
-   */
+  /** Wraps a scheduled drain: a handler invoked with no records that receives them itself. */
   public wrapDrain<Event, Result extends { readonly received: number }>(
     name: string,
     drain: (event: Event) => Promise<Result>,

@@ -2,31 +2,18 @@ import { replyShard } from '../../shared/engine/members.ts';
 import { mulberry32 } from '../workload/random.ts';
 
 /**
- * One hot aggregate on AWS: what DynamoDB's per-partition limits (1,000 write units and 3,000 read
- * units per second per partition key) mean for an aggregate receiving replies as fast as they come.
- *
- * A reply is one conditional `PutItem` of its own item; a definition's `writeShards: S` spreads an
- * aggregate's reply items over S partition keys, while the header, and anything else written once
- * per batch or per aggregate, stays on `A#<id>`. This file holds {@link hotBounds} (the arithmetic)
- * and {@link simulateHot} (a simulation), both applying the AWS limits, which the emulator enforces
- * none of, to the figures `runHotAggregate` (`hot-measurement.ts`) measured through the real reply
- * handler.
+ * One hot aggregate on AWS under DynamoDB's per-partition limits (1,000 write and 3,000 read units per
+ * second per key), which the emulator enforces none of: {@link hotBounds} and {@link simulateHot}.
  */
 
-/**
- * One layout of a hot aggregate on AWS, in the measured figures: what each reply writes, what each
- * batch adds on the header's key, what it reads there, and the consumers of its reply partition.
- */
+/** One layout of a hot aggregate on AWS, in the measured figures: what each reply writes. */
 export interface HotDesign {
   readonly name: string;
   /** `writeShards`: partition keys the reply items are spread over (shard 0 is the header's key). */
   readonly shards: number;
   /** Write units of one reply put (1 for a stored form up to 1 KB). */
   readonly replyUnits: number;
-  /**
-   * Other write units per reply on the busiest key (a per-batch completion trigger, the seal, the close), as
-   * measured.
-   */
+  /** Other write units per reply on the busiest key (a per-batch completion trigger, the seal, the close). */
   readonly headerKeyWriteUnitsPerReply: number;
   /** Read units per reply on the key read most, as measured per key. */
   readonly headerKeyReadUnitsPerReply: number;
@@ -40,9 +27,7 @@ export interface HotDesign {
 
 /** DynamoDB's per-key limits and the latencies assumed for AWS. */
 export interface AwsLimits {
-  /**
-   * Write units per second one partition key sustains (unless DynamoDB splits it for heat, not guaranteed).
-   */
+  /** Write units per second one partition key sustains. */
   readonly keyWriteUnitsPerSecond: number;
   /** Read units per second one partition key sustains. */
   readonly keyReadUnitsPerSecond: number;
@@ -50,9 +35,7 @@ export interface AwsLimits {
   readonly callMs: number;
   /** Per invocation besides the DynamoDB calls, ms. */
   readonly overheadMs: number;
-  /**
-   * The state store's in-place retries of a throttled put (jittered back-off 20·2^attempt ms, capped at 1 s).
-   */
+  /** The state store's in-place retries of a throttled put. */
   readonly throttleRetries: number;
   /** The reply queue's visibility timeout: when a record failed back to SQS comes back. */
   readonly visibilityTimeoutSeconds: number;
@@ -107,23 +90,11 @@ export interface HotSimulation {
   readonly sustainedRepliesPerSecond: number;
   /** Put attempts refused by a key's limit (each retried in place after a jittered back-off). */
   readonly throttles: number;
-  /**
-   * Replies whose put exhausted its retries: failed back to SQS, redelivered after the visibility timeout.
-   */
+  /** Replies whose put exhausted its retries: failed back to SQS. */
   readonly redeliveries: number;
 }
 
-/**
- * A discrete-event model of one hot aggregate on AWS, with the protocol as it is: `consumers`
- * invocations each take `batch` replies, put each reply on its shard's key (`replyShard`, as the
- * adapter does) in parallel, then write the per-batch units on the header's key, and take the next
- * batch. Each key is a token bucket of `keyWriteUnitsPerSecond` (empty at the start, at most one
- * second full, so the figure is the steady state, not a burst). There is no shared item per reply,
- * hence no conflict: a write either gets its units or is throttled. A throttled write is retried in
- * place after `random × min(1000, 20·2^attempt)` ms, at most `throttleRetries` times; a reply whose
- * put still fails goes back to SQS and returns after the visibility timeout. Reads are not
- * simulated: their bound ({@link hotBounds}) is far above the writes'.
- */
+/** A discrete-event model of one hot aggregate on AWS, with the protocol as it is. */
 export function simulateHot(design: HotDesign, limits: AwsLimits, replies: number, seed = 1): HotSimulation {
   const sim = new HotSimulator(design, limits, replies, mulberry32(seed));
   for (let consumer = 0; consumer < design.consumers; consumer += 1)

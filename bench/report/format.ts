@@ -32,10 +32,18 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [tableRow(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(tableRow)];
 }
 
-/**
- * A template of prose written over several source lines: each line break (and the indentation
- * after it) in its text is one space.
- */
+/** A markdown table of `rows`, one column per `[header, cell]` of `columns`. */
+export function columns<T>(
+  rows: readonly T[],
+  cols: readonly (readonly [string, (row: T) => string])[],
+): string[] {
+  return table(
+    cols.map(([header]) => header),
+    rows.map((row) => cols.map(([, cell]) => cell(row))),
+  );
+}
+
+/** A template of prose written over several source lines: each line break and its indentation is one space. */
 export function prose(strings: TemplateStringsArray, ...values: readonly unknown[]): string {
   return strings.reduce(
     (out, text, i) => out + text.replace(/\n */g, ' ') + (i < values.length ? String(values[i]) : ''),

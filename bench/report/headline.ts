@@ -133,10 +133,7 @@ function figureRows(r: Results): string[][] {
   ];
 }
 
-/**
- * The cheapest reply consumer setting measured with the headline's pattern, if cheaper than the topology's: a
- * sentence.
- */
+/** The cheapest reply consumer setting measured with the headline's pattern. */
 function cheapestText(r: Results): string {
   const [base, ...rest] = r.arrival[r.headline_pattern].by_batching;
   // A straddled drain is its aligned row's setting, timed otherwise: given beside it, not as a setting.

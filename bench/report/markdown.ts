@@ -11,10 +11,7 @@ import { storeCapacitySection } from './store-capacity.ts';
 
 export { renderScaleSvg } from './svg.ts';
 
-/**
- * The markdown report (`bench/results/*.md`): every figure with the sentence that says what it is,
- * one section per module of `report/`, in this order. `svgName` is the scale chart beside it.
- */
+/** The markdown report (`bench/results/*.md`): every figure with the sentence that says what it is. */
 export function renderMarkdown(results: Results, svgName: string): string {
   const r = results;
   return [

@@ -1,9 +1,7 @@
 import { prose } from './format.ts';
 import type { Results } from './schema.ts';
 
-/**
- * What went wrong during the run, if anything: failed records, loop errors, unknown item sizes, outputs seen.
- */
+/** What went wrong during the run, if anything: failed records, loop errors, unknown item sizes. */
 export function sanitySection(r: Results): string[] {
   return [
     '## Sanity',

@@ -1,4 +1,4 @@
-import { fmt, prose, table } from './format.ts';
+import { columns, fmt, prose } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** The scale curve: fanin against the naive baseline from fan-out 10 up, with the chart. */
@@ -17,34 +17,22 @@ export function scaleSection(r: Results, svgName: string): string[] {
     prose`pays for every reply before it: its cost per reply grows linearly with the fan-out, and the item would
       stop at 400 KB.`,
     '',
-    ...table(
+    ...columns(r.scale, [
+      ['fan-out', (p) => fmt(p.fan_out, 0)],
+      ['aggregates', (p) => String(p.aggregates)],
+      ['fanin all-in', (p) => fmt(p.fanin.write_units_per_reply, 3)],
+      ['fanin recording', (p) => fmt(p.fanin.recording_write_units_per_reply, 3)],
+      ['fanin index', (p) => fmt(p.fanin.index_write_units_per_reply, 3)],
+      ['fanin read', (p) => fmt(p.fanin.read_units_per_reply, 3)],
       [
-        'fan-out',
-        'aggregates',
-        'fanin all-in',
-        'fanin recording',
-        'fanin index',
-        'fanin read',
         'baseline all-in',
-        'baseline recording',
-        'ratio',
-        'fanin replies/s',
-        'baseline replies/s',
+        (p) => `${fmt(p.baseline.write_units_per_reply, 3)}${p.baseline.method === 'replayed' ? '' : ' *'}`,
       ],
-      r.scale.map((p) => [
-        fmt(p.fan_out, 0),
-        String(p.aggregates),
-        fmt(p.fanin.write_units_per_reply, 3),
-        fmt(p.fanin.recording_write_units_per_reply, 3),
-        fmt(p.fanin.index_write_units_per_reply, 3),
-        fmt(p.fanin.read_units_per_reply, 3),
-        `${fmt(p.baseline.write_units_per_reply, 3)}${p.baseline.method === 'replayed' ? '' : ' *'}`,
-        fmt(p.baseline.recording_write_units_per_reply, 3),
-        `${fmt(p.ratio, 2)}×`,
-        fmt(p.fanin.replies_per_second, 1),
-        fmt(p.baseline.replies_per_second, 1),
-      ]),
-    ),
+      ['baseline recording', (p) => fmt(p.baseline.recording_write_units_per_reply, 3)],
+      ['ratio', (p) => `${fmt(p.ratio, 2)}×`],
+      ['fanin replies/s', (p) => fmt(p.fanin.replies_per_second, 1)],
+      ['baseline replies/s', (p) => fmt(p.baseline.replies_per_second, 1)],
+    ]),
     '',
     ...sampledNote(r),
     prose`Fitted over the curve, an aggregate costs **${fmt(r.write_units_fit.per_reply, 3)} write units per

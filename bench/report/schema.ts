@@ -6,11 +6,7 @@ import type { TimerVariant as TimerVariantName } from '../run/timers.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import type { DrainPhase as DrainPhaseName } from '../workload/phases.ts';
 
-/**
- * The shape of `bench/results/*.json` (schema 2): what `run/assemble.ts` builds from the phases'
- * measurements and what `report.ts` renders. CI and the docs read these field names: a rename here
- * is a change of the results' contract.
- */
+/** The shape of `bench/results/*.json` (schema 2). */
 
 /** `writeUnits` → `write_units`, as a type. */
 type SnakeCase<S extends string> = S extends `${infer C}${infer R}`
@@ -24,11 +20,7 @@ export type Snake<T> = T extends readonly (infer U)[]
     ? { readonly [K in keyof T as K extends string ? SnakeCase<K> : K]: Snake<T[K]> }
     : T;
 
-/**
- * A copy of `value` with every camelCase field name in snake_case, at any depth. Keys that are
- * data (operation names such as `GetItem`, `fanin:reply PutItem`, `shard 0`) are not camelCase
- * and stay as they are.
- */
+/** A copy of `value` with every camelCase field name in snake_case, at any depth. */
 export function snakeKeys<T>(value: T): Snake<T> {
   if (Array.isArray(value)) return value.map(snakeKeys) as Snake<T>;
   if (value === null || typeof value !== 'object') return value as Snake<T>;
@@ -71,29 +63,17 @@ export interface ScalePoint {
   readonly ratio: number;
 }
 
-/**
- * One arrival phase's figures, per reply unless named otherwise; all-in (the deadline timer's firing
- * included).
- */
+/** One arrival phase's figures, per reply unless named otherwise; all-in. */
 export interface ArrivalFigures {
   readonly fan_out: number;
   readonly batching_window_seconds: number;
-  /**
-   * The reply consumers' batch size (the event source's `BatchSize`, or a drain's batch; topology option
-   * `replyBatchSize`).
-   */
+  /** The reply consumers' batch size. */
   readonly batch_size: number;
-  /**
-   * The reply partitions drained every this many seconds (`replyDrainIntervalSeconds`) instead of an event
-   * source; 0: an event source.
-   */
+  /** The reply partitions drained every this many seconds. */
   readonly drain_interval_seconds: number;
   /** Drained rows only: how the phase's sending lay against the drains (see {@link DrainPhaseName}). */
   readonly drain_phase?: DrainPhaseName;
-  /**
-   * Drained rows only: aggregates whose replies were taken by more than one drain (their packs split at a
-   * drain).
-   */
+  /** Drained rows only: aggregates whose replies were taken by more than one drain. */
   readonly aggregates_split_across_drains?: number;
   /** Drained rows only: the sending's length and the drains that started during it. */
   readonly drain_timing?: {
@@ -110,10 +90,7 @@ export interface ArrivalFigures {
   readonly replies: number;
   readonly write_units: number;
   readonly index_write_units: number;
-  /**
-   * Write units per reply spent by conditional writes that failed (a duplicate, a lost race to seal): billed,
-   * no effect.
-   */
+  /** Write units per reply spent by conditional writes that failed (a duplicate, a lost race to seal). */
   readonly failed_condition_write_units?: number;
   /** Failed conditional writes per aggregate, by operation (`UpdateItem`, `PutItem`). */
   readonly failed_conditions_per_aggregate?: Readonly<Record<string, number>>;
@@ -122,14 +99,9 @@ export interface ArrivalFigures {
   readonly sqs_calls: number;
   /** Producer, responders and result consumer. */
   readonly client_sqs_calls: number;
-  /**
-   * Reply function invocations per reply (a drain that found its queue empty is left out, as idle long polls
-   * are).
-   */
+  /** Reply function invocations per reply. */
   readonly reply_invocations: number;
-  /**
-   * Receives from the reply partitions that returned messages, per reply (an event source's or a drain's).
-   */
+  /** Receives from the reply partitions that returned messages, per reply. */
   readonly reply_receives: number;
   /** Mean replies per batch: an event source's invocation, or one of a drain's batches. */
   readonly replies_per_batch: number;
@@ -139,24 +111,15 @@ export interface ArrivalFigures {
   readonly fanin_only_per_million_usd: number;
   /** The timer variant whose firing is added (`timers.<variant>`): how the phase's requests arrived. */
   readonly timer_firing?: TimerVariantName;
-  /**
-   * End to end per million aggregates with the `paced` variant's firing added instead (requests arriving one
-   * at a time).
-   */
+  /** End to end per million aggregates with the `paced` variant's firing added instead. */
   readonly cost_per_million_aggregates_usd_timers_paced?: number;
   readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
-  /**
-   * Per aggregate, its first reply's send to its last's (`SentTimestamp`s as the reply consumer took them):
-   * what a window must cover for them to share a batch.
-   */
+  /** Per aggregate, its first reply's send to its last's. */
   readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
   readonly outcomes: Readonly<Record<string, number>>;
 }
 
-/**
- * One reply batching setting (window and batch size, or a drain) at fan-out 10: its per-reply figures,
- * all-in, as {@link ArrivalFigures} has them.
- */
+/** One reply batching setting (window and batch size, or a drain) at fan-out 10: its per-reply figures. */
 export interface BatchingComparison {
   readonly batching_window_seconds: number;
   readonly batch_size: number;
@@ -173,10 +136,7 @@ export interface BatchingComparison {
   readonly replies_per_batch: number;
   readonly replies_per_aggregate_per_batch: number;
   readonly reply_invocations_per_reply: number;
-  /**
-   * Receives from the reply partitions that returned messages (about one per reply when each returns one
-   * message, a tenth when each returns ten).
-   */
+  /** Receives from the reply partitions that returned messages. */
   readonly reply_receives_per_reply: number;
   /** fanin's handlers and its event source mappings, empty receives left out. */
   readonly sqs_calls_per_reply: number;
@@ -187,10 +147,7 @@ export interface BatchingComparison {
 /** How a drained phase's sending lay against the drains, and the deadline timer variants (as measured). */
 export type { DrainPhaseName, TimerVariantName };
 
-/**
- * One deadline-timer variant: how its requests were sent, and what its timers' firing cost, as the meter
- * counted it.
- */
+/** One deadline-timer variant: how its requests were sent, and what its timers' firing cost. */
 export interface TimerVariantFigures {
   /** How the requests were sent. */
   readonly requests: string;
@@ -205,15 +162,9 @@ export interface TimerVariantFigures {
   readonly fired_early: number;
   /** How the aggregates ended before their timers fired. */
   readonly completed_first: Readonly<Record<string, number>>;
-  /**
-   * How the timers were armed, from the aggregates' own run: fan-out invocations and timer sends
-   * (`SendMessage` or `SendMessageBatch`) per aggregate.
-   */
+  /** How the timers were armed, from the aggregates' own run: fan-out invocations and timer sends. */
   readonly arming_per_aggregate: { readonly fan_out_invocations: number; readonly timer_sends: number };
-  /**
-   * The firing per fired timer (one per aggregate): the event source's receives and deletes on the timer
-   * queue, timer handler invocations.
-   */
+  /** The firing per fired timer (one per aggregate). */
   readonly firing_per_aggregate: {
     readonly receives: number;
     readonly deletes: number;
@@ -234,16 +185,9 @@ export interface ArrivalPatternResult {
   readonly sqs_calls_per_reply: Readonly<Record<string, number>>;
   /** Fan-out 10, end to end (fanin plus its clients' SQS calls). */
   readonly cost_per_million_aggregates_usd: number;
-  /**
-   * The same with the `paced` timer variant's firing instead of `timer_firing`'s (requests arriving one at a
-   * time).
-   */
+  /** The same with the `paced` timer variant's firing instead of `timer_firing`'s. */
   readonly cost_per_million_aggregates_usd_timers_paced?: number;
-  /**
-   * Fan-out 10: what the floor of any design leaves (`reply_floor_per_million_aggregates_usd`) of
-   * `cost_per_million_aggregates_usd`: the aggregate's own work (its header, `due` entry, seal and
-   * close, its fan-out and result, its reads, its Lambda duration), end to end.
-   */
+  /** Fan-out 10: what the floor of any design leaves. */
   readonly own_work_per_million_aggregates_usd?: number;
   /**
    * The same by service (end to end less the floor's part of that service; may be below 0 where fanin batches
@@ -254,14 +198,9 @@ export interface ArrivalPatternResult {
     readonly sqs: number;
     readonly lambda: number;
   };
-  /**
-   * The floor the own work is measured against: {@link replyFloorPerMillion} at this pattern's measured
-   * batching.
-   */
+  /** The floor the own work is measured against. */
   readonly reply_floor_per_million_aggregates_usd?: number;
-  /**
-   * That floor's batching: replies per batch and per receive as measured, write units per reply of its packs.
-   */
+  /** That floor's batching: replies per batch and per receive as measured. */
   readonly reply_floor_batching?: {
     readonly replies_per_batch: number;
     readonly messages_per_receive: number;
@@ -276,10 +215,7 @@ export interface ArrivalPatternResult {
   readonly batch_size: number;
   /** At the topology's batching setting, every fan-out. */
   readonly measured: readonly ArrivalFigures[];
-  /**
-   * Fan-out 10 at the other batching settings (window and batch size: `batch_size`; or a drain:
-   * `drain_interval_seconds`, with `drain_phase`).
-   */
+  /** Fan-out 10 at the other batching settings. */
   readonly other_batching_windows: readonly ArrivalFigures[];
   /** Every reply batching setting measured with this pattern at fan-out 10, the topology's first. */
   readonly by_batching: readonly BatchingComparison[];
@@ -322,10 +258,7 @@ export interface Results {
     readonly default_batching_window_seconds: number;
     /** The topology's reply batch size. */
     readonly default_batch_size: number;
-    /**
-     * First to last reply of an aggregate in `independent` at this pace: (aggregates in flight / replies per
-     * second) × 9 turns.
-     */
+    /** First to last reply of an aggregate in `independent` at this pace. */
     readonly independent_reply_span_seconds: number;
   };
   /** Saturated, replies independent: from the first reply released to the last result. */
@@ -417,9 +350,7 @@ export interface Results {
     };
     readonly fanin_clients: { readonly usage_per_aggregate: Usage; readonly per_million_aggregates: Bill };
     readonly fanin_total_per_million: number;
-    /**
-     * `fanin_total_per_million` with the `paced` variant's firing instead (requests arriving one at a time).
-     */
+    /** `fanin_total_per_million` with the `paced` variant's firing instead. */
     readonly fanin_total_per_million_timers_paced?: number;
     readonly step_functions_standard: {
       readonly transitions_per_aggregate: number;
@@ -440,10 +371,7 @@ export interface Results {
       readonly one_reply_per_batch: number;
       /** Batches of ten, each reply in its own item (1 KB: one write unit). */
       readonly ten_replies_per_batch: number;
-      /**
-       * An aggregate's ten replies in one batch and one pack (`packed_write_units_per_reply`),
-       * each receive returning one message (a window at a low arrival rate).
-       */
+      /** An aggregate's ten replies in one batch and one pack (`packed_write_units_per_reply`). */
       readonly packed_one_message_per_receive?: number;
       /** The same with every receive returning ten messages (a load high enough to fill them). */
       readonly packed_full_receives?: number;
@@ -483,28 +411,18 @@ export interface Results {
     }[];
   };
   readonly calibration: Snake<Calibration>;
-  /**
-   * The deadline timers' firing, measured apart in two variants. `fired` and `completed_first` are
-   * the variant the all-in figures include (`used`).
-   */
+  /** The deadline timers' firing, measured apart in two variants. */
   readonly timers: {
     readonly fired: number;
     readonly completed_first: Readonly<Record<string, number>>;
     readonly used?: TimerVariantName;
     readonly batched?: TimerVariantFigures;
     readonly paced?: TimerVariantFigures;
-    /**
-     * By deadline (seconds): what an aggregate that stays open until its deadline costs (timer
-     * fires, SQS calls, invocations, read and write units, dollars per million aggregates), its
-     * all-in figure beside the headline's and the anchors (`run/open-time.ts`).
-     */
+    /** By deadline (seconds): what an aggregate that stays open until its deadline costs. */
     readonly by_open_seconds?: Readonly<Record<string, OpenTimeResult>>;
     /** How `by_open_seconds` was measured, and the anchors' assumptions. */
     readonly open_time_assumptions?: string;
-    /**
-     * The other long timers, measured as `by_open_seconds` is (`run/open-time.ts`, `TIMER_KINDS`):
-     * a daily snapshot of an aggregate open 7 days, an allowed life of 7 days.
-     */
+    /** The other long timers, measured as `by_open_seconds` is (`run/open-time.ts`, `TIMER_KINDS`). */
     readonly by_kind?: Readonly<Record<string, OpenTimeFigures>>;
   };
   readonly sanity: Snake<Sanity>;

@@ -1,9 +1,18 @@
-import { fmt, prose, table, usd } from './format.ts';
+import type { OpenTimeFigures } from '../run/open-time.ts';
+import { columns, fmt, prose, usd } from './format.ts';
 import type { Results, TimerVariantFigures } from './schema.ts';
 
-/**
- * What one timer variant's firing took per aggregate: `receives 0.1, deletes 0.1, timer invocations 0.1 (…)`.
- */
+/** The open-time tables' counts, per aggregate, and fanin's own dollars per million. */
+const COUNTS: readonly (readonly [string, (row: OpenTimeFigures) => string])[] = [
+  ['timer fires', (row) => fmt(row.timer_fires, 2)],
+  ['SQS calls', (row) => fmt(row.sqs_calls, 2)],
+  ['invocations', (row) => fmt(row.invocations, 2)],
+  ['read units', (row) => fmt(row.read_units, 2)],
+  ['write units', (row) => fmt(row.write_units, 2)],
+  ['fanin $/M', (row) => usd(row.usd_per_million_aggregates)],
+];
+
+/** What one timer variant's firing took per aggregate. */
 function firing(v: TimerVariantFigures): string {
   const f = v.firing_per_aggregate;
   return prose`receives ${fmt(f.receives, 2)}, deletes ${fmt(f.deletes, 2)}, timer invocations
@@ -17,11 +26,7 @@ function early(v: TimerVariantFigures): string {
     : '';
 }
 
-/**
- * The deadline timer's firing in the two variants measured (`timers.batched` and `timers.paced`):
- * what each took per aggregate, which one the all-in figures include, and what fanin would cost end
- * to end with the other. Empty for results older than the variants.
- */
+/** The deadline timer's firing in the two variants measured (`timers.batched` and `timers.paced`). */
 export function timerVariantsText(r: Results): string {
   const { batched, paced } = r.timers;
   if (!batched || !paced) return '';
@@ -92,38 +97,21 @@ export function openTimeSection(r: Results): string[] {
       horizon. "fanin" is the timer path's own cost (the fan-out, every timer fire, what the sweeps add, the
       expiry); "all-in" is the headline's end-to-end cost plus what the deadline adds over a minute's.`,
     '',
-    ...table(
+    ...columns(rows, [
+      ['deadline', (row) => deadlineText(row.open_seconds)],
+      ...COUNTS,
+      ['all-in $/M', (row) => usd(row.all_in_usd_per_million)],
+      ['vs 1 min', (row) => `+${fmt((row.all_in_ratio_to_one_minute - 1) * 100, 2)} %`],
+      ['Step Functions Standard', (row) => usd(row.anchors.step_functions_standard)],
+      ['Lambda durable functions', (row) => usd(row.anchors.lambda_durable_functions)],
       [
-        'deadline',
-        'timer fires',
-        'SQS calls',
-        'invocations',
-        'read units',
-        'write units',
-        'fanin $/M',
-        'all-in $/M',
-        'vs 1 min',
-        'Step Functions Standard',
-        'Lambda durable functions',
         'Step Functions Express',
+        (row) =>
+          row.anchors.step_functions_express === null
+            ? '— (5 min at most)'
+            : usd(row.anchors.step_functions_express),
       ],
-      rows.map((row) => [
-        deadlineText(row.open_seconds),
-        fmt(row.timer_fires, 2),
-        fmt(row.sqs_calls, 2),
-        fmt(row.invocations, 2),
-        fmt(row.read_units, 2),
-        fmt(row.write_units, 2),
-        usd(row.usd_per_million_aggregates),
-        usd(row.all_in_usd_per_million),
-        `+${fmt((row.all_in_ratio_to_one_minute - 1) * 100, 2)} %`,
-        usd(row.anchors.step_functions_standard),
-        usd(row.anchors.lambda_durable_functions),
-        row.anchors.step_functions_express === null
-          ? '— (5 min at most)'
-          : usd(row.anchors.step_functions_express),
-      ]),
-    ),
+    ]),
     '',
     r.timers.open_time_assumptions ?? '',
     '',
@@ -141,19 +129,11 @@ function timerKindsSection(r: Results): string[] {
       beyond it has a next-snapshot item in the \`due\` index. "fanin $/M" counts the timer path and, for
       snapshots, the snapshots themselves (their mark, read and publication).`,
     '',
-    ...table(
-      ['timer', 'open', 'timer fires', 'SQS calls', 'invocations', 'read units', 'write units', 'fanin $/M'],
-      kinds.map(([kind, row]) => [
-        kind.replaceAll('_', ' '),
-        deadlineText(row.open_seconds),
-        fmt(row.timer_fires, 2),
-        fmt(row.sqs_calls, 2),
-        fmt(row.invocations, 2),
-        fmt(row.read_units, 2),
-        fmt(row.write_units, 2),
-        usd(row.usd_per_million_aggregates),
-      ]),
-    ),
+    ...columns(kinds, [
+      ['timer', ([kind]) => kind.replaceAll('_', ' ')],
+      ['open', ([, row]) => deadlineText(row.open_seconds)],
+      ...COUNTS.map(([h, cell]) => [h, ([, row]: [string, OpenTimeFigures]) => cell(row)] as const),
+    ]),
     '',
   ];
 }

@@ -9,10 +9,7 @@ export interface SeenOutput {
   readonly body: Record<string, unknown>;
 }
 
-/**
- * Consumes fanin's output queues, as a downstream consumer would, and notes when each aggregate's
- * result became visible (`performance.now()` when the receive returned it).
- */
+/** Consumes fanin's output queues, as a downstream consumer would. */
 export class OutputCollector {
   /** Completed or timed-out results, by aggregate id. */
   public readonly results = new Map<string, SeenOutput>();

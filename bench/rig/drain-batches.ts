@@ -8,17 +8,7 @@ export interface DrainedMessage {
   readonly sentAt: number | undefined;
 }
 
-/**
- * What the rig learns of a drain's batches from the calls the drain makes with fanin's SQS client
- * (`shared/adapters/sqs-drain.ts`, driven by `shared/use-cases/reply-drain.ts`): a drain receives a batch, hands it to the use case, then
- * deletes what it recorded, so a batch is what the drain received from its queue since its
- * previous delete. (A batch whose every message failed is deleted from nothing, so it would be
- * counted with the next: the report's sanity section counts failed records.)
- *
- * It also asks the drain's receives for `SentTimestamp`, which the drain does not ask for (it asks
- * for `ApproximateReceiveCount`) and no use case reads: an aggregate's replies span is then read as
- * the pollers' records give it. System attributes are not part of a message's billed size.
- */
+/** What the rig learns of a drain's batches from the calls the drain makes with fanin's SQS client. */
 export class DrainBatches {
   /** The drains in progress, by queue URL (one drain per queue at a time, as `QueueDrainer` runs them). */
   private readonly drains = new Map<string, { batches: DrainedMessage[][]; current: DrainedMessage[] }>();

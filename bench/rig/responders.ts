@@ -35,13 +35,8 @@ interface HeldReply {
 }
 
 /**
- * The responders: they take sub-requests from the fan-out target and answer each following the
- * wire contract (every `fanin-*` attribute copied, the reply sent to `fanin-reply-to`). They note
- * when the last reply of each aggregate goes out.
- *
- * Answering at once (`holding` off), the replies of one receive go out in batches of ten per reply
- * queue, as the first rig did. Holding, they keep the answers until {@link release} sends them in
- * an arrival pattern.
+ * The responders: they take sub-requests from the fan-out target and answer each following the wire contract
+ * (every `fanin-*` attribute copied, the reply sent to `fanin-reply-to`).
  */
 export class Responders {
   /** Reply body by aggregate and reply id. */

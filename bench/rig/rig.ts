@@ -38,18 +38,7 @@ import { OutputCollector } from './collector.ts';
 import { DrainBatches } from './drain-batches.ts';
 import { Responders } from './responders.ts';
 
-/**
- * The benchmark's own fanin: a fresh topology on the emulators, the real handlers behind
- * Lambda-style pollers, and the load generator's parts: the producer (here), the responders
- * (`responders.ts`) and the output collector (`collector.ts`).
- *
- * Four SQS clients keep the bill apart: `fanin` (the handlers' own calls), `esm` (the pollers:
- * on AWS, Lambda's event source mapping makes these receives and deletes, billed to the account),
- * `clients` (producers, responders and result consumers) and an unmetered one for setup. A reply
- * partition drained on a schedule (`replyDrainIntervalSeconds`) has a `QueueDrainer` instead of a
- * poller, calling the reply function's drain handler: its receives and deletes are the reply
- * function's own (`fanin:reply`), made with `fanin`'s client, as on AWS.
- */
+/** The benchmark's own fanin: a fresh topology on the emulators. */
 export class Rig {
   public readonly topology: Topology;
   public readonly provisioned: Provisioned;
@@ -72,10 +61,7 @@ export class Rig {
   private readonly retired: ReplyConsumer[] = [];
   /** The batches of the drains in progress, from the drains' own SQS calls. */
   private readonly drainBatches = new DrainBatches();
-  /**
-   * First and last `SentTimestamp` (ms) of the replies of each aggregate the reply handler took:
-   * how far apart an aggregate's replies arrived, against the batching window (see {@link replySpansMs}).
-   */
+  /** First and last `SentTimestamp` (ms) of the replies of each aggregate the reply handler took. */
   private readonly replySent = new Map<string, { first: number; last: number }>();
   /** Per aggregate, the drains (numbered from 1 in the order they started) whose batches held its replies. */
   private readonly drainsOf = new Map<string, Set<number>>();
@@ -83,10 +69,7 @@ export class Rig {
   private drainsStarted = 0;
   /** When each drain started (`performance.now()`), in order. */
   private readonly drainStarts: number[] = [];
-  /**
-   * When the drainers in force were started (`performance.now()`), and their interval (ms): each
-   * drains one interval after its start and every interval after that (`QueueDrainer.start`).
-   */
+  /** When the drainers in force were started (`performance.now()`), and their interval (ms). */
   private drainSchedule: { readonly startedAt: number; readonly intervalMs: number } | undefined;
   /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatching}). */
   private replyConsumers: readonly ConsumerSpec[];
@@ -184,11 +167,7 @@ export class Rig {
     });
   }
 
-  /**
-   * A reply partition's consumer by its setting in force: an event source, or as the stack wires a
-   * drained partition, the reply function with the partition's index and batch size, its queue URL
-   * from the configuration, its SQS client fanin's own.
-   */
+  /** A reply partition's consumer by its setting in force: an event source. */
   private replyConsumerFactory(context: () => FaninContext): (partition: number) => ReplyConsumer {
     const drainHandler = makeReplyDrainHandler(context, () => ({
       sqs: this.sqs.fanin,
@@ -209,11 +188,7 @@ export class Rig {
     };
   }
 
-  /**
-   * Provisions a fresh topology (table, queues, a responders queue) under a unique prefix and
-   * wires the handlers. `definitions` may name `target: '<responders>'`, which is replaced by the
-   * responders queue's name.
-   */
+  /** Provisions a fresh topology. */
   public static async start(
     meter: Meter,
     definitions: readonly DefinitionInput[],
@@ -282,13 +257,11 @@ export class Rig {
   }
 
   /**
-   * Replaces the reply consumers by those of the same topology described with
-   * `replyBatchingWindowSeconds: windowSeconds`, `replyBatchSize: batchSize` and
-   * `replyDrainIntervalSeconds: drainIntervalSeconds` (every partition), as a redeploy would: an
-   * event source per partition, or with an interval a drainer on it (the topology validates the
-   * setting: above 10 replies a batch needs a window of at least 1 s or a drain; a drain has no
-   * window and an interval of whole minutes). The queues stay; their visibility timeouts differ
-   * from a redeployed stack's by the window's difference, which nothing here waits on.
+   * Replaces the reply consumers by those of the same topology described with `replyBatchingWindowSeconds:
+   * windowSeconds`, `replyBatchSize: batchSize` and `replyDrainIntervalSeconds: drainIntervalSeconds` (every
+   * partition), as a redeploy would: an event source per partition, or with an interval a drainer on it (the
+   * topology validates the setting: above 10 replies a batch needs a window of at least 1 s or a drain; a
+   * drain has no window and an interval of whole minutes).
    */
   public async setReplyBatching(batching: ReplyBatching): Promise<void> {
     const { windowSeconds, batchSize, drainIntervalSeconds = 0 } = batching;
@@ -317,12 +290,7 @@ export class Rig {
     this.startReplyConsumers();
   }
 
-  /**
-   * When the drainers in force will next drain after `after` (`performance.now()` time): their
-   * start plus a whole number of intervals, as `QueueDrainer` schedules them (Node's repeating
-   * timer may run a few milliseconds late per interval). Undefined when the reply partitions are
-   * not drained.
-   */
+  /** When the drainers in force will next drain after `after` (`performance.now()` time). */
   public nextDrainAt(after = performance.now()): number | undefined {
     const schedule = this.drainSchedule;
     if (!schedule) return undefined;
@@ -330,26 +298,17 @@ export class Rig {
     return schedule.startedAt + intervals * schedule.intervalMs;
   }
 
-  /**
-   * When the drains that started from `from` to `to` did (`performance.now()` times; one per partition and
-   * interval).
-   */
+  /** When the drains that started from `from` to `to` did. */
   public drainStartsBetween(from: number, to: number): number[] {
     return this.drainStarts.filter((t) => t >= from && t <= to);
   }
 
-  /**
-   * How many of `aggregateIds` had their replies taken by more than one drain (their packs split at a drain).
-   */
+  /** How many of `aggregateIds` had their replies taken by more than one drain. */
   public aggregatesSplitAcrossDrains(aggregateIds: readonly string[]): number {
     return aggregateIds.filter((id) => (this.drainsOf.get(id)?.size ?? 0) > 1).length;
   }
 
-  /**
-   * How long each of `aggregateIds`' replies took to arrive, first to last (their `SentTimestamp`s
-   * as the reply consumer received them, in ms): what a batching window must cover for an
-   * aggregate's replies to share a batch. Aggregates with no reply taken are left out.
-   */
+  /** How long each of `aggregateIds`' replies took to arrive, first to last. */
   public replySpansMs(aggregateIds: readonly string[]): number[] {
     return aggregateIds.flatMap((id) => {
       const sent = this.replySent.get(id);
@@ -477,12 +436,7 @@ export class Rig {
     };
   }
 
-  /**
-   * A drain of `queueUrl` as {@link track} follows a poller's invocation: metered as the handler
-   * `name`'s (a drain that found nothing apart, as an idle long poll), busy for {@link idle}, and its
-   * batches (from its own receives and deletes, see `DrainBatches`) counted as an event source's
-   * invocations are: `lambda.batches` and the aggregates each spans, the replies' send times noted.
-   */
+  /** A drain of `queueUrl` as {@link track} follows a poller's invocation. */
   private trackDrain(
     name: string,
     queueUrl: string,
@@ -518,11 +472,7 @@ export class Rig {
 /** A reply partition's consumer: an event source's poller, or the drainer of a drained partition. */
 type ReplyConsumer = QueuePoller | QueueDrainer;
 
-/**
- * A reply consumer's setting: Lambda's `MaximumBatchingWindowInSeconds` and `BatchSize` for an
- * event source, or with `drainIntervalSeconds` a drain on that schedule (`replyDrainIntervalSeconds`,
- * window 0) taking batches of `batchSize`.
- */
+/** A reply consumer's setting. */
 export interface ReplyBatching {
   readonly windowSeconds: number;
   readonly batchSize: number;

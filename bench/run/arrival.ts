@@ -18,12 +18,7 @@ import { log } from './log.ts';
 import { type ComparedBatching, type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
 import { ARRIVAL_TIMER_VARIANT, type TimerFiring, type TimerFirings } from './timers.ts';
 
-/**
- * The arrival patterns and the reply batching trade-off: each pattern at the topology's
- * reply batching setting (and at a large fan-out, in a full run), then the plan's compared
- * settings (a window and a batch size) with their patterns, every phase paced at `pace` replies per
- * second. The reply consumers are left at the topology's setting.
- */
+/** The arrival patterns and the reply batching trade-off. */
 export async function runArrivals(
   rig: Rig,
   plan: Plan,
@@ -142,11 +137,7 @@ async function runLarge(rig: Rig, large: NonNullable<Plan['largeFanOut']>): Prom
   return phases;
 }
 
-/**
- * First to last reply of an aggregate in `independent` (`Responders.release`): one reply per
- * aggregate per turn over the aggregates in flight, so an aggregate's ten replies are nine turns of
- * `min(ROTATION, aggregates)` replies apart.
- */
+/** First to last reply of an aggregate in `independent` (`Responders.release`). */
 export function independentSpanSeconds(aggregates: number, repliesPerSecond: number): number {
   return (9 * Math.min(ROTATION, aggregates)) / repliesPerSecond;
 }
@@ -195,12 +186,7 @@ function endToEnd(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices
   return round(bill.fanin.total + bill.clients.total, 2);
 }
 
-/**
- * One arrival phase's figures, all-in: its share of the deadline timers' firing added, from the
- * variant that arrives as its requests do (`ARRIVAL_TIMER_VARIANT`: `runArrival` sends every
- * request at once in batches of ten, so the fan-out arms ten deadlines in one send and they fire
- * together); the `paced` variant's end-to-end cost beside it.
- */
+/** One arrival phase's figures, all-in: its share of the deadline timers' firing added. */
 function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices: Prices): ArrivalFigures {
   const timers = firings[ARRIVAL_TIMER_VARIANT];
   const c = phase.counters;
@@ -289,10 +275,7 @@ function percentiles<L extends number, H extends number>(
   } as Record<`p${L}` | `p${H}` | 'samples', number>;
 }
 
-/**
- * One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it: what a reader
- * compares first.
- */
+/** One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it. */
 function batchingComparison(f: ArrivalFigures): BatchingComparison {
   return {
     batching_window_seconds: f.batching_window_seconds,
@@ -317,11 +300,7 @@ function batchingComparison(f: ArrivalFigures): BatchingComparison {
   };
 }
 
-/**
- * The results' `arrival`: per pattern, the contract figures (fan-out 10 at the topology's reply
- * batching setting), then every phase at that setting, the other settings' phases, and every
- * setting side by side at fan-out 10 (`by_batching`).
- */
+/** The results' `arrival`: per pattern, the contract figures. */
 export function arrivalResults(
   phases: readonly ArrivalPhaseResult[],
   defaultBatching: ReplyBatching,
@@ -361,11 +340,7 @@ export function arrivalResults(
   return out as Results['arrival'];
 }
 
-/**
- * The aggregate's own work of one fan-out 10 phase: its end-to-end bill less the floor
- * of any design at the batching the phase measured (`measuredFloorBatching`), in total and by
- * service, with that floor beside it.
- */
+/** The aggregate's own work of one fan-out 10 phase. */
 function ownWork(
   phase: ArrivalPhaseResult,
   figures: ArrivalFigures,

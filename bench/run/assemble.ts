@@ -82,11 +82,7 @@ export interface Measured {
   readonly sanity: Sanity;
 }
 
-/**
- * The results (`bench/results/*.json`, see `report/schema.ts`) from what the phases measured: the
- * contract figures first (the headline pattern's), then the headline run per reply, the
- * saturated run against the store's capacity, the costs, the scale curve and the hot aggregate.
- */
+/** The results (`bench/results/*.json`, see `report/schema.ts`) from what the phases measured. */
 export function assemble(input: Measured): Results {
   const arrival = arrivalResults(input.arrival, input.defaultBatching, input.timers, input.prices);
   const head = arrival[HEADLINE_PATTERN];
@@ -180,9 +176,7 @@ function runFigures(
   };
 }
 
-/**
- * The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out, and the fit.
- */
+/** The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out. */
 function scaleFigures(
   points: readonly ScalePoint[],
 ): Pick<Results, 'write_units_per_reply' | 'baseline_ratio' | 'write_units_fit'> {
@@ -293,10 +287,7 @@ interface HeadlineBills {
   readonly sfnTotal: number;
 }
 
-/**
- * Cost of one aggregate: its own work plus its deadline timer firing later (measured apart), in
- * the variant that arrives as the headline's requests do; the paced variant's beside it.
- */
+/** Cost of one aggregate: its own work plus its deadline timer firing later (measured apart). */
 function headlineBills(input: Measured, headline: ArrivalPhaseResult): HeadlineBills {
   const { prices, timers } = input;
   const { counters: c, aggregates } = headline;
@@ -448,10 +439,7 @@ function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
   };
 }
 
-/**
- * A timer firing's SQS calls (fanin's and its event source's, empty receives left out) per aggregate over
- * `per`.
- */
+/** A timer firing's SQS calls. */
 function timerSqsCalls(firing: TimerFiring, per: number): Record<string, number> {
   return perReply(firing.counters, 'sqs.calls', Math.max(1, firing.fired) * per, (who, d) =>
     !d.includes('(empty)') && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined,

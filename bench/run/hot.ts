@@ -17,11 +17,7 @@ export interface HotModelRow {
   readonly simulation: HotSimulation;
 }
 
-/**
- * One hot aggregate through the real reply handler, once per layout (`writeShards` 1 and
- * `HOT_SHARDS`), then the AWS model of several layouts and consumer counts, built from what the
- * two runs measured per partition key.
- */
+/** One hot aggregate through the real reply handler, once per layout (`writeShards` 1 and `HOT_SHARDS`). */
 export async function runHot(
   rig: Rig,
   plan: Plan,

@@ -16,26 +16,7 @@ import { type Counters, diff, total } from '../measure/counters.ts';
 import { Meter } from '../measure/meter.ts';
 import { prose } from '../report/format.ts';
 
-/**
- * The benchmark's open-time dimension: what an aggregate costs that stays open until
- * its deadline, by the deadline's length, measured on the real handlers (fan-out, timer, sweeper)
- * on the emulators with a controllable clock. Time is virtual: the clock jumps to the next thing
- * due — a timer message becoming visible, or a sweep — so a 30-day deadline runs in seconds.
- *
- * What is counted, per aggregate (`AGGREGATES` opened by one fan-out invocation, as the arrival
- * phases send requests: ten at once): the request's fan-out (open, timers armed), every timer
- * fire (re-arms included), what the sweeps do for it (the sweeper runs every minute anyway: each
- * sweep run here is counted less an idle sweep's calls, so only what the aggregate adds is
- * counted), and its expiry at the deadline (timed out with what arrived: nothing, so replies are
- * independent of it). Sweeps are run at the minutes where something can happen (the first after
- * the open, the one whose arming window reaches the deadline, the first after it); the idle
- * minutes between are the deployment's fixed cost (README, "What it costs at rest").
- *
- * Timer messages are real `SendMessage(Batch)` calls to the timer queue (counted as sent), their
- * delay kept by the bench instead of SQS (the emulator's delays are real time), and the event
- * source's receive and delete are counted as the pollers make them: one `ReceiveMessage` and one
- * `DeleteMessageBatch` per batch of up to ten messages visible at the same second.
- */
+/** The benchmark's open-time dimension: what an aggregate costs that stays open until its deadline. */
 
 /** Deadlines measured (seconds): 1 minute, 1 hour, 1 day, 7 days; 30 days in the full run. */
 export const OPEN_SECONDS_QUICK = [60, 3_600, 86_400, 604_800] as const;
@@ -84,9 +65,7 @@ interface TimerCase {
   readonly definition: DefinitionInput;
   /** How long the aggregates stay open (seconds). */
   readonly openSeconds: number;
-  /**
-   * When each timer is due, from the aggregates' opening (ms): the sweeps that can act are run around each.
-   */
+  /** When each timer is due, from the aggregates' opening (ms). */
   readonly dueOffsetsMs: readonly number[];
 }
 
@@ -105,13 +84,7 @@ function deadlineCase(seconds: number): TimerCase {
   };
 }
 
-/**
- * The other long timers whose interval can reach beyond SQS's 15-minute delay, measured as
- * the deadlines are (`timers.by_kind`): a snapshot every day of an aggregate open 7 days and an
- * hour (its deadline), and an allowed life (`maxOpenSeconds`) of 7 days with no deadline. (An
- * inactivity timeout with nothing arriving is a deadline; a held reply's unknown timeout is
- * armed as a deadline is: test/integration/features/timer-kinds-horizon.test.ts counts both.)
- */
+/** The other long timers whose interval can reach beyond SQS's 15-minute delay. */
 export const TIMER_KINDS = {
   snapshot_daily_7_days: (): TimerCase => {
     const day = 86_400;
@@ -239,10 +212,7 @@ async function openTimeRig(connection: Connection, definition: DefinitionInput):
   };
 }
 
-/**
- * The sweeps that can act on the aggregates opened at `openedAt`: the first after the open, and
- * around each thing due the one whose arming window reaches it and the first after it.
- */
+/** The sweeps that can act on the aggregates opened at `openedAt`: the first after the open. */
 function sweepTimes(openedAt: number, dueOffsetsMs: readonly number[]): number[] {
   const horizon = 900_000;
   const margin = 60_000;
@@ -257,11 +227,7 @@ function sweepTimes(openedAt: number, dueOffsetsMs: readonly number[]): number[]
     .sort((a, b) => a - b);
 }
 
-/**
- * Moves the clock to whatever is due next, a timer message becoming visible or a sweep, and runs
- * it, until every aggregate is closed and nothing is left. Returns the sweeps run and when each
- * aggregate was seen closed.
- */
+/** Moves the clock to whatever is due next, a timer message becoming visible or a sweep, and runs it. */
 async function runUntilClosed(
   rig: OpenTimeRig,
   ids: readonly string[],
@@ -365,11 +331,7 @@ function openTimeFigures(
   };
 }
 
-/**
- * Keeps the delay of every timer message sent to `timerUrl` on `sqs` (its body and when it
- * becomes visible, by the virtual clock) and sends it without one, so the bench, not the
- * emulator's real-time clock, decides when it fires.
- */
+/** Keeps the delay of every timer message sent to `timerUrl` on `sqs`. */
 function keepDelays(
   sqs: SQSClient,
   timerUrl: string,
@@ -426,10 +388,7 @@ function round(n: number, digits: number): number {
 export interface OpenTimeResult extends OpenTimeFigures {
   /** What it costs more than the 1-minute deadline, fanin's side, dollars per million aggregates. */
   readonly increase_over_one_minute_usd_per_million: number;
-  /**
-   * End to end with replies independent: the headline's cost per million aggregates (replies
-   * arriving, a deadline of seconds) plus what this deadline adds over one of a minute.
-   */
+  /** End to end with replies independent: the headline's cost per million aggregates. */
   readonly all_in_usd_per_million: number;
   /** {@link all_in_usd_per_million} over the 1-minute deadline's. */
   readonly all_in_ratio_to_one_minute: number;
@@ -456,19 +415,13 @@ export const OPEN_TIME_ASSUMPTIONS = prose`Per deadline, ten aggregates opened b
     Functions. Step Functions Express: only where the whole wait fits its five minutes (the 1-minute
     deadline), with synchronous responders.`;
 
-/**
- * The figures by deadline as the results carry them, against the headline (`allInOneMinute`: its
- * end-to-end dollars per million aggregates) and the anchors.
- */
+/** The figures by deadline as the results carry them, against the headline. */
 export function openTimeResults(
   figures: readonly OpenTimeFigures[],
   context: {
     readonly headlineUsd: number;
     readonly stepFunctionsStandardUsd: number;
-    /**
-     * The clients' share of the Step Functions figure (producer, responders, consumer), which durable
-     * functions share.
-     */
+    /** The clients' share of the Step Functions figure (producer, responders, consumer). */
     readonly stepFunctionsClientsUsd: number;
     readonly prices: Prices;
   },

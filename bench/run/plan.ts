@@ -2,10 +2,7 @@ import type { AwsLimits } from '../model/hot-aggregate.ts';
 import type { ArrivalPattern, ReleasePlan } from '../rig/responders.ts';
 import { RESPONDERS, type ReplyBatching } from '../rig/rig.ts';
 
-/**
- * What a run does: the two plans (`--quick` and full), the constants every phase shares, the
- * definitions the rig is provisioned with, and the command line.
- */
+/** What a run does: the two plans (`--quick` and full), the constants every phase shares. */
 
 /** How much a run measures: each phase's size and time limits. */
 export interface Plan {
@@ -14,28 +11,16 @@ export interface Plan {
   readonly warmupAggregates: number;
   /** Each raw-capacity window, before and after the saturated run (sized to last about as long). */
   readonly capacityMs: number;
-  /**
-   * Aggregates per arrival phase at fan-out 10 (paced), at most; fewer when the pace would make a phase
-   * outlast `arrivalSeconds`.
-   */
+  /** Aggregates per arrival phase at fan-out 10 (paced), at most. */
   readonly arrivalAggregates: number;
   readonly arrivalSeconds: number;
-  /**
-   * Replies per second the responders offer in the paced phases, at most (half the saturated rate if lower).
-   */
+  /** Replies per second the responders offer in the paced phases, at most. */
   readonly maxOfferedRepliesPerSecond: number;
-  /**
-   * Reply batching settings compared with the topology's (which is measured with every pattern):
-   * each a batching window and a batch size, with the patterns it is measured with (fan-out 10, at
-   * the same pace). See {@link COMPARED_BATCHING}.
-   */
+  /** Reply batching settings compared with the topology's (which is measured with every pattern). */
   readonly comparedBatching: readonly ComparedBatching[];
   /** Each pattern at a large fan-out too (unpaced, condensed results). */
   readonly largeFanOut?: { readonly fanOut: number; readonly aggregates: number };
-  /**
-   * Aggregates of each deadline-timer variant (`run/timers.ts`: requests batched as the arrival
-   * phases send them, then paced one at a time): a multiple of ten, so every batch is full.
-   */
+  /** Aggregates of each deadline-timer variant. */
   readonly timerAggregates: number;
   readonly baselineHeadlineAggregates: number;
   readonly scale: readonly { readonly fanOut: number; readonly aggregates: number }[];
@@ -47,32 +32,11 @@ export interface Plan {
 /** A reply batching setting compared with the topology's, and the arrival patterns measured with it. */
 export interface ComparedBatching extends ReplyBatching {
   readonly patterns: readonly ArrivalPattern[];
-  /**
-   * With a drain: patterns measured once more, after `patterns`, with their sending timed so that
-   * a drain comes in its middle (`ArrivalWorkload.straddleDrain`); `patterns` are measured aligned,
-   * each phase just after a drain.
-   */
+  /** With a drain: patterns measured once more, after `patterns`. */
   readonly straddled?: readonly ArrivalPattern[];
 }
 
-/**
- * The reply batching settings compared, from the topology's batch of 10 with a 1 s window to
- * batches large enough to hold every reply in flight with a window as long as an aggregate's
- * replies take to arrive:
- * - 2 s covers most of an aggregate's replies in `spread` (lognormal, median 400 ms, σ 0.8: its
- *   ten replies span about 1.1 s at the median aggregate, 2–2.5 s at the 90th percentile);
- * - 10 s covers `independent`'s round-robin: each aggregate's ten replies are `ROTATION`
- *   aggregates' turns apart, about (aggregates in flight / replies per second) × 9 seconds first to
- *   last — 8.4 s at 32 replies/s, 5.3 s at 51 (the log prints it for the run's pace);
- * - 5 s (full run) lies between: most of `independent`'s span on a fast machine;
- * - drained every 60 s (full run), batches of 1,000 (`replyDrainIntervalSeconds`' default batch):
- *   no event source, one invocation a minute per partition takes the backlog, ten messages a
- *   receive. 60 s is the shortest interval the topology accepts (EventBridge's finest rate), and
- *   the rig runs it for real, so each drained phase lasts about a minute whatever its size: too
- *   long for the quick run's budget. Measured aligned (each phase's replies sent just after a
- *   drain, all within the interval: the best case for packing) and, for the headline pattern,
- *   straddled (a drain in the middle of the sending: about a minute more, see `FULL`).
- */
+/** The reply batching settings compared. */
 export const COMPARED_BATCHING = {
   today: { windowSeconds: 1, batchSize: 10 },
   coversSpread: { windowSeconds: 2, batchSize: 100 },
@@ -137,10 +101,7 @@ export const FULL: Plan = {
   hotTimeoutMs: 900_000,
 };
 
-/**
- * Aggregates answered in turn by `independent` responders: enough that a batch of 10 from either reply
- * partition holds replies of 10 aggregates.
- */
+/** Aggregates answered in turn by `independent` responders. */
 export const ROTATION = 30;
 
 /** The arrival pattern of the headline figures: real responders answer on their own. */
@@ -149,10 +110,7 @@ export const HEADLINE_PATTERN: ArrivalPattern = 'independent';
 /** Independent responders' answer times in the `spread` pattern: lognormal, median 400 ms, p99 ≈ 2.6 s. */
 export const SPREAD = { medianMs: 400, sigma: 0.8, maxMs: 10_000 } as const;
 
-/**
- * Replies released as fast as the responders' senders go (the warm-up and saturated runs, the large
- * fan-outs).
- */
+/** Replies released as fast as the responders' senders go. */
 export const SATURATED_RELEASE: Omit<ReleasePlan, 'ids' | 'pattern'> = {
   repliesPerSecond: Number.POSITIVE_INFINITY,
   rotation: ROTATION,

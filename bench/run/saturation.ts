@@ -29,11 +29,7 @@ export async function warmStore(rig: Rig, plan: Plan, concurrency: number): Prom
   await storeCapacity(rig, { concurrency, durationMs: plan.warmupMs, body: CAPACITY_BODY, label: 'warm' });
 }
 
-/**
- * A warm-up run (not counted) sizes the saturated run to last about as long as a capacity window;
- * the raw store capacity is measured just before and just after it, `concurrency` writers each.
- * Half the saturated rate (within the plan's bounds) is the pace of the paced phases.
- */
+/** A warm-up run (not counted) sizes the saturated run to last about as long as a capacity window. */
 export async function runSaturation(rig: Rig, plan: Plan, concurrency: number): Promise<Saturation> {
   log(`warm-up: ${plan.warmupAggregates} aggregates, replies independent, as fast as they go (not counted)`);
   const warm = await runArrival(rig, {

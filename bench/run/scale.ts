@@ -8,12 +8,7 @@ import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type Plan, SAMPLED_POSITIONS } from './plan.ts';
 
-/**
- * The scale curve: at each of the plan's fan-outs, small replies arriving together through fanin,
- * then the same aggregates through the naive baseline (`baseline.ts`), replayed reply by reply up
- * to `replayUpTo` and sampled above it; the sampling is checked against a replay at the largest
- * fan-out replayed.
- */
+/** The scale curve: at each of the plan's fan-outs, small replies arriving together through fanin. */
 export async function runScale(
   rig: Rig,
   naive: NaiveAggregateStore,
@@ -109,10 +104,7 @@ export async function measureNaive(
   };
 }
 
-/**
- * The reply handler's writes that record replies: a transaction per batch (the first protocol) or
- * a conditional put per reply. Its updates (claims, closes) are completion, not recording.
- */
+/** The reply handler's writes that record replies: a transaction per batch. */
 const RECORDING_OPERATIONS = new Set(['TransactWriteItems', 'PutItem']);
 
 type BaselineFigures = ScalePoint['baseline'];
@@ -184,11 +176,7 @@ function scalePoint(
   };
 }
 
-/**
- * Least-squares fit of an aggregate's write units against its fan-out over the scale curve:
- * `perReply` × fan-out + `perAggregate`. It says what a reply costs and what an aggregate costs
- * whatever its size.
- */
+/** Least-squares fit of an aggregate's write units against its fan-out over the scale curve. */
 export function fitUnits(points: readonly ScalePoint[]): { perReply: number; perAggregate: number } {
   const xs = points.map((p) => p.fanOut);
   const ys = points.map((p) => p.fanin.writeUnitsPerReply * p.fanOut);

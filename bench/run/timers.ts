@@ -4,18 +4,10 @@ import { Bodies, runFanin } from '../workload/phases.ts';
 import { sleep } from '../workload/sleep.ts';
 import { log } from './log.ts';
 
-/**
- * How the requests of a timer variant were sent, and so how their deadline timers were armed:
- * `batched` as the arrival phases send them (`Rig.sendRequests`: `SendMessageBatch`es of ten, all
- * at once, so the fan-out handler arms ten deadlines in one send and they fire together), `paced`
- * one `SendMessage` at a time (each timer armed alone, firing alone).
- */
+/** How the requests of a timer variant were sent, and so how their deadline timers were armed. */
 export type TimerVariant = 'batched' | 'paced';
 
-/**
- * The variant whose firing the arrival patterns' all-in figures include: they send their requests as
- * `batched` does.
- */
+/** The variant whose firing the arrival patterns' all-in figures include. */
 export const ARRIVAL_TIMER_VARIANT: TimerVariant = 'batched';
 
 /** Requests per second of the `paced` variant. */
@@ -48,13 +40,7 @@ export interface TimerFirings {
   readonly paced: TimerFiring;
 }
 
-/**
- * The deadline timers' firing in two variants of `aggregates` aggregates each: requests sent as the
- * arrival phases send them (`batched`, `bench-timer-batched`, 10 s deadline: all requests go at
- * once, so their replies need longer to be in than one at a time) and paced one at a time
- * (`paced`, `bench-timer`, 3 s deadline, 20 requests/s). In each, the aggregates complete first;
- * then the counters cover only their timers firing.
- */
+/** The deadline timers' firing in two variants of `aggregates` aggregates each. */
 export async function runTimers(rig: Rig, aggregates: number): Promise<TimerFirings> {
   log(`deadline timers, batched: ${aggregates} requests in SendMessageBatches of ten, all at once`);
   const batched = await runVariant(rig, 'batched', aggregates);
@@ -104,9 +90,7 @@ async function runVariant(rig: Rig, variant: TimerVariant, aggregates: number): 
   };
 }
 
-/**
- * A timer firing's SQS calls and invocations per fired timer (so per aggregate), as the meter counted them.
- */
+/** A timer firing's SQS calls and invocations per fired timer (so per aggregate). */
 export function firingPerTimer(firing: TimerFiring): {
   readonly receives: number;
   readonly deletes: number;

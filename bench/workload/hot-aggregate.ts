@@ -5,16 +5,7 @@ import type { Meter } from '../measure/meter.ts';
 import type { Rig } from '../rig/rig.ts';
 import { sleep } from './sleep.ts';
 
-/**
- * One aggregate receiving replies as fast as they come, measured through the real reply handler on
- * the emulator: how its write and read units fall on its partition keys (the emulator enforces no
- * per-key limit; `hot-aggregate.ts` applies AWS's to these figures).
- *
- * A reply is one conditional `PutItem` of its own item (no transaction, no header counter per
- * reply); a definition's `writeShards: S` spreads an aggregate's reply items over S partition keys
- * (`A#<id>`, `A#<id>#1` … `A#<id>#<S-1>`, see `replyPartitionKey` in the state store). The header,
- * and anything else written once per batch or per aggregate, stays on `A#<id>`.
- */
+/** One aggregate receiving replies as fast as they come. */
 
 /** What the hot-aggregate measurement found, for one layout (the definition's `writeShards`). */
 export interface HotMeasurement {
@@ -32,14 +23,9 @@ export interface HotMeasurement {
   readonly writeUnitsPerReply: number;
   /** The reply `PutItem`s only, per reply. */
   readonly recordingWriteUnitsPerReply: number;
-  /**
-   * Other table writes on the header's key `A#<id>` (the seal, the close), per reply; the counters have keys
-   * of their own.
-   */
+  /** Other table writes on the header's key `A#<id>` (the seal, the close), per reply. */
   readonly headerKeyOtherWriteUnitsPerReply: number;
-  /**
-   * fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads (`Query`).
-   */
+  /** fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads. */
   readonly readUnitsPerReply: number;
   readonly headerReadUnitsPerReply: number;
   readonly setReadUnitsPerReply: number;
@@ -70,9 +56,8 @@ export interface HotMeasurement {
 }
 
 /**
- * Opens one aggregate (fan-out `none`, `expected` = `replies`) and sends it `replies` replies as
- * fast as `senders` concurrent batch senders can, to the reply partition fanin routes it to. Every
- * wait is bounded: the open by 30 s, the result by `timeoutMs`, the handlers' quiet by 60 s.
+ * Opens one aggregate (fan-out `none`, `expected` = `replies`) and sends it `replies` replies as fast as
+ * `senders` concurrent batch senders can, to the reply partition fanin routes it to.
  */
 export async function runHotAggregate(
   rig: Rig,
@@ -168,9 +153,7 @@ async function sendReplies(
   await Promise.all(Array.from({ length: options.senders }, sender));
 }
 
-/**
- * Table write and read units per partition key of the aggregate `id`, labelled `shard <s>` or `counter <c>`.
- */
+/** Table write and read units per partition key of the aggregate `id`. */
 function byKey(meter: Meter, id: string): { writes: Record<string, number>; reads: Record<string, number> } {
   const own = `table:A#${id}`;
   const labelled = (units: Map<string, number>) => {
@@ -249,9 +232,7 @@ function hotFigures(
   };
 }
 
-/**
- * The suffix after the key separator: `s3` → `shard 3`; `c3` (a completion-trigger counter) → `counter 3`.
- */
+/** The suffix after the key separator: `s3` → `shard 3`; `c3`. */
 function keyLabel(suffix: string): string {
   return suffix.startsWith('c') ? `counter ${suffix.slice(1)}` : `shard ${suffix.slice(1)}`;
 }

@@ -18,30 +18,7 @@ function stored(body: string): AttributeValue {
   return 'payloadBr' in encoded ? { B: encoded.payloadBr } : { S: encoded.payload };
 }
 
-/**
- * The naive baseline: the seed's in-memory aggregator mapped directly onto DynamoDB. An aggregate
- * is ONE item holding a map of every reply received so far; each reply is added to that item.
- *
- * It is implemented as well as that design allows, so the comparison is fair to it:
- * - reply bodies are stored as fanin stores them (`encodePayload`: Brotli when that is smaller);
- * - a reply is an `UpdateItem` that sets `replies.<id>` and adds one to `received`, on condition
- *   that the reply is not there yet and the aggregate is open — exactly once, no read first,
- *   no optimistic-locking retry loop;
- * - completion is one consistent `GetItem` and one `UpdateItem` that closes the item and drops
- *   the replies.
- *
- * DynamoDB bills an update by the larger of the item's size before and after, so every reply pays
- * for all the replies before it: the cost per reply grows with the fan-out, and an item stops at
- * 400 KB. Its table has no secondary index (fanin's `open` index costs fanin extra; the baseline is
- * not charged for one).
- *
- * What it does NOT survive, and fanin does (so it is a floor on cost, not a design to ship): a
- * consumer stopped during completion. Only the invocation whose update made `received` reach
- * `expected` completes; stopped before its close, nobody else ever will (the result is lost, the
- * aggregate stays open); stopped after emitting but before the close is acknowledged, its retry
- * emits again (a duplicate), and a retry after the close finds the replies dropped (nothing to
- * rebuild the result from). It has no deadline timer, no late-reply routing and no tombstone either.
- */
+/** The naive baseline: the seed's in-memory aggregator mapped directly onto DynamoDB. */
 export class NaiveAggregateStore {
   private readonly client: DynamoDBClient;
   public readonly tableName: string;
@@ -131,10 +108,7 @@ export class NaiveAggregateStore {
     }
   }
 
-  /**
-   * Writes an aggregate's item as it stands after `bodies.length` replies, through `client` (an
-   * unmetered one: this is set-up, not work). Used by {@link sampleNaive}.
-   */
+  /** Writes an aggregate's item as it stands after `bodies.length` replies, through `client`. */
   public async prime(
     client: DynamoDBClient,
     aggregateId: string,

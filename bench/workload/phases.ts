@@ -12,13 +12,7 @@ import { sleep } from './sleep.ts';
 
 /** Reply bodies of the benchmark. */
 export const Bodies = {
-  /**
-   * 1 KB: the size the cost figure is quoted for. Exactly 1,024 bytes of JSON shaped like a loan
-   * quote — repeated keys, prose conditions, numbers, ids and a reference of random hex, all drawn
-   * from a generator seeded by the reply — so it compresses as a real reply would (fanin stores
-   * reply payloads compressed when that is smaller; a body of one repeated character would flatter
-   * it, random bytes would not compress at all). The report gives the stored size.
-   */
+  /** 1 KB: the size the cost figure is quoted for. */
   kilobyte(aggregateId: string, replyId: string): string {
     const random = seededBy(`${aggregateId}/${replyId}`);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
@@ -65,10 +59,7 @@ export function storedPayloadBytes(): number {
   return Math.round(total / 200);
 }
 
-/**
- * Write units per reply of ten kilobyte replies of one aggregate recorded as one pack, as fanin's
- * store writes it (`packItem`), averaged over 20 aggregates.
- */
+/** Write units per reply of ten kilobyte replies of one aggregate recorded as one pack. */
 export function packedWriteUnitsPerReply(): number {
   let units = 0;
   for (let a = 0; a < 20; a += 1) {
@@ -130,12 +121,7 @@ export function aggregateIds(workload: Pick<FaninWorkload, 'idPrefix' | 'aggrega
   );
 }
 
-/**
- * Runs aggregates end to end: requests to the ingress queue, the fan-out handler sends the
- * sub-requests, the responders answer, the reply handler records and completes, the collector
- * sees the results. Counters cover the phase until every handler is idle (a completion closes the
- * aggregate after its result is visible).
- */
+/** Runs aggregates end to end: requests to the ingress queue, the fan-out handler sends the sub-requests. */
 export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<FaninPhaseResult> {
   const { ids, requests } = prepare(rig, workload);
   await rig.idle();
@@ -199,19 +185,11 @@ async function collect(rig: Rig, ids: readonly string[], timeoutMs: number, befo
 export interface ArrivalWorkload extends Omit<FaninWorkload, 'requestsPerSecond'> {
   readonly release: Omit<ReleasePlan, 'ids' | 'pattern'>;
   readonly pattern: ArrivalPattern;
-  /**
-   * With the reply partitions drained: hold the replies until half their sending time before the
-   * drainers' next drain, so that the drain comes in the middle of the sending (see
-   * {@link DrainPhase}). Otherwise the replies go out as soon as every sub-request is held.
-   */
+  /** With the reply partitions drained. */
   readonly straddleDrain?: boolean;
 }
 
-/**
- * How a drained phase's sending lies against the drains: `aligned`, it starts just after a drain
- * (or the schedule's start) and ends well within the interval, so every aggregate's replies are
- * taken by one drain (the best case for packing); `straddled`, a drain comes in the middle of it.
- */
+/** How a drained phase's sending lies against the drains: `aligned` or `straddled`. */
 export type DrainPhase = 'aligned' | 'straddled';
 
 /** What one arrival phase measured. */
@@ -231,10 +209,7 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
   readonly aggregatesSplitAcrossDrains: number | undefined;
   /** From the first reply released to the last sent (ms). */
   readonly sendingMs: number;
-  /**
-   * From the first reply released to the first drain that started while they were sent (ms); undefined if
-   * none did.
-   */
+  /** From the first reply released to the first drain that started while they were sent (ms). */
   readonly firstDrainAfterReleaseMs: number | undefined;
   /** Per aggregate, its first reply's send to its last's, as the reply consumer received them (ms). */
   readonly replySpansMs: readonly number[];
@@ -244,13 +219,7 @@ export interface ArrivalPhaseResult extends FaninPhaseResult {
   readonly releaseToLastResultMs: number;
 }
 
-/**
- * Runs aggregates end to end with the replies in an arrival pattern: every request is sent at
- * once, the fan-out handler sends the sub-requests, the responders hold every answer until all are
- * in, then release them as `workload.release` says (see `Responders.release`). The counters cover
- * the whole life of the aggregates (fan-out included) until every handler is idle; the deadline
- * timers are not due within the phase.
- */
+/** Runs aggregates end to end with the replies in an arrival pattern: every request is sent at once. */
 export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<ArrivalPhaseResult> {
   const { ids, requests } = prepare(rig, workload);
   await rig.idle();
@@ -297,10 +266,7 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   };
 }
 
-/**
- * Waits until half of `sendingMs` before the drainers' next drain that is at least that far off,
- * so that a sending of that length started then has the drain in its middle.
- */
+/** Waits until half of `sendingMs` before the drainers' next drain that is at least that far off. */
 async function untilStraddling(rig: Rig, sendingMs: number): Promise<void> {
   if (!Number.isFinite(sendingMs)) throw new Error('a straddled phase needs a paced release');
   const lead = sendingMs / 2;
