@@ -22,6 +22,7 @@ import type { FaninContext } from '../../../shared/use-cases/context.ts';
 import {
   clientsOver,
   DynamoDbModel,
+  type Intercept,
   type ModelClients,
   type Models,
   S3Model,
@@ -73,7 +74,11 @@ export const DEFINITIONS: DefinitionInput[] = [
   },
 ];
 
-export async function localWorld(options: Partial<LocalConfig> = {}): Promise<LocalWorld> {
+/** @param intercept where the SDK clients' calls go (sim/models' `clientsOver`): a test's faults. */
+export async function localWorld(
+  options: Partial<LocalConfig> = {},
+  intercept?: Intercept,
+): Promise<LocalWorld> {
   const clock = () => Date.now();
   const random = new Random(7);
   const draw = () => random.next();
@@ -88,7 +93,7 @@ export async function localWorld(options: Partial<LocalConfig> = {}): Promise<Lo
     dynamodb: new DynamoDbModel({ clock, random: draw, staleProbability: 0, expiryProbability: 0 }),
     s3: new S3Model({ clock, random: draw, expiryProbability: 0 }),
   };
-  const clients = clientsOver(models);
+  const clients = clientsOver(models, intercept);
   const config = resolveLocalConfig(
     {
       prefix: 'w',
