@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { FAULT_KINDS } from './faults.ts';
-import { add, emptySummary, type SeedResult, type Summary, simulateSeed } from './simulate.ts';
+import { describeSeed, reportSummary, seedPlanOf } from './run-plan.ts';
+import { add, emptySummary, simulateSeed } from './simulate.ts';
 
 /**
  * `npm run simulate`: runs seeds of the deterministic simulation and reports what they found.
@@ -32,28 +33,6 @@ const { values } = parseArgs({
   },
 });
 
-function describe(result: SeedResult, limit = 5): string {
-  const lines = [`seed ${result.seed}: ${result.violations.length} violation(s)`];
-  for (const v of result.violations.slice(0, limit)) {
-    lines.push(
-      `  [${v.invariant}]${v.aggregateId !== undefined ? ` ${v.aggregateId.slice(0, 80)}` : ''}: ${v.detail}`,
-    );
-  }
-  return lines.join('\n');
-}
-
-function report(summary: Summary): string {
-  const perSecond = summary.seeds / Math.max(summary.seconds, 0.001);
-  const faults = FAULT_KINDS.filter((k) => summary.faults[k] > 0).map((k) => `${k} ${summary.faults[k]}`);
-  return [
-    `seeds run           ${summary.seeds} in ${summary.seconds.toFixed(1)} s (${perSecond.toFixed(1)} seeds/s, ${(perSecond * 60).toFixed(0)} a minute)`,
-    `aggregates          ${summary.aggregates}, AWS calls applied ${summary.calls}`,
-    `interleavings       ${summary.traces.size} distinct traces, ${summary.shapes.size} distinct schedule shapes (handler kinds, calls, faults)`,
-    `faults injected     ${faults.join(', ') || 'none'}`,
-    `invariant failures  ${summary.failures.length}${summary.failures.length > 0 ? `: seeds ${summary.failures.map((f) => f.seed).join(', ')}` : ''}`,
-  ].join('\n');
-}
-
 async function main(): Promise<number> {
   const big = values.big ?? false;
   const pending = values.pending ?? false;
@@ -77,28 +56,14 @@ async function main(): Promise<number> {
           .join(', ') || 'none'
       }`,
     );
-    console.log(result.violations.length === 0 ? `seed ${seed}: every invariant held` : describe(result, 50));
+    console.log(
+      result.violations.length === 0 ? `seed ${seed}: every invariant held` : describeSeed(result, 50),
+    );
     return result.violations.length === 0 ? 0 : 1;
   }
-  const start =
-    values.start !== undefined ? Number(values.start) >>> 0 : Math.floor(Math.random() * 2 ** 32) >>> 0;
-  const budgetMs =
-    values['budget-seconds'] !== undefined ? Number(values['budget-seconds']) * 1000 : undefined;
-  const count =
-    values.seeds !== undefined
-      ? Number(values.seeds)
-      : budgetMs !== undefined
-        ? Number.POSITIVE_INFINITY
-        : 100;
+  const { start, budgetMs, count, skipped } = seedPlanOf(values, Math.random);
   console.log(
     `start seed ${start}${budgetMs !== undefined ? `, budget ${budgetMs / 1000} s` : ''}${Number.isFinite(count) ? `, ${count} seeds` : ''}`,
-  );
-  // Seeds already known to fail on the unmutated code (sim/find-mutants.ts passes its baseline's).
-  const skipped = new Set(
-    (values.skip ?? '')
-      .split(',')
-      .filter((s) => s !== '')
-      .map((s) => Number(s) >>> 0),
   );
   const summary = emptySummary();
   const began = performance.now();
@@ -109,7 +74,7 @@ async function main(): Promise<number> {
     add(summary, result);
     summary.seconds = (performance.now() - began) / 1000;
     if (result.violations.length > 0) {
-      if (!values.quiet || values.find) console.log(describe(result));
+      if (!values.quiet || values.find) console.log(describeSeed(result));
       if (values.find) {
         console.log(
           `found after ${n + 1} seed(s): seed ${result.seed} (replay: npm run simulate -- --seed ${result.seed})`,
@@ -119,7 +84,7 @@ async function main(): Promise<number> {
     }
   }
   summary.seconds = (performance.now() - began) / 1000;
-  console.log(report(summary));
+  console.log(reportSummary(summary));
   if (values.json) {
     console.log(
       JSON.stringify({
