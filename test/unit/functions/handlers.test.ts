@@ -258,7 +258,13 @@ describe('instrumented', () => {
   it('flushes the metrics once when the handler ends, whether it succeeded or threw', async () => {
     let flushed = 0;
     const observability = () =>
-      ({ metrics: { flush: () => void (flushed += 1) } }) as unknown as Observability;
+      ({
+        metrics: {
+          flush: () => {
+            flushed += 1;
+          },
+        },
+      }) as unknown as Observability;
 
     expect(await instrumented('ok', async (event: number) => event + 1, observability)(1)).toBe(2);
     await expect(
