@@ -33,9 +33,8 @@ export function evaluateOperand(operand: Operand, item: Item | undefined, kind: 
       if (value.M !== undefined) return { N: String(Object.keys(value.M).length) };
       const members = setMembers(value);
       if (members.length > 0) return { N: String(members.length) };
-      throw validation(
-        `Invalid ${kind}: Incorrect operand type for operator or function; operator or function: size, operand type: ${typeOf(value)}`,
-      );
+      // A number, a boolean or null has no size: no value, so a comparison with it is false.
+      return undefined;
     }
     case 'if_not_exists':
       return resolvePath(item, operand.path) ?? evaluateOperand(operand.fallback, item, kind);
@@ -80,7 +79,8 @@ export function evaluateCondition(condition: Condition, item: Item | undefined, 
     case 'cmp': {
       const a = evaluateOperand(condition.a, item, kind);
       const b = evaluateOperand(condition.b, item, kind);
-      if (a === undefined || b === undefined) return false;
+      // A missing attribute equals nothing: `<>` holds when either side has no value.
+      if (a === undefined || b === undefined) return condition.op === '<>';
       if (condition.op === '=') return equalValues(a, b);
       if (condition.op === '<>') return !equalValues(a, b);
       const order = compareValues(a, b);
@@ -134,6 +134,8 @@ function evaluateFunction(
       return target !== undefined && typeOf(target) === type;
     }
     case 'begins_with': {
+      // A literal prefix of the wrong type is refused; an attribute's value of the wrong type is false.
+      if (second?.kind !== 'value' && argument?.S === undefined && argument?.B === undefined) return false;
       if (argument?.S === undefined && argument?.B === undefined) {
         throw validation(
           `Invalid ${kind}: Incorrect operand type for operator or function; operator or function: begins_with, operand type: ${argument ? typeOf(argument) : 'NULL'}`,

@@ -231,10 +231,13 @@ class Parser {
         this.fail(
           `Incorrect number of operands for operator or function; operator or function: ${token}, number of operands: ${args.length}`,
         );
-      if (args[0]?.kind !== 'path')
+      if (args[0]?.kind !== 'path' && token !== 'begins_with')
         this.fail(`Operator or function requires a document path; operator or function: ${token}`);
       return { kind: 'fn', fn: token, args };
     }
+    // Function names are case-sensitive: ATTRIBUTE_EXISTS( is an unknown function, not a path.
+    if (this.peek(1) === '(' && token !== 'size' && /^[A-Za-z_]\w*$/.test(token))
+      this.fail(`Invalid function name; function: ${token}`);
     const a = this.operand();
     const op = this.peek();
     if (op !== undefined && ['=', '<>', '<', '<=', '>', '>='].includes(op)) {
@@ -254,6 +257,9 @@ class Parser {
         list.push(this.operand());
       }
       this.expect(')');
+      // DynamoDB takes up to 100 values in an IN list.
+      if (list.length > 100)
+        this.fail(`The IN operator is provided with too many operands; number of operands: ${list.length}`);
       return { kind: 'in', a, list };
     }
     return this.syntax();

@@ -129,3 +129,33 @@ describe('projections', () => {
     });
   });
 });
+
+describe('edges, as DynamoDB Local answers them (the model once answered each differently)', () => {
+  it('holds a <> b when a is missing (a missing attribute equals nothing), and both missing', () => {
+    expect(holds('absent <> :v', { ':v': { S: 'x' } })).toBe(true);
+    expect(holds('absent <> absent2')).toBe(true);
+    expect(holds('NOT (absent <> :v)', { ':v': { S: 'x' } })).toBe(false);
+  });
+
+  it('evaluates size() of a number or a boolean to no value (the condition false), not an error', () => {
+    expect(holds('size(n) = :v', { ':v': { N: '2' } })).toBe(false);
+    expect(holds('size(t) = :v', { ':v': { N: '1' } })).toBe(false);
+  });
+
+  it('evaluates begins_with with a value first to false, not an error', () => {
+    expect(holds('begins_with(:v, n)', { ':v': { S: '1' } })).toBe(false);
+  });
+
+  it('refuses IN with more than 100 operands', () => {
+    const values = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`:v${i}`, { N: String(i) }]));
+    expect(() => holds(`n IN (${Object.keys(values).join(', ')})`, values)).toThrow(
+      'Invalid ConditionExpression: The IN operator is provided with too many operands; number of operands: 101',
+    );
+  });
+
+  it('names an unknown function (a function name in upper case) as such', () => {
+    expect(() => holds('ATTRIBUTE_EXISTS(n)')).toThrow(
+      'Invalid ConditionExpression: Invalid function name; function: ATTRIBUTE_EXISTS',
+    );
+  });
+});
