@@ -351,7 +351,8 @@ function drainsText(phase: ArrivalFigures | undefined, b: Row): string {
   if (!phase) return '';
   const drains = Math.round(b.reply_invocations_per_reply * phase.replies);
   const batches = Math.round(phase.replies / Math.max(b.replies_per_batch, 1e-9));
-  return ` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in ${fmt(batches, 0)} batches)`;
+  return prose` (${fmt(drains, 0)} drains that found replies took the phase's ${fmt(phase.replies, 0)} in
+    ${fmt(batches, 0)} batches)`;
 }
 
 /** One pattern's straddled drain (a drain in the middle of the sending) against its aligned one. */

@@ -124,7 +124,9 @@ function expressSection(r: Results): string[] {
     prose`**When Step Functions Express is cheaper.** Express bills $1.00 per million executions plus its
       duration at 64 MB, runs at most five minutes and needs synchronous responders; one aggregate is one
       execution as long as its slowest responder:
-      ${e.per_million_by_answer_seconds.map((x) => `${usd(x.per_million_usd)} per million at ${fmt(x.seconds, 1)} s`).join(', ')}. ${
+      ${e.per_million_by_answer_seconds
+        .map((x) => `${usd(x.per_million_usd)} per million at ${fmt(x.seconds, 1)} s`)
+        .join(', ')}. ${
         breakEven > 0
           ? prose`Against fanin's ${usd(r.cost_per_million_aggregates_usd)} (replies ${r.headline_pattern}),
             **Express is the cheaper pick whenever responders are synchronous and the slowest answers within

@@ -17,8 +17,8 @@ export function introSection(r: Results): string[] {
     '> Throughput and latency here are those of **local emulators** (fauxqs in the benchmark process, DynamoDB Local',
     prose`> in a JVM) on a small shared machine: read them as ratios (fanin against the raw store, fanin against
       the baseline),`,
-    '> not as what AWS would do. Counts — API calls, write and read units, invocations — do not depend on the machine:',
-    '> they are what AWS would bill for the same work.',
+    '> not as what AWS would do. Counts — API calls, write and read units, invocations — do not depend on the',
+    '> machine: they are what AWS would bill for the same work.',
     '',
     '## Reproduce',
     '',

@@ -35,6 +35,9 @@ export function snakeKeys<T>(value: T): Snake<T> {
 }
 
 type Usage = Snake<CamelUsage>;
+type ByKey = Readonly<Record<string, number>>;
+type Latency = { readonly p50: number; readonly p99: number; readonly samples: number };
+type Span = { readonly p50: number; readonly p90: number; readonly samples: number };
 type Bill = Snake<CamelBill>;
 
 /** One fan-out of the scale curve: fanin and the naive baseline on the same replies. */
@@ -48,7 +51,7 @@ export interface ScalePoint {
     readonly indexWriteUnitsPerReply: number;
     readonly readUnitsPerReply: number;
     readonly repliesPerSecond: number;
-    readonly outcomes: Readonly<Record<string, number>>;
+    readonly outcomes: ByKey;
   };
   readonly baseline: {
     /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
@@ -93,7 +96,7 @@ export interface ArrivalFigures {
   /** Write units per reply spent by conditional writes that failed (a duplicate, a lost race to seal). */
   readonly failed_condition_write_units?: number;
   /** Failed conditional writes per aggregate, by operation (`UpdateItem`, `PutItem`). */
-  readonly failed_conditions_per_aggregate?: Readonly<Record<string, number>>;
+  readonly failed_conditions_per_aggregate?: ByKey;
   readonly read_units: number;
   /** fanin's handlers and its event source mappings, empty receives left out. */
   readonly sqs_calls: number;
@@ -113,10 +116,10 @@ export interface ArrivalFigures {
   readonly timer_firing?: TimerVariantName;
   /** End to end per million aggregates with the `paced` variant's firing added instead. */
   readonly cost_per_million_aggregates_usd_timers_paced?: number;
-  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly completion_latency_ms: Latency;
   /** Per aggregate, its first reply's send to its last's. */
-  readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
-  readonly outcomes: Readonly<Record<string, number>>;
+  readonly reply_span_ms: Span;
+  readonly outcomes: ByKey;
 }
 
 /** One reply batching setting (window and batch size, or a drain) at fan-out 10: its per-reply figures. */
@@ -132,7 +135,7 @@ export interface BatchingComparison {
   readonly write_units_per_reply: number;
   /** End to end (fanin plus its clients' SQS calls). */
   readonly cost_per_million_aggregates_usd: number;
-  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly completion_latency_ms: Latency;
   readonly replies_per_batch: number;
   readonly replies_per_aggregate_per_batch: number;
   readonly reply_invocations_per_reply: number;
@@ -141,7 +144,7 @@ export interface BatchingComparison {
   /** fanin's handlers and its event source mappings, empty receives left out. */
   readonly sqs_calls_per_reply: number;
   readonly read_units_per_reply: number;
-  readonly reply_span_ms: { readonly p50: number; readonly p90: number; readonly samples: number };
+  readonly reply_span_ms: Span;
 }
 
 /** How a drained phase's sending lay against the drains, and the deadline timer variants (as measured). */
@@ -161,7 +164,7 @@ export interface TimerVariantFigures {
   /** Timer records taken before the aggregates' run was over, so outside the window (0 normally). */
   readonly fired_early: number;
   /** How the aggregates ended before their timers fired. */
-  readonly completed_first: Readonly<Record<string, number>>;
+  readonly completed_first: ByKey;
   /** How the timers were armed, from the aggregates' own run: fan-out invocations and timer sends. */
   readonly arming_per_aggregate: { readonly fan_out_invocations: number; readonly timer_sends: number };
   /** The firing per fired timer (one per aggregate). */
@@ -174,15 +177,15 @@ export interface TimerVariantFigures {
   /** The firing's usage per aggregate (what the all-in figures add). */
   readonly usage_per_aggregate: Usage;
   /** The firing's SQS calls per aggregate, by who, operation and queue. */
-  readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
+  readonly sqs_calls_by_operation: ByKey;
 }
 
 /** One arrival pattern: the contract fields first, then every phase measured. */
 export interface ArrivalPatternResult {
   /** By fan-out. */
-  readonly write_units_per_reply: Readonly<Record<string, number>>;
-  readonly read_units_per_reply: Readonly<Record<string, number>>;
-  readonly sqs_calls_per_reply: Readonly<Record<string, number>>;
+  readonly write_units_per_reply: ByKey;
+  readonly read_units_per_reply: ByKey;
+  readonly sqs_calls_per_reply: ByKey;
   /** Fan-out 10, end to end (fanin plus its clients' SQS calls). */
   readonly cost_per_million_aggregates_usd: number;
   /** The same with the `paced` timer variant's firing instead of `timer_firing`'s. */
@@ -209,7 +212,7 @@ export interface ArrivalPatternResult {
   /** The timer variant whose firing the all-in figures include. */
   readonly timer_firing?: TimerVariantName;
   /** Fan-out 10, from the last reply's send to the result read off the output queue. */
-  readonly completion_latency_ms: { readonly p50: number; readonly p99: number; readonly samples: number };
+  readonly completion_latency_ms: Latency;
   readonly batching_window_seconds: number;
   /** The topology's reply batch size, with `batching_window_seconds` the setting of `measured`. */
   readonly batch_size: number;
@@ -273,9 +276,9 @@ export interface Results {
     readonly saturated: { readonly p50: number; readonly p99: number };
   };
   /** fanin's write units per reply (all-in) by fan-out. */
-  readonly write_units_per_reply: Readonly<Record<string, number>>;
+  readonly write_units_per_reply: ByKey;
   /** Baseline write units per reply over fanin's, by fan-out. */
-  readonly baseline_ratio: Readonly<Record<string, number>>;
+  readonly baseline_ratio: ByKey;
   /** The scale curve as a line: write units per reply plus write units per aggregate. */
   readonly write_units_fit: { readonly per_reply: number; readonly per_aggregate: number };
   readonly sqs_calls_per_reply: number;
@@ -291,22 +294,22 @@ export interface Results {
     /** Mean bytes a headline body takes in its reply item (fanin stores it compressed when smaller). */
     readonly stored_payload_bytes?: number;
     readonly elapsed_ms: number;
-    readonly outcomes: Readonly<Record<string, number>>;
+    readonly outcomes: ByKey;
     readonly per_reply: {
       readonly write_units: number;
       readonly index_write_units: number;
       readonly read_units: number;
-      readonly write_units_by_operation: Readonly<Record<string, number>>;
-      readonly read_units_by_operation: Readonly<Record<string, number>>;
-      readonly dynamodb_calls_by_operation: Readonly<Record<string, number>>;
-      readonly sqs_calls_by_operation: Readonly<Record<string, number>>;
-      readonly sqs_billed_requests: Readonly<Record<string, number>>;
+      readonly write_units_by_operation: ByKey;
+      readonly read_units_by_operation: ByKey;
+      readonly dynamodb_calls_by_operation: ByKey;
+      readonly sqs_calls_by_operation: ByKey;
+      readonly sqs_billed_requests: ByKey;
       /** The firing of the variant the headline includes (`cost.timer_firing`). */
-      readonly timer_firing_sqs_calls_by_operation: Readonly<Record<string, number>>;
+      readonly timer_firing_sqs_calls_by_operation: ByKey;
       /** The `paced` variant's firing (requests one at a time), for comparison; not in the all-in figures. */
-      readonly timer_firing_sqs_calls_by_operation_paced?: Readonly<Record<string, number>>;
-      readonly handler_invocations: Readonly<Record<string, number>>;
-      readonly records_per_invocation: Readonly<Record<string, number>>;
+      readonly timer_firing_sqs_calls_by_operation_paced?: ByKey;
+      readonly handler_invocations: ByKey;
+      readonly records_per_invocation: ByKey;
       readonly emulator_reported_transaction_write_units: number;
       readonly empty_receives_excluded: number;
     };
@@ -414,7 +417,7 @@ export interface Results {
   /** The deadline timers' firing, measured apart in two variants. */
   readonly timers: {
     readonly fired: number;
-    readonly completed_first: Readonly<Record<string, number>>;
+    readonly completed_first: ByKey;
     readonly used?: TimerVariantName;
     readonly batched?: TimerVariantFigures;
     readonly paced?: TimerVariantFigures;
@@ -434,8 +437,8 @@ export interface Sanity {
   readonly pollerErrors: number;
   readonly responderErrors: number;
   readonly collectorErrors: number;
-  readonly outputsSeen: Readonly<Record<string, number>>;
+  readonly outputsSeen: ByKey;
   /** Transactional updates of items the meter had not seen, by who (costed as 1 KB). */
-  readonly transactionSizesUnknown: Readonly<Record<string, number>>;
+  readonly transactionSizesUnknown: ByKey;
   readonly unregisteredTables: number;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byFanOut, fmt, prose, table, tableRow, usd } from '../../../../bench/report/format.ts';
+import { byFanOut, columns, fmt, prose, table, tableRow, usd } from '../../../../bench/report/format.ts';
 
 describe("the report's number formatting", () => {
   it('gives a figure with thousands separators and at most the digits asked for', () => {
@@ -27,6 +27,19 @@ describe("the report's number formatting", () => {
 });
 
 describe("the report's markdown tables", () => {
+  it('builds a table from columns: each header beside the cell it takes from every row', () => {
+    const rows = [
+      { fanOut: 10, units: 1.5 },
+      { fanOut: 100, units: 1.52 },
+    ];
+    expect(
+      columns(rows, [
+        ['fan-out', (r) => String(r.fanOut)],
+        ['units', (r) => String(r.units)],
+      ]),
+    ).toEqual(['| fan-out | units |', '|---|---|', '| 10 | 1.5 |', '| 100 | 1.52 |']);
+  });
+
   it('writes the header, the separator and one row per entry', () => {
     expect(table(['window', 'puts/s'], [['before', '812.4']])).toEqual([
       '| window | puts/s |',
