@@ -181,6 +181,9 @@ export function fitCarried(message: OutputMessage, maxBytes: number): OutputMess
   const whole = Buffer.from(carried.body);
   // JSON escaping may grow the text (quotes, backslashes, control characters): shrink until it fits.
   for (let cut = Math.min(whole.length, room); ; ) {
+    // Never inside a character: a cut before a UTF-8 continuation byte backs off to its start, so
+    // the kept text is a prefix of the body (no replacement character the body never had).
+    while (cut > 0 && cut < whole.length && ((whole[cut] ?? 0) & 0xc0) === 0x80) cut -= 1;
     const head = whole.subarray(0, cut).toString('utf8');
     const size = Buffer.byteLength(JSON.stringify(head)) - 2;
     if (size <= room || cut === 0) {

@@ -199,3 +199,15 @@ describe('fitCarried', () => {
     expect(fitCarried(message, 10)).toBeUndefined();
   });
 });
+
+describe('fitCarried on a multi-byte body (a cut never splits a character)', () => {
+  it('keeps a beginning of the body that is a prefix of it (no replacement character at the cut)', () => {
+    const body = 'é'.repeat(5_000);
+    const message: OutputMessage = { id: 'e-1', type: 'error', message: { body, attributes: {} } };
+    for (let max = 3_000; max < 3_010; max += 1) {
+      const carried = fitCarried(message, max)?.message as { body: string };
+      expect(carried.body.includes('\ufffd')).toBe(false);
+      expect(body.startsWith(carried.body)).toBe(true);
+    }
+  });
+});
