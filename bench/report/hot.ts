@@ -1,4 +1,4 @@
-import { fmt, prose, table } from './format.ts';
+import { columns, fmt, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** The hot-aggregate section: both layouts as measured, then the AWS model. */
@@ -155,32 +155,18 @@ function modelSection(h: Hot): string[] {
       units measured on the busiest key (writes) and on the key read most (reads). 100,000 replies simulated
       (token bucket per key, empty at the start, so the rate is the steady state):`,
     '',
-    ...table(
-      [
-        'layout',
-        'write units / reply on the busiest key',
-        'write bound',
-        'read bound',
-        'consumer bound',
-        'bound (replies/s)',
-        'binding limit',
-        'simulated, sustained (DynamoDB)',
-        'throttled puts',
-        'failed back to SQS',
-      ],
-      h.model.map((m) => [
-        m.design.name,
-        fmt(m.bounds.busiest_key_write_units_per_reply, 3),
-        fmt(m.bounds.write_bound, 0),
-        fmt(m.bounds.read_bound, 0),
-        fmt(m.bounds.consumer_bound, 0),
-        `**${fmt(m.bounds.bound, 0)}**`,
-        m.bounds.binding_constraint,
-        fmt(m.simulation.sustained_replies_per_second, 0),
-        fmt(m.simulation.throttles, 0),
-        fmt(m.simulation.redeliveries, 0),
-      ]),
-    ),
+    ...columns(h.model, [
+      ['layout', (m) => m.design.name],
+      ['write units / reply on the busiest key', (m) => fmt(m.bounds.busiest_key_write_units_per_reply, 3)],
+      ['write bound', (m) => fmt(m.bounds.write_bound, 0)],
+      ['read bound', (m) => fmt(m.bounds.read_bound, 0)],
+      ['consumer bound', (m) => fmt(m.bounds.consumer_bound, 0)],
+      ['bound (replies/s)', (m) => `**${fmt(m.bounds.bound, 0)}**`],
+      ['binding limit', (m) => m.bounds.binding_constraint],
+      ['simulated, sustained (DynamoDB)', (m) => fmt(m.simulation.sustained_replies_per_second, 0)],
+      ['throttled puts', (m) => fmt(m.simulation.throttles, 0)],
+      ['failed back to SQS', (m) => fmt(m.simulation.redeliveries, 0)],
+    ]),
     '',
     prose`The consumer bound is the reply partition's invocations (\`replyConcurrency\` × batch per invocation
       time): at the default concurrency (5) it binds a sharded aggregate before its keys do;

@@ -224,7 +224,7 @@ export interface ArrivalPatternResult {
   readonly by_batching: readonly BatchingComparison[];
 }
 
-/** The arrival patterns, as `bench/responders.ts` names them. */
+/** The arrival patterns, as `bench/rig/responders.ts` names them. */
 export type ArrivalPatternName = 'together' | 'independent' | 'spread';
 
 /** The raw store capacity over one window. */
