@@ -1,10 +1,8 @@
 import { fmt, prose } from './format.ts';
 import type { Results } from './schema.ts';
 
-/**
- * The scale chart: write units per reply against fan-out, fanin (all-in and recording only) and
- * the naive baseline, both axes logarithmic (the baseline grows by two orders of magnitude).
- */ export function renderScaleSvg(results: Results): string {
+/** The scale chart: write units per reply against fan-out, fanin and the naive baseline, log–log. */
+export function renderScaleSvg(results: Results): string {
   const c = chartOf(results.scale);
   const parts: string[] = [
     prose`<svg xmlns="http://www.w3.org/2000/svg" width="${c.width}" height="${c.height}" viewBox="0 0 ${c.width}
@@ -91,39 +89,25 @@ function grid(c: Chart): string[] {
   return parts;
 }
 
-const SERIES: {
-  name: string;
-  color: string;
-  dash: string;
-  value: (p: Results['scale'][number]) => number;
-  hollow: (p: Results['scale'][number]) => boolean;
-}[] = [
-  {
-    name: 'naive baseline (one item)',
-    color: '#c0392b',
-    dash: '',
-    value: (p) => p.baseline.write_units_per_reply,
-    hollow: (p) => p.baseline.method !== 'replayed',
-  },
-  {
-    name: 'fanin, all-in',
-    color: '#1f6fb2',
-    dash: '',
-    value: (p) => p.fanin.write_units_per_reply,
-    hollow: () => false,
-  },
-  {
-    name: 'fanin, recording only',
-    color: '#1f6fb2',
-    dash: '5 4',
-    value: (p) => p.fanin.recording_write_units_per_reply,
-    hollow: () => false,
-  },
+type Point = Results['scale'][number];
+/** The chart's lines: name, colour, dash, the value of a point, and whether a point is hollow (sampled). */
+const SERIES: readonly (readonly [string, string, string, (p: Point) => number, (p: Point) => boolean])[] = [
+  [
+    'naive baseline (one item)',
+    '#c0392b',
+    '',
+    (p) => p.baseline.write_units_per_reply,
+    (p) => p.baseline.method !== 'replayed',
+  ],
+  ['fanin, all-in', '#1f6fb2', '', (p) => p.fanin.write_units_per_reply, () => false],
+  ['fanin, recording only', '#1f6fb2', '5 4', (p) => p.fanin.recording_write_units_per_reply, () => false],
 ];
 
 /** One series' line, its points with their labels, and its legend entry. */
-function seriesParts(c: Chart, points: Results['scale'], s: (typeof SERIES)[number], i: number): string[] {
+function seriesParts(c: Chart, points: Results['scale'], line: (typeof SERIES)[number], i: number): string[] {
   const { margin, plotW, xs, x, y } = c;
+  const [name, color, dash, value, hollow] = line;
+  const s = { name, color, dash, value, hollow };
   const parts: string[] = [];
   const path = points
     .map((p, j) => `${j === 0 ? 'M' : 'L'}${x(p.fan_out).toFixed(1)},${y(s.value(p)).toFixed(1)}`)
