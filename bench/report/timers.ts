@@ -91,11 +91,10 @@ export function openTimeSection(r: Results): string[] {
     '### Long-lived aggregates',
     '',
     prose`What an aggregate that stays open until its deadline costs, by the deadline's length
-      (\`timers.by_open_seconds\` in the JSON), measured on the real handlers with a virtual clock: ten
-      aggregates opened together, nothing arriving, timed out by their deadline. A deadline within SQS's
-      15-minute delay is armed at the open; a longer one is armed once, by the sweep, as it enters that
-      horizon. "fanin" is the timer path's own cost (the fan-out, every timer fire, what the sweeps add, the
-      expiry); "all-in" is the headline's end-to-end cost plus what the deadline adds over a minute's.`,
+      (\`timers.by_open_seconds\`), on the real handlers with a virtual clock: ten aggregates opened together,
+      timed out by their deadline (armed at the open within SQS's 15-minute delay, else by the sweep). "fanin"
+      is the timer path's own cost; "all-in" the headline's end-to-end cost plus what the deadline adds over a
+      minute's.`,
     '',
     ...columns(rows, [
       ['deadline', (row) => deadlineText(row.open_seconds)],
@@ -125,9 +124,7 @@ function timerKindsSection(r: Results): string[] {
   if (kinds.length === 0) return [];
   return [
     prose`The other timers whose interval can exceed SQS's 15-minute delay, measured the same way
-      (\`timers.by_kind\`): each is armed once, by the sweep, as it enters that horizon — a snapshot due
-      beyond it has a next-snapshot item in the \`due\` index. "fanin $/M" counts the timer path and, for
-      snapshots, the snapshots themselves (their mark, read and publication).`,
+      (\`timers.by_kind\`); for snapshots "fanin $/M" includes the snapshots themselves.`,
     '',
     ...columns(kinds, [
       ['timer', ([kind]) => kind.replaceAll('_', ' ')],
