@@ -282,7 +282,7 @@ export const show: Command = {
       ['status', `${header.status}${header.outcome ? ` (${header.outcome})` : ''}`],
       ['replies', `${header.received} of ${header.expected ?? '?'} received, ${header.lateCount} late`],
       ['opened', when(header.openedAt)],
-      ['deadline', when(header.deadline)],
+      ['deadline', deadlineText(header.status, header.deadline)],
     ];
     if (Object.keys(header.params).length > 0) rows.push(['parameters', JSON.stringify(header.params)]);
     if (header.requestId) rows.push(['request id', openingRequestId(header) ?? '']);
@@ -386,3 +386,13 @@ export const list: Command = {
     return 0;
   },
 };
+
+/**
+ * An aggregate's deadline as `show` prints it: when it is (relative to now) while the aggregate is
+ * open; for one that ended before it, that it was not reached, never a countdown to a deadline
+ * that no longer applies.
+ */
+export function deadlineText(status: string, deadline: number | undefined, now = Date.now()): string {
+  if (status === 'open' || deadline === undefined || deadline <= now) return when(deadline, now);
+  return `${new Date(deadline).toISOString()} (not reached: ${status} before it)`;
+}

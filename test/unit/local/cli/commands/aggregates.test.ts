@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { list, reply, send, show } from '../../../../../local/cli/commands/aggregates.ts';
+import { deadlineText, list, reply, send, show } from '../../../../../local/cli/commands/aggregates.ts';
 import { CommandError, UsageError } from '../../../../../local/cli/io.ts';
 import { args, capture, type LocalWorld, localWorld } from '../../world.ts';
 
@@ -317,5 +317,24 @@ describe('fanin list', () => {
       }),
     );
     expect(JSON.stringify(status.Messages)).toContain('fanin.status.active');
+  });
+});
+
+describe('the deadline show prints', () => {
+  const NOW = Date.UTC(2026, 11, 2, 12, 0, 0);
+
+  it('counts down to the deadline of an open aggregate', () => {
+    expect(deadlineText('open', NOW + 90_000, NOW)).toBe('2026-12-02T12:01:30.000Z (in 1 min 30 s)');
+  });
+
+  it('says a closed or completing aggregate ended before its deadline, with no countdown', () => {
+    expect(deadlineText('closed', NOW + 90_000, NOW)).toBe(
+      '2026-12-02T12:01:30.000Z (not reached: closed before it)',
+    );
+    expect(deadlineText('completing', NOW + 1_000, NOW)).toContain('not reached: completing before it');
+  });
+
+  it('says how long ago a deadline passed, whatever the status', () => {
+    expect(deadlineText('closed', NOW - 5_000, NOW)).toBe('2026-12-02T11:59:55.000Z (5.0 s ago)');
   });
 });
