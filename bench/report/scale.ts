@@ -10,7 +10,8 @@ export function scaleSection(r: Results, svgName: string): string[] {
     '',
     prose`Write units per reply at each fan-out, small replies (a score and an id), fanin through its real
       handlers, the naive baseline`,
-    prose`(\`bench/workload/naive-baseline.ts\`: one item per aggregate holding every reply, one conditional \`UpdateItem\` per
+    prose`(\`bench/workload/naive-baseline.ts\`: one item per aggregate holding every reply,
+      one conditional \`UpdateItem\` per
       reply) on the same replies`,
     prose`against the same DynamoDB Local. DynamoDB bills an update by the larger of the item before and after,
       so each naive reply`,
@@ -58,7 +59,8 @@ function sampledNote(r: Results): string[] {
       ? [
           prose`Every baseline point here was replayed reply by
             reply${r.command.includes('--replay-baseline') ? ' (`--replay-baseline`)' : ''}. The sampling a
-            default run uses above fan-out 1,000 (\`sampleNaive\` in \`bench/workload/naive-baseline.ts\`: the item written
+            default run uses above fan-out 1,000 (\`sampleNaive\` in
+            \`bench/workload/naive-baseline.ts\`: the item written
             as it stands before reply k, the real update of reply k measured, the replies in between
             interpolated) gives ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply at
             fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against

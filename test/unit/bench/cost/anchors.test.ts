@@ -8,7 +8,7 @@ import {
 import { loadPrices } from '../../../../bench/cost/prices.ts';
 
 describe('Step Functions Standard on the same scatter-gather', () => {
-  it('takes fan-out + 3 transitions, a send per branch and a FIFO send, and none of the ingress or reply messages', async () => {
+  it('takes fan-out + 3 transitions, a send per branch and a FIFO send, no ingress or reply message', async () => {
     const counters = {
       'sqs.billed|clients|std|SendMessageBatch|ingress': 1,
       'sqs.billed|clients|std|SendMessage|reply': 10,

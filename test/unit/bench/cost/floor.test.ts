@@ -7,7 +7,7 @@ import { loadPrices } from '../../../../bench/cost/prices.ts';
  * cost at the least whatever the design, by service, at the batching a pattern measured.
  */
 describe('the reply floor of the own-work row', () => {
-  it('is $20.25 per million aggregates with one reply per batch and receive, and $7.50 with whole packs of ten', async () => {
+  it('is $20.25 per million with one reply per batch and receive, and $7.50 with whole packs of ten', async () => {
     const prices = await loadPrices();
     const alone = measuredFloorBatching(
       { replies_per_batch: 1, reply_receives: 1, replies_per_aggregate_per_batch: 1 },
