@@ -18,7 +18,6 @@ import { aws } from '../../support/clients.ts';
 import { InjectedCrash } from '../../support/failpoints.ts';
 import { FaninUnderTest, queueDepth, takeAll } from '../../support/fanin.ts';
 import { idleLongPollsAtOnce } from '../../support/long-polls.ts';
-import { runCli } from '../../support/runtime.ts';
 
 const AGGREGATES = 100;
 const REPLIES = 10;
@@ -283,48 +282,6 @@ describe('watermark distributor', () => {
     expect(await queueDepth(partitionUrl(1))).toBe(0);
     expect((await fanin.ctx.store.getHeader('scale-in'))?.status).toBe('closed');
   });
-
-  it('scale-in from the command line: evacuate refuses an enabled partition, then moves a disabled one to the backlog; partitions shows the deployed settings', async () => {
-    // Prepare: replies waiting on partition 1, whose consumer does not run
-    fanin.consumers.clear();
-    await fanin.sendRequest({ definition: 'batch', aggregateId: 'cli-scale-in', expected: 4 });
-    await fanin.drain();
-    await fanin.destination().setEnabled(1, true);
-    for (let r = 0; r < 4; r += 1) {
-      await fanin.sendReply({ r }, { 'fanin-aggregate-id': 'cli-scale-in', 'fanin-reply-id': String(r) }, 1);
-    }
-    const partition = partitionUrl(1);
-    const waiting = await queueDepth(partition);
-    const stack = ['--stack', fanin.topology.prefix];
-
-    // Act
-    const refused = await runCli(['evacuate', '1', ...stack]);
-    const disabled = await runCli(['disable', '1', ...stack]);
-    const evacuated = await runCli(['evacuate', '1', ...stack, '--json']);
-    await distributor().cycle();
-    const view = await runCli(['partitions', ...stack, '--json']);
-    fanin.consumers.add(0);
-    await fanin.drain();
-
-    // Assess: the view shows the settings this deployment's distributor runs with (stall 30 s, not
-    // the default 60), as it recorded them
-    expect(JSON.parse(view.stdout).watermarks).toMatchObject({
-      low: 20,
-      high: 100,
-      stallSeconds: 30,
-      source: expect.stringContaining("the stack's distributor, recorded"),
-    });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('partition 1');
-    expect(refused.stderr).toContain('is enabled');
-    expect(await queueDepth(partition)).toBe(0);
-    expect(disabled.code).toBe(0);
-    expect(evacuated.code).toBe(0);
-    expect(JSON.parse(evacuated.stdout)).toMatchObject({ partition: 1, moved: waiting, remaining: 0 });
-    expect((await fanin.ctx.store.getHeader('cli-scale-in'))?.status).toBe('closed');
-    const [result] = (await fanin.outputs('completed')).filter((o) => o.aggregateId === 'cli-scale-in');
-    expect(result).toMatchObject({ counts: { received: 4 } });
-  }, 120_000);
 
   it('a move that dies between its send and its delete leaves copies with one reply id: replies without a reply id are counted once', async () => {
     // Prepare: an aggregate expecting 3 replies; 2 of them, without fanin-reply-id, in the backlog
