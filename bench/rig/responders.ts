@@ -27,7 +27,7 @@ export interface ReleasePlan {
   readonly senders: number;
 }
 
-interface HeldReply {
+export interface HeldReply {
   readonly aggregateId: string;
   readonly replyTo: string;
   readonly body: string;
@@ -98,52 +98,13 @@ export class Responders {
    * @returns when everything is sent.
    */
   public async release(plan: ReleasePlan): Promise<void> {
-    const sends: { due: number; replies: HeldReply[] }[] = [];
     const queues = plan.ids.map((id) => [...(this.held.get(id) ?? [])]);
     const rate = plan.repliesPerSecond;
-    const at = (seq: number) => (Number.isFinite(rate) ? (seq * 1000) / rate : 0);
-    if (plan.pattern === 'together') {
-      let seq = 0;
-      for (const replies of queues) {
-        for (let i = 0; i < replies.length; i += 10)
-          sends.push({ due: at(seq), replies: replies.slice(i, i + 10) });
-        seq += replies.length;
-      }
-    } else if (plan.pattern === 'independent') {
-      const waiting = [...queues];
-      const turn = waiting.splice(0, Math.max(1, plan.rotation));
-      let cursor = 0;
-      let seq = 0;
-      while (turn.length > 0) {
-        cursor %= turn.length;
-        const replies = turn[cursor] as HeldReply[];
-        const reply = replies.shift();
-        if (reply) {
-          sends.push({ due: at(seq), replies: [reply] });
-          seq += 1;
-        }
-        if (replies.length > 0) cursor += 1;
-        else {
-          const next = waiting.shift();
-          if (next) turn[cursor] = next;
-          else turn.splice(cursor, 1);
-        }
-      }
-    } else {
-      let seq = 0;
-      for (const replies of queues) {
-        const start = at(seq);
-        for (const reply of replies) {
-          const random = seededBy(`spread/${reply.aggregateId}/${reply.attributes['fanin-reply-id'] ?? ''}`);
-          // Box–Muller: a standard normal from two uniforms.
-          const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-          const delay = Math.min(plan.spread.maxMs, plan.spread.medianMs * Math.exp(plan.spread.sigma * z));
-          sends.push({ due: start + delay, replies: [reply] });
-        }
-        seq += replies.length;
-      }
-      sends.sort((a, b) => a.due - b.due);
-    }
+    const sends = SCHEDULES[plan.pattern](
+      queues,
+      (seq) => (Number.isFinite(rate) ? (seq * 1000) / rate : 0),
+      plan,
+    );
     for (const id of plan.ids) {
       this.heldCount -= this.held.get(id)?.length ?? 0;
       this.held.delete(id);
@@ -261,3 +222,61 @@ export class Responders {
     );
   }
 }
+
+/** One send of a release: when it is due (ms from the release) and the replies it carries. */
+export interface Send {
+  readonly due: number;
+  readonly replies: HeldReply[];
+}
+
+/** When each reply of `queues` (one per aggregate, in order) is sent under a pattern; `at(n)`: the n-th's slot. */
+type Schedule = (queues: HeldReply[][], at: (seq: number) => number, plan: ReleasePlan) => Send[];
+
+/** The send schedule of each arrival pattern. */
+export const SCHEDULES: Record<ArrivalPattern, Schedule> = {
+  together: (queues, at) => {
+    const sends: Send[] = [];
+    let seq = 0;
+    for (const replies of queues) {
+      for (let i = 0; i < replies.length; i += 10)
+        sends.push({ due: at(seq), replies: replies.slice(i, i + 10) });
+      seq += replies.length;
+    }
+    return sends;
+  },
+  independent: (queues, at, plan) => {
+    const sends: Send[] = [];
+    const waiting = queues.map((q) => [...q]);
+    const turn = waiting.splice(0, Math.max(1, plan.rotation));
+    let cursor = 0;
+    while (turn.length > 0) {
+      cursor %= turn.length;
+      const replies = turn[cursor] as HeldReply[];
+      const reply = replies.shift();
+      if (reply) sends.push({ due: at(sends.length), replies: [reply] });
+      if (replies.length > 0) cursor += 1;
+      else {
+        const next = waiting.shift();
+        if (next) turn[cursor] = next;
+        else turn.splice(cursor, 1);
+      }
+    }
+    return sends;
+  },
+  spread: (queues, at, plan) => {
+    const sends: Send[] = [];
+    let seq = 0;
+    for (const replies of queues) {
+      const start = at(seq);
+      for (const reply of replies) {
+        const random = seededBy(`spread/${reply.aggregateId}/${reply.attributes['fanin-reply-id'] ?? ''}`);
+        // Box–Muller: a standard normal from two uniforms.
+        const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+        const delay = Math.min(plan.spread.maxMs, plan.spread.medianMs * Math.exp(plan.spread.sigma * z));
+        sends.push({ due: start + delay, replies: [reply] });
+      }
+      seq += replies.length;
+    }
+    return sends.sort((a, b) => a.due - b.due);
+  },
+};
