@@ -1,10 +1,12 @@
 /**
  * The unit tests mirror the source: every module with logic under the source folders has its own
  * unit test at `test/unit/<same path>.test.ts`. A module without logic (types only, re-exports, a
- * constant table, an entry point that only wires and calls) is listed in
- * `scripts/test-layout.json` with the reason it needs no test of its own. `npm run lint` runs
- * this check: it fails on a module that has neither, on a listed module that no longer exists,
- * and on a listed module that has a test after all (the list would say something false).
+ * constant table, an entry point that only wires and calls) is listed in `scripts/test-layout.json`
+ * under `withoutLogic`, with the reason it needs no test of its own. Modules with logic still
+ * waiting for their test are listed under `notYetTested`: a list that may only shrink. `npm run
+ * lint` runs this check: it fails on a module that has neither a test nor an entry, on an entry
+ * that names no module, and on an entry for a module that has its test (the list would say
+ * something false, or a finished test would stay listed as missing).
  *
  *   npx tsx scripts/test-layout.ts
  */
@@ -67,27 +69,31 @@ function main(): void {
   const modules = SOURCE_ROOTS.flatMap(modulesUnder)
     .map((p) => relative('.', p))
     .sort();
-  const exempt = JSON.parse(readFileSync(join(root, 'scripts/test-layout.json'), 'utf8')) as Record<
-    string,
-    string
-  >;
+  const lists = JSON.parse(readFileSync(join(root, 'scripts/test-layout.json'), 'utf8')) as {
+    withoutLogic: Record<string, string>;
+    notYetTested: Record<string, string>;
+  };
+  const exempt = { ...lists.withoutLogic, ...lists.notYetTested };
   const findings = layoutFindings(modules, (path) => existsSync(join(root, path)), exempt);
   const problems = [
     ...findings.untested.map(
-      (m) => `${m}: no unit test at ${mirroredTest(m)}, and not listed as without logic`,
+      (m) => `${m}: no unit test at ${mirroredTest(m)}, and not listed in scripts/test-layout.json`,
     ),
     ...findings.listedButGone.map((m) => `${m}: listed in scripts/test-layout.json but no such module`),
-    ...findings.listedButTested.map((m) => `${m}: listed as without logic, but ${mirroredTest(m)} exists`),
+    ...findings.listedButTested.map(
+      (m) => `${m}: listed in scripts/test-layout.json, but ${mirroredTest(m)} exists`,
+    ),
   ];
   if (problems.length > 0) {
     for (const problem of problems) console.error(problem);
     console.error(`test layout: ${problems.length} problem(s) (docs/testing.md, "Where a test goes")`);
     process.exit(1);
   }
-  const tested = modules.length - Object.keys(exempt).length;
+  const without = Object.keys(lists.withoutLogic).length;
+  const waiting = Object.keys(lists.notYetTested).length;
   console.log(
-    `test layout: ${tested} of ${modules.length} modules have their mirrored unit test, ` +
-      `${Object.keys(exempt).length} listed without logic`,
+    `test layout: ${modules.length - without - waiting} of ${modules.length} modules have their mirrored unit test; ` +
+      `${without} have no logic; ${waiting} with logic are not yet tested`,
   );
 }
 
