@@ -165,7 +165,7 @@ export const DefinitionSchema = z
      * the queue its sub-request went to, after the terminal output, so it can stop working.
      * Needs a splitter or recipient-list fan-out. Off: nothing is read, written or sent for it.
      */
-    cancelOutstanding: z.boolean().default(false),
+    cancelOutstanding: z.boolean().optional(),
   })
   .superRefine((def, ctx) => {
     if (def.externalEventCompletesAll && def.externalEventPattern === undefined) {
