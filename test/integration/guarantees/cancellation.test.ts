@@ -74,7 +74,7 @@ describe('cancellation notices', () => {
     await fanin.drain();
     const { output } = fanin.expectExactlyOneTerminalOutput(id);
     expect(output.completedBy).toBe('first');
-    const [a, b, c] = names.map((q) => q.slice(fanin.topology.prefix.length + 1));
+    const [a, , c] = names.map((q) => q.slice(fanin.topology.prefix.length + 1));
     expect(noticeTargets(id)).toEqual([`${a}#0`, `${c}#2`]);
     expect(
       notices(id).every((m) => m.seq > terminalSeq(id)),
