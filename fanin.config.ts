@@ -44,6 +44,9 @@ export default defineConfig({
       toleratedFailureCount: 2,
       // A request may ask for its own deadline, e.g. "parameters": { "timeoutSeconds": 60 }.
       requestParameters: { timeoutSeconds: { min: 5, max: 120 } },
+      // Once a request is decided (a rate at the threshold, the deadline), the banks still working
+      // on it get a cancellation notice on their queue (attribute fanin-cancelled) and stop.
+      cancelOutstanding: true,
     },
     {
       // Seed 002's auction: self-starting (the first bid opens it), bids correlated by auction id,

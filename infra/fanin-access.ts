@@ -238,6 +238,25 @@ export function grantHandlerAccess(
       resourceArns: [...new Set(targetArns)],
     });
   }
+  // Cancellation notices go where the sub-requests went, sent by whichever handler completes the
+  // aggregate (a reply, a timer, the sweeper, a control command): the targets of the definitions
+  // that opt in, and the extra targets when one of them takes its recipients from the request.
+  const cancelling = definitions.filter((d) => d.cancelOutstanding);
+  const cancelArns = [
+    ...fanOutTargetArns(Stack.of(fanin), cancelling),
+    ...(cancelling.some((d) => d.fanOut?.type === 'recipient-list' && !d.fanOut.recipients)
+      ? extraTargetQueueArns
+      : []),
+  ];
+  if (cancelArns.length > 0) {
+    for (const completer of [functions.reply, functions.timer, functions.sweeper, functions.control]) {
+      iam.Grant.addToPrincipal({
+        grantee: completer,
+        actions: ['sqs:SendMessage', 'sqs:GetQueueUrl'],
+        resourceArns: [...new Set(cancelArns)],
+      });
+    }
+  }
   // A fan-out that runs out of time queues its own request again to ingress (the continuation
   // resumes from the recorded progress): the one send to an inbound queue the fan-out makes, so
   // the only one its role allows. SendMessage alone, on that one queue.

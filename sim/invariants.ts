@@ -38,7 +38,14 @@ import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } 
  *   by `count` exactly its count of them (the request's `parameters.count`, else the rule's): the
  *   seal takes the first N in recorded order, and the others are late;
  * - `recorded-once`: no put replaces a recorded reply or pack (each is written once, so a
- *   duplicate never changes what was recorded).
+ *   duplicate never changes what was recorded);
+ * - `cancel-after-result`: every cancellation notice was sent after its aggregate's terminal
+ *   output had been published (never before it, never for an aggregate without one);
+ * - `cancel-unanswered`: a notice goes only to a recipient asked and unanswered at the seal: its
+ *   definition cancels, a sub-request with its reply id was sent to that same queue (or, a fan-out
+ *   having crashed between marking it asked and sending it, the result does not say it was never
+ *   asked), no reply of it was stored while the aggregate was open, it is no member of the result;
+ *   and a recipient gets two notices only when a fault touched an invocation that sent one.
  */
 export interface Violation {
   readonly invariant: string;
@@ -377,6 +384,7 @@ export function checkInvariants(
       );
     }
   }
+  checkCancellations(ledger, definitions, results, fail);
   for (const rewrite of ledger.rewrites) {
     fail(
       'recorded-once',
@@ -573,3 +581,77 @@ function dedupe(violations: Violation[]): Violation[] {
 }
 
 export type { SentInput };
+
+/** `cancel-after-result` and `cancel-unanswered` (see {@link Violation}). */
+function checkCancellations(
+  ledger: Ledger,
+  definitions: ReadonlyMap<string, Definition>,
+  results: ReadonlyMap<string, { copies: Publication[]; output: Output }>,
+  fail: (invariant: string, detail: string, aggregateId?: string) => void,
+): void {
+  if (ledger.cancellations.length === 0) return;
+  const firstResult = new Map<string, number>();
+  for (const [aggregateId, { copies }] of results) {
+    const first = Math.min(...copies.map((c) => ledger.publications.indexOf(c)));
+    firstResult.set(aggregateId, first);
+  }
+  const key = (s: { aggregateId: string; replyId: string }) => `${s.aggregateId}\u0000${s.replyId}`;
+  const asked = groupBy(ledger.asked, key);
+  const answeredOpen = new Set(ledger.stored.filter((r) => r.exists && r.open).map(key));
+  const notices = groupBy(ledger.cancellations, key);
+  for (const [, copies] of notices) {
+    const notice = copies[0] as (typeof copies)[number];
+    const { aggregateId, replyId } = notice;
+    const result = results.get(aggregateId);
+    for (const copy of copies) {
+      const first = firstResult.get(aggregateId);
+      if (first === undefined || copy.afterPublications <= first)
+        fail(
+          'cancel-after-result',
+          `notice for reply ${replyId} sent at ${copy.at} by #${copy.taskId} ${copy.task} before the terminal output`,
+          aggregateId,
+        );
+    }
+    const output = result?.output;
+    const definition = definitions.get(String(output?.definition));
+    if (output && definition?.cancelOutstanding !== true)
+      fail(
+        'cancel-unanswered',
+        `notice for reply ${replyId} of ${definition?.name}, which does not cancel`,
+        aggregateId,
+      );
+    const sent = asked.get(key(notice)) ?? [];
+    const missing = Array.isArray(output?.missing)
+      ? (output.missing as { replyId: string; asked?: boolean }[])
+      : [];
+    const claimedAsked = missing.some((m) => m.replyId === replyId && m.asked !== false);
+    for (const copy of copies) {
+      if (sent.length > 0 ? !sent.some((s) => s.queue === copy.queue) : !claimedAsked)
+        fail(
+          'cancel-unanswered',
+          `notice for reply ${replyId} sent to ${copy.queue}, where no sub-request of it went (sent to ${sent.map((s) => s.queue).join(', ') || 'none'})`,
+          aggregateId,
+        );
+    }
+    if (answeredOpen.has(key(notice)))
+      fail(
+        'cancel-unanswered',
+        `notice for reply ${replyId}, which was answered before the seal`,
+        aggregateId,
+      );
+    const members = [
+      ...(Array.isArray(output?.result) && definition?.aggregation.algorithm === 'collect'
+        ? (output.result as { replyId: string }[])
+        : []),
+      ...(Array.isArray(output?.failures) ? (output.failures as { replyId: string }[]) : []),
+    ];
+    if (members.some((m) => m.replyId === replyId))
+      fail('cancel-unanswered', `notice for reply ${replyId}, a member of the result`, aggregateId);
+    if (copies.length > 1 && !copies.some((c) => ledger.excused.has(c.taskId)))
+      fail(
+        'cancel-unanswered',
+        `${copies.length} notices for reply ${replyId} (by ${copies.map((c) => `#${c.taskId} ${c.task}`).join(', ')}) though no fault touched any of them`,
+        aggregateId,
+      );
+  }
+}

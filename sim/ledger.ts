@@ -28,6 +28,20 @@ export interface SubRequest {
   readonly at: number;
 }
 
+/** A message fanin sent to a responder queue: a sub-request, or a cancellation notice. */
+export interface ResponderSend {
+  readonly aggregateId: string;
+  readonly replyId: string;
+  /** The responder queue's URL. */
+  readonly queue: string;
+  readonly at: number;
+  /** How many publications the ledger held when it was sent (its place among the outputs). */
+  readonly afterPublications: number;
+  /** The invocation that sent it (the scheduler's task id). */
+  readonly taskId: number;
+  readonly task: string;
+}
+
 /** One copy of an output, as published. */
 export interface Publication {
   /** The output role, or `events` for the bus. */
@@ -81,6 +95,10 @@ export interface DeadLetter {
 export class Ledger {
   public readonly inputs: SentInput[] = [];
   public readonly subRequests: SubRequest[] = [];
+  /** Every sub-request fanin sent to a responder queue (a send that took effect), below deduplication. */
+  public readonly asked: ResponderSend[] = [];
+  /** Every cancellation notice fanin sent to a responder queue (a send that took effect), below deduplication. */
+  public readonly cancellations: ResponderSend[] = [];
   public readonly publications: Publication[] = [];
   /** Every delivery of a reply to a reply invocation (the first is when fanin received it). */
   public readonly receipts: ReplyEvent[] = [];

@@ -55,14 +55,19 @@ const CATALOGUE: Record<string, (random: Random, bus: boolean) => DefinitionInpu
     writeShards: random.pick([1, 1, 2, 4]),
     outputs: { eventBridge: bus && random.chance(0.5) },
   }),
-  list: (random, bus) => ({
-    name: 'list',
-    fanOut: { type: 'recipient-list', recipients: [...TARGETS] },
-    completion: random.chance(0.5) ? { strategy: 'count', count: 2 } : { strategy: 'all' },
-    timeoutSeconds: timeout(random),
-    ...(random.chance(0.3) ? { toleratedFailurePercentage: 34 } : {}),
-    outputs: { eventBridge: bus && random.chance(0.5) },
-  }),
+  list: (random, bus) => {
+    // A count of 2 of the 3 banks ends early: the third is sent a cancellation notice.
+    const byCount = random.chance(0.5);
+    return {
+      name: 'list',
+      fanOut: { type: 'recipient-list', recipients: [...TARGETS] },
+      completion: byCount ? { strategy: 'count', count: 2 } : { strategy: 'all' },
+      timeoutSeconds: timeout(random),
+      ...(random.chance(0.3) ? { toleratedFailurePercentage: 34 } : {}),
+      outputs: { eventBridge: bus && random.chance(0.5) },
+      ...(byCount ? { cancelOutstanding: true } : {}),
+    };
+  },
   first: () => ({
     name: 'first',
     fanOut: { type: 'none' },
@@ -99,6 +104,8 @@ const CATALOGUE: Record<string, (random: Random, bus: boolean) => DefinitionInpu
     },
     aggregation: { algorithm: 'best', criteria: [{ path: '$.rate', order: 'min' }] },
     timeoutSeconds: timeout(random),
+    // The loan broker's early stop: the banks still working are told to stop.
+    cancelOutstanding: true,
   }),
   external: (random, bus) => ({
     name: 'external',

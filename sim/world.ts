@@ -477,6 +477,11 @@ export class World {
     if (messages.length === 0) return;
     const policy = this.workload.responders;
     for (const m of messages) {
+      // A cancellation notice (recorded when it was sent): the responder stops, nothing to answer.
+      if (m.MessageAttributes['fanin-cancelled'] !== undefined) {
+        this.storage.remove(url, m.ReceiptHandle);
+        continue;
+      }
       const { attributes, aggregateId, replyId, replyTo } = this.takeSubRequest(url, m);
       if (replyTo === undefined || this.random.chance(policy.silent)) continue;
       const failure = this.random.chance(policy.failure);
@@ -532,6 +537,11 @@ export class World {
     const messages = this.storage.receive(url, 10, undefined);
     if (messages.length === 0) return;
     for (const m of messages) {
+      // A cancellation notice (recorded when it was sent): the responder stops, nothing to answer.
+      if (m.MessageAttributes['fanin-cancelled'] !== undefined) {
+        this.storage.remove(url, m.ReceiptHandle);
+        continue;
+      }
       const { attributes, aggregateId, replyId, replyTo } = this.takeSubRequest(url, m);
       if (replyTo === undefined) continue;
       const key = `${aggregateId}\u0000${replyId}`;
@@ -688,6 +698,22 @@ export class World {
       this.ledger.stored.push(this.replyEvent(header.aggregateId, reply.replyId, reply.failure));
   }
 
+  /** A sub-request or a cancellation notice sent to a responder queue, in the ledger. */
+  private sentToResponder(url: string, entry: Record<string, unknown>, call: PendingCall): void {
+    const attributes = (entry.MessageAttributes ?? {}) as Record<string, { StringValue?: string }>;
+    const send = {
+      aggregateId: attributes['fanin-aggregate-id']?.StringValue ?? '',
+      replyId: attributes['fanin-reply-id']?.StringValue ?? '',
+      queue: url,
+      at: this.scheduler.now,
+      afterPublications: this.ledger.publications.length,
+      taskId: call.task.id,
+      task: call.task.name,
+    };
+    if (attributes['fanin-cancelled'] !== undefined) this.ledger.cancellations.push(send);
+    else this.ledger.asked.push(send);
+  }
+
   /** The reply put about to be applied found an item under its key (read outside the run). */
   private replacing: PendingCall | undefined;
 
@@ -744,6 +770,7 @@ export class World {
             taskId: call.task.id,
           });
         }
+        if (this.targets.has(url)) this.sentToResponder(url, entry, call);
         this.wake(url, Number(entry.DelaySeconds ?? 0) * 1000);
       }
     }

@@ -31,10 +31,18 @@ if (!queue) {
 }
 
 const inFlight = new Set<Promise<void>>();
+/** The sub-requests (aggregate id and reply id) a cancellation notice told this bank to stop. */
+const cancelled = new Set<string>();
+const keyOf = (sub: ReceivedSubRequest) => `${sub.aggregateId}\u0000${sub.replyId}`;
 async function quote(sub: ReceivedSubRequest): Promise<void> {
   const started = Date.now();
   await demo.sleep(between(profile.minMs, profile.maxMs));
   if (demo.stopping()) return; // left on the queue: SQS hands it out again after its visibility timeout
+  if (cancelled.delete(keyOf(sub))) {
+    // The loan broker decided without this bank: no quote to send.
+    await demo.client.ack(sub);
+    return;
+  }
   const request = sub.body as { amount?: number; termYears?: number };
   const rate = Math.round((profile.rate + between(-0.4, 0.4)) * 100) / 100;
   await demo.client.reply(sub, { bank, rate, term: request.termYears ?? 30 });
@@ -46,6 +54,15 @@ demo.tell({ ready: bank });
 while (!demo.stopping()) {
   const subs = await demo.client.receive(queue.url, { max: 10, waitSeconds: 1 });
   for (const sub of subs) {
+    if (sub.cancelled) {
+      // A cancellation notice (the definition's cancelOutstanding): stop the quote for it.
+      cancelled.add(keyOf(sub));
+      await demo.client.ack(sub);
+      console.log(
+        `stopped quoting for ${sub.aggregateId}: cancelled, the request ${sub.cancelled.outcome} (${sub.cancelled.completedBy ?? 'no reason'})`,
+      );
+      continue;
+    }
     const job = quote(sub)
       .catch((error: unknown) =>
         console.error(`quote for ${sub.aggregateId} failed: ${(error as Error).message}`),

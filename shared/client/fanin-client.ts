@@ -27,6 +27,13 @@ export interface ReceivedSubRequest {
   readonly faninAttributes: Readonly<Record<string, string>>;
   /** The X-Ray trace it carried (SQS's `AWSTraceHeader`): {@link FaninClient.reply} passes it on. */
   readonly traceHeader?: string;
+  /**
+   * Set when the message is a cancellation notice, not a sub-request (a definition with
+   * `cancelOutstanding`; docs/wire-contract.md, "Cancellation notice"): the aggregate ended with
+   * this outcome, so stop the work for its `replyId` and {@link FaninClient.ack} the notice; there
+   * is nothing to reply to.
+   */
+  readonly cancelled?: { readonly outcome: string; readonly completedBy?: string };
 }
 
 /** Options of a {@link FaninClient}. */
@@ -252,6 +259,14 @@ export class FaninClient {
       ...(optional(WireAttribute.REPLY_TO) ? { replyTo: optional(WireAttribute.REPLY_TO) } : {}),
       ...(optional(WireAttribute.DEFINITION) ? { definition: optional(WireAttribute.DEFINITION) } : {}),
       ...(message.Attributes?.AWSTraceHeader ? { traceHeader: message.Attributes.AWSTraceHeader } : {}),
+      ...(optional('fanin-cancelled')
+        ? {
+            cancelled: {
+              outcome: optional('fanin-cancelled') as string,
+              ...(optional('fanin-completed-by') ? { completedBy: optional('fanin-completed-by') } : {}),
+            },
+          }
+        : {}),
     };
   }
 }

@@ -159,6 +159,13 @@ export const DefinitionSchema = z
      * output, since any principal that may put a matching event would otherwise end them all.
      */
     externalEventCompletesAll: z.boolean().default(false),
+    /**
+     * When an aggregate ends (completed, early or at its deadline, timed out, purged or failed),
+     * each recipient that was sent a sub-request and has not replied gets a cancellation notice on
+     * the queue its sub-request went to, after the terminal output, so it can stop working.
+     * Needs a splitter or recipient-list fan-out. Off: nothing is read, written or sent for it.
+     */
+    cancelOutstanding: z.boolean().optional(),
   })
   .superRefine((def, ctx) => {
     if (def.externalEventCompletesAll && def.externalEventPattern === undefined) {
@@ -170,6 +177,15 @@ export const DefinitionSchema = z
       });
     }
     for (const issue of completionRuleIssues(def)) ctx.addIssue({ code: 'custom', ...issue });
+    if (def.cancelOutstanding && def.fanOut?.type !== 'splitter' && def.fanOut?.type !== 'recipient-list') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cancelOutstanding'],
+        message:
+          "needs a 'splitter' or 'recipient-list' fan-out: a notice goes where fanin sent a sub-request, and without one it sent none",
+        input: def.cancelOutstanding,
+      });
+    }
     const strategy = def.completion.strategy;
     if (
       (strategy === Strategy.TIMEOUT || strategy === Strategy.OVERRIDE) &&

@@ -144,3 +144,34 @@ export function policyFromQueueUrl(
     ownQueues,
   };
 }
+
+/**
+ * The queues a recipient list sends its sub-requests to, in reply-id order: the definition's own
+ * recipients, else the request's `body.recipients`, each checked by {@link checkRecipient}. The
+ * fan-out computes its sub-requests' targets with it, and a cancellation recomputes them with it
+ * from the stored request, so a notice goes only where its sub-request went.
+ *
+ * @throws BadMessageError when the request names no recipients, or one that is not allowed
+ */
+export function recipientListTargets(
+  fanOut: { readonly recipients?: readonly string[] | undefined },
+  body: Readonly<Record<string, unknown>>,
+  policy: RecipientPolicy,
+  maxFanOut: number,
+): { readonly targets: string[]; readonly named: boolean } {
+  const recipients = fanOut.recipients ?? body.recipients;
+  if (Array.isArray(recipients) && recipients.length > maxFanOut)
+    throw new BadMessageError(`fan-out of ${recipients.length} exceeds the limit of ${maxFanOut}`);
+  if (
+    !Array.isArray(recipients) ||
+    recipients.length === 0 ||
+    !recipients.every((r) => typeof r === 'string' && r !== '')
+  ) {
+    throw new BadMessageError(
+      'a recipient list needs recipients: in the definition or as a non-empty array of queue names in body.recipients',
+    );
+  }
+  // Recipients from the request are untrusted: queues only, of this account or an allowed one.
+  if (fanOut.recipients) return { targets: [...(recipients as string[])], named: false };
+  return { targets: (recipients as string[]).map((target) => checkRecipient(target, policy)), named: true };
+}

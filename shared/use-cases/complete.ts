@@ -21,6 +21,7 @@ import {
 } from '../ports.ts';
 import { type OutputRole, QueueRole } from '../topology/topology.ts';
 import { replyExpiry } from './aggregate-life.ts';
+import { sendCancellations } from './cancel.ts';
 import type { FaninContext } from './context.ts';
 import { decideCompletion } from './decide-completion.ts';
 import { AFTER_DEADLINE, fixedReason, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
@@ -57,6 +58,8 @@ const RESUME_LIMITS: ExpressionLimits = {
  *    what the seal fixed;
  * 3. route as late any reply recorded between the read and the seal;
  * 4. publish the result under the aggregate's deterministic output id, channel by channel;
+ *    then, for a definition with `cancelOutstanding`, send each recipient asked and unanswered its
+ *    cancellation notice (cancel.ts);
  * 5. close under the lease: the header becomes the tombstone, with its retention as TTL.
  *
  * A crash after step 2 leaves the header `completing` with a lease. The message that made it
@@ -138,7 +141,7 @@ export async function completeAggregate(
       return true;
     }
   }
-  await finish(ctx, sealed, definition, built.message);
+  await finish(ctx, sealed, definition, built);
   return true;
 }
 
@@ -215,7 +218,7 @@ async function finish(
   ctx: FaninContext,
   header: AggregateHeader,
   definition: Definition | undefined,
-  prebuilt?: OutputMessage,
+  prebuilt?: Prebuilt,
 ): Promise<void> {
   try {
     await finishUnderLease(ctx, header, definition, prebuilt);
@@ -227,11 +230,14 @@ async function finish(
   }
 }
 
+/** The owner's output, built before its seal, and the request it was built from. */
+type Prebuilt = Pick<Built, 'message' | 'request'>;
+
 async function finishUnderLease(
   ctx: FaninContext,
   header: AggregateHeader,
   definition: Definition | undefined,
-  prebuilt?: OutputMessage,
+  prebuilt?: Prebuilt,
 ): Promise<void> {
   const aggregateId = header.aggregateId;
   const members = new Set(header.members ?? []);
@@ -240,8 +246,9 @@ async function finishUnderLease(
   // Replies received after the deadline in force are never members: routed late here too.
   // The owner, with its result built, skips the read when no reply outside the member set can
   // exist (membersAreAll): the read would route nothing and rebuild nothing.
+  // Every recipient replied then: no cancellation is owed either.
   if (prebuilt && membersAreAll(header, definition)) {
-    await publishAndClose(ctx, header, definition, prebuilt);
+    await publishAndClose(ctx, header, definition, prebuilt.message);
     return;
   }
   const after = await ctx.store.readAggregate(aggregateId);
@@ -283,7 +290,8 @@ async function finishUnderLease(
       );
     }
   }
-  let message = prebuilt;
+  let message = prebuilt?.message;
+  let request = prebuilt?.request;
   if (!message) {
     const found = after.replies.filter((r) => members.has(r.replyId));
     const built = await buildOutput(
@@ -312,8 +320,13 @@ async function finishUnderLease(
       throw new Error(`aggregate ${aggregateId}: sealed outcome ${header.outcome} could not be rebuilt`);
     }
     message = built.message;
+    request = built.request;
   }
-  await publishAndClose(ctx, header, definition, message);
+  // Every reply id recorded, failed or late included: the read above, no other.
+  const replied = new Set(after.replies.map((r) => r.replyId));
+  await publishAndClose(ctx, header, definition, message, () =>
+    sendCancellations(ctx, header, definition, replied, request),
+  );
 }
 
 /**
@@ -334,12 +347,16 @@ export function membersAreAll(header: AggregateHeader, definition: Definition | 
   return true;
 }
 
-/** Step 4 and 5: publishes the result under the lease, then closes the aggregate. */
+/**
+ * Step 4 and 5: publishes the result under the lease, sends the cancellations (`cancel`, after the
+ * terminal output and never before it), then closes the aggregate.
+ */
 async function publishAndClose(
   ctx: FaninContext,
   header: AggregateHeader,
   definition: Definition | undefined,
   message: OutputMessage,
+  cancel?: () => Promise<unknown>,
 ): Promise<void> {
   const lease = header.lease as string;
   const aggregateId = header.aggregateId;
@@ -373,6 +390,7 @@ async function publishAndClose(
     }
     throw error;
   }
+  await cancel?.();
   const retention = definition?.tombstoneRetentionSeconds ?? 30 * 24 * 3600;
   // The tombstone outlives every item of its aggregate (they expire after the life the header
   // fixed at open): once TTL removes it, nothing of the aggregate is left for an aggregate opened
@@ -393,6 +411,8 @@ interface Built {
   readonly outcome: Outcome;
   readonly reason?: string;
   readonly message: OutputMessage & { outcome: Outcome };
+  /** The stored request as read (kept requests only): what cancellations recompute recipients from. */
+  readonly request?: unknown;
 }
 
 /**
@@ -420,9 +440,11 @@ async function buildOutput(
     // Failed replies (within the tolerance, or the ones that failed it), beside the result.
     failures: [] as { replyId: string; error: string; body: unknown }[],
   };
+  let request: unknown;
   const failed = (reason: string, missing: unknown[] = []): Built => ({
     outcome: Outcome.FAILED,
     reason,
+    request,
     message: {
       ...base,
       type: 'fanin.aggregate.failed',
@@ -432,7 +454,6 @@ async function buildOutput(
       missing,
     },
   });
-  let request: unknown;
   let replies: ReplyRecord[];
   try {
     const storedRequest =
@@ -463,7 +484,7 @@ async function buildOutput(
       discarded: true,
       missing,
     };
-    return { outcome, message };
+    return { outcome, message, request };
   }
   let result: unknown;
   try {
@@ -489,7 +510,7 @@ async function buildOutput(
       missing,
     );
   }
-  return { outcome, message };
+  return { outcome, message, request };
 }
 
 /** A stored body that no longer exists (an S3 object expired or deleted), however it was wrapped. */

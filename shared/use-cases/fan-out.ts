@@ -18,7 +18,7 @@ import {
   quoted,
 } from '../engine/limits.ts';
 import { readPath } from '../engine/path.ts';
-import { checkRecipient } from '../engine/recipients.ts';
+import { recipientListTargets } from '../engine/recipients.ts';
 import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
 import { BadMessageError, isUnfixable } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
@@ -310,26 +310,12 @@ function planRequest(ctx: FaninContext, raw: RawMessage): Plan {
       break;
     }
     case 'recipient-list': {
-      const recipients = fanOut.recipients ?? body.recipients;
-      if (Array.isArray(recipients) && recipients.length > MAX_FAN_OUT)
-        throw new BadMessageError(`fan-out of ${recipients.length} exceeds the limit of ${MAX_FAN_OUT}`);
-      if (
-        !Array.isArray(recipients) ||
-        recipients.length === 0 ||
-        !recipients.every((r) => typeof r === 'string' && r !== '')
-      ) {
-        throw new BadMessageError(
-          'a recipient list needs recipients: in the definition or as a non-empty array of queue names in body.recipients',
-        );
-      }
+      const listed = recipientListTargets(fanOut, body, ctx.recipients, MAX_FAN_OUT);
       const payload = body.payload ?? body;
-      // Recipients from the request are untrusted: queues only, of this account or an allowed one.
-      const checked = fanOut.recipients
-        ? (recipients as string[])
-        : (recipients as string[]).map((target) => checkRecipient(target, ctx.recipients));
-      if (!fanOut.recipients) namedRecipients = checked;
+      const checked = listed.targets;
+      if (listed.named) namedRecipients = checked;
       subRequests = checked.map((target) => ({ target, body: payload, label: target }));
-      expected = recipients.length;
+      expected = checked.length;
       break;
     }
     case 'none': {

@@ -349,6 +349,10 @@ export interface RecordedTopology {
   readonly options: Record<string, unknown>;
   /** The queues the definitions fan out to, by name (or URL), as the definitions name them. */
   readonly targets: readonly string[];
+  /** The targets of the definitions that send cancellation notices (`cancelOutstanding`). */
+  readonly cancelTargets?: readonly string[];
+  /** Whether a definition that cancels takes its recipients from the request. */
+  readonly cancelsNamed?: boolean;
   /** The test file that started it (for the report). */
   readonly testFile?: string;
 }

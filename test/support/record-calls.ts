@@ -74,11 +74,24 @@ if (dir) {
             ? [...(d.fanOut.recipients ?? [])]
             : [],
       );
+      const cancelling = [...fanin.topology.definitions.values()].filter((d) => d.cancelOutstanding);
+      const cancelTargets = cancelling.flatMap((d) =>
+        d.fanOut?.type === 'splitter'
+          ? [d.fanOut.target]
+          : d.fanOut?.type === 'recipient-list'
+            ? [...(d.fanOut.recipients ?? [])]
+            : [],
+      );
+      const cancelsNamed = cancelling.some(
+        (d) => d.fanOut?.type === 'recipient-list' && !d.fanOut.recipients,
+      );
       const testPath = expect.getState().testPath;
       recordTopology({
         prefix: fanin.topology.prefix,
         options: topologyOptions,
         targets,
+        ...(cancelTargets.length > 0 ? { cancelTargets } : {}),
+        ...(cancelsNamed ? { cancelsNamed } : {}),
         ...(testPath ? { testFile: relative(process.cwd(), testPath) } : {}),
       });
       return fanin;

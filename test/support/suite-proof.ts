@@ -226,8 +226,15 @@ export async function proveRecordedCalls(
 
   for (const group of shapes.values()) {
     const targets = new Set<string>();
-    for (const prefix of group.prefixes)
-      for (const target of byPrefix.get(prefix)?.targets ?? []) targets.add(queueName(target));
+    const cancelTargets = new Set<string>();
+    let cancelsNamed = false;
+    for (const prefix of group.prefixes) {
+      const topology = byPrefix.get(prefix);
+      for (const target of topology?.targets ?? []) targets.add(queueName(target));
+      // Cancellation notices go where the sub-requests went, sent by the completers.
+      for (const target of topology?.cancelTargets ?? []) cancelTargets.add(queueName(target));
+      cancelsNamed ||= topology?.cancelsNamed === true;
+    }
     // A queue the fan-out sends to that is neither fanin's nor named by a definition: a request's
     // own recipient, which a deployment grants by extraTargetQueueArns.
     const own = (name: string, prefix: string) => name.startsWith(`${prefix}-`);
@@ -240,7 +247,7 @@ export async function proveRecordedCalls(
       }
     }
     for (const name of extra) requestNamedTargets.add(name);
-    const props = stackProps(group.shape, [...targets], [...extra]);
+    const props = stackProps(group.shape, [...targets], [...extra], cancelTargets, cancelsNamed);
     const stacks = {
       plain: new SynthesizedPolicies(props),
       encrypted: new SynthesizedPolicies(props, { encrypted: true }),
@@ -390,17 +397,37 @@ function isFaninQueueName(name: string, prefix: string): boolean {
   return /^(ingress|control|timer|backlog|out-[a-z-]+|reply-\d+)$/.test(rest);
 }
 
-function stackProps(shape: Shape, targets: readonly string[], extra: readonly string[]) {
+function stackProps(
+  shape: Shape,
+  targets: readonly string[],
+  extra: readonly string[],
+  cancelTargets: ReadonlySet<string> = new Set(),
+  cancelsNamed = false,
+) {
   const definitions: DefinitionInput[] = [];
-  const sorted = [...targets].sort();
-  for (let i = 0; i < sorted.length; i += 1000) {
-    definitions.push({
-      name: `targets-${i / 1000}`,
-      completion: { strategy: 'all' },
-      fanOut: { type: 'recipient-list', recipients: sorted.slice(i, i + 1000) },
-      timeoutSeconds: 60,
-    });
+  // The targets of cancelling definitions stand in a cancelling definition of their own.
+  for (const [group, cancelOutstanding] of [
+    [[...targets].filter((t) => !cancelTargets.has(t)).sort(), false],
+    [[...targets].filter((t) => cancelTargets.has(t)).sort(), true],
+  ] as const) {
+    for (let i = 0; i < group.length; i += 1000) {
+      definitions.push({
+        name: `${cancelOutstanding ? 'cancels' : 'targets'}-${i / 1000}`,
+        completion: { strategy: 'all' },
+        fanOut: { type: 'recipient-list', recipients: group.slice(i, i + 1000) },
+        timeoutSeconds: 60,
+        ...(cancelOutstanding ? { cancelOutstanding } : {}),
+      });
+    }
   }
+  if (cancelsNamed && extra.length > 0)
+    definitions.push({
+      name: 'cancels-named',
+      completion: { strategy: 'all' },
+      fanOut: { type: 'recipient-list' },
+      timeoutSeconds: 60,
+      cancelOutstanding: true,
+    });
   if (definitions.length === 0)
     definitions.push({
       name: 'none',

@@ -407,6 +407,21 @@ export class FaninSimulation {
   public subRequests(recipient?: string, aggregateId?: string): SentSubRequest[] {
     return this.sent().filter(
       (s) =>
+        s.attributes['fanin-cancelled'] === undefined &&
+        (recipient === undefined || matchesRecipient(s.recipient, recipient)) &&
+        (aggregateId === undefined || s.aggregateId === aggregateId),
+    );
+  }
+
+  /**
+   * The cancellation notices fanin has sent (a definition with `cancelOutstanding`, once an
+   * aggregate ended), oldest first, as {@link subRequests} selects: each on the queue its
+   * sub-request went to, its attributes `fanin-cancelled` (the outcome) and `fanin-completed-by`.
+   */
+  public cancellations(recipient?: string, aggregateId?: string): SentSubRequest[] {
+    return this.sent().filter(
+      (s) =>
+        s.attributes['fanin-cancelled'] !== undefined &&
         (recipient === undefined || matchesRecipient(s.recipient, recipient)) &&
         (aggregateId === undefined || s.aggregateId === aggregateId),
     );

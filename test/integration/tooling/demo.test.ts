@@ -46,6 +46,10 @@ describe('npm start -- --demo', () => {
     expect(result.stdout).toContain('"type": "fanin.aggregate.completed"');
     expect(result.stdout).toMatch(/\[demo\] done in .*: 5 aggregates/);
     expect(result.stdout).toContain('[bank-3] quoted');
+    // loan-broker cancels the banks still working once a request is decided (bank-5 is slow)
+    expect(result.stdout).toMatch(
+      /\[bank-\d\] stopped quoting for .*: cancelled, the request (completed|timed-out)/,
+    );
     expect(result.stdout).toContain('[producer] asked five banks');
     expect(result.stdout).toContain('[alice] bid');
     // Stopped cleanly: the state file is gone and the DynamoDB Local it started no longer answers.

@@ -93,6 +93,7 @@ const PROMISES: readonly [string, RegExp][] = [
   ['npx fanin send order-approval --aggregate-id order-42', /^order-42: completed$/m],
   ['AWS="aws --endpoint-url', /"outcome":"completed".*"result":\{"replyId":"\d+","body":\{"rate":3\.4\}\}/],
   ['import json, uuid, boto3', /'body': \{'rate': 3\.4\}/],
+  ['import boto3, json, uuid', /^stop 1 completed threshold\nfanin\.cancellation$/m],
 ];
 
 /** A command's promise of what it prints, as a comment after it: `npx fanin --version   # prints: 0.2.0`. */

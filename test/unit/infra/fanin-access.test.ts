@@ -331,6 +331,35 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     }
   });
 
+  it('a definition that cancels its recipients lets every completer send to its targets, and only to those', () => {
+    const cancelling = synthFanin({
+      definitions: [
+        ...DEFINITIONS,
+        {
+          name: 'cancels',
+          completion: { strategy: 'first' },
+          fanOut: { type: 'splitter', itemsPath: '$.items', target: 'responder-x' },
+          cancelOutstanding: true,
+        },
+      ],
+    });
+    const target = 'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:responder-x';
+    const { fanOut, distributor, ...completers } = cancelling.fanin.functions;
+    for (const fn of Object.values(completers)) {
+      const allowed = actual(cancelling, fn);
+      expect(allowed['sqs:SendMessage'], fn.node.path).toContain(target);
+      expect(allowed['sqs:GetQueueUrl'], fn.node.path).toContain(target);
+      // not the targets of the definitions that do not cancel
+      expect(allowed['sqs:SendMessage'], fn.node.path).not.toContain(TARGETS[0]);
+    }
+    expect(actual(cancelling, distributor)['sqs:SendMessage'] ?? []).not.toContain(target);
+    // without a cancelling definition no completer may send to a target
+    for (const fn of Object.values(completers)) {
+      for (const t of TARGETS)
+        expect(actual(synth, fn)['sqs:SendMessage'] ?? [], fn.node.path).not.toContain(t);
+    }
+  });
+
   it("uses the runtime's own claim-check prefixes (shared/adapters/s3-claim-check.ts)", () => {
     expect(PayloadPrefix).toEqual({
       INCOMING: PRODUCER_PREFIX,

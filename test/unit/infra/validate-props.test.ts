@@ -28,6 +28,11 @@ describe('Fanin props validation', () => {
       /name: must be 1-64 letters, digits, - or _; received "bad name"/,
     ],
     [
+      'a definition cancels its recipients without a fan-out',
+      { definitions: [{ name: 'asked', completion: { strategy: 'all' }, cancelOutstanding: true }] },
+      /cancelOutstanding: needs a 'splitter' or 'recipient-list' fan-out.*; received true/,
+    ],
+    [
       'functionTimeout is not whole seconds',
       { functionTimeout: Duration.millis(1500) },
       /functionTimeout must be a whole number of seconds .* \(given 1 second 500 millis\)/,

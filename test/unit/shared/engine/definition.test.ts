@@ -46,6 +46,31 @@ describe('parseDefinition: defaults', () => {
     });
   });
 
+  it.each([
+    ['no fan-out', {}],
+    ['fan-out none', { fanOut: { type: 'none' } }],
+  ])('refuses cancelOutstanding with %s: fanin sent no sub-request to cancel', (_, fanOut) => {
+    expect(() =>
+      parseDefinition({ name: 'asked', completion: { strategy: 'all' }, cancelOutstanding: true, ...fanOut }),
+    ).toThrow(/cancelOutstanding: needs a 'splitter' or 'recipient-list' fan-out.*; received true/);
+  });
+
+  it.each([
+    ['a splitter', { type: 'splitter', itemsPath: '$.items', target: 'pickers' }],
+    ['a recipient list', { type: 'recipient-list' }],
+  ])(
+    'takes cancelOutstanding with %s, and leaves it out of a definition that does not set it',
+    (_, fanOut) => {
+      expect(
+        parseDefinition({ name: 'asked', completion: { strategy: 'first' }, cancelOutstanding: true, fanOut })
+          .cancelOutstanding,
+      ).toBe(true);
+      expect(
+        parseDefinition({ name: 'asked', completion: { strategy: 'first' }, fanOut }),
+      ).not.toHaveProperty('cancelOutstanding');
+    },
+  );
+
   it('refuses externalEventCompletesAll without an externalEventPattern', () => {
     expect(() =>
       parseDefinition({

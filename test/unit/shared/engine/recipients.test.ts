@@ -3,6 +3,7 @@ import {
   checkRecipient,
   policyFromQueueUrl,
   type RecipientPolicy,
+  recipientListTargets,
 } from '../../../../shared/engine/recipients.ts';
 import { BadMessageError } from '../../../../shared/errors.ts';
 
@@ -129,5 +130,46 @@ describe("fanin's own queues", () => {
 
   it('still accepts the responders of the same account', () => {
     expect(checkRecipient('fanin-bank-1', policy)).toBe('fanin-bank-1');
+  });
+});
+
+/**
+ * The targets of a recipient list, the one rule the fan-out sends by and a cancellation
+ * recomputes its queues by: the definition's recipients as given, else the request's, checked.
+ */
+describe('recipientListTargets', () => {
+  it("takes the definition's own recipients as they are, over the request's", () => {
+    expect(
+      recipientListTargets({ recipients: ['bank-a', 'bank-b'] }, { recipients: ['x'] }, policy, 10),
+    ).toEqual({
+      targets: ['bank-a', 'bank-b'],
+      named: false,
+    });
+  });
+
+  it('checks every recipient the request names, as checkRecipient does', () => {
+    expect(recipientListTargets({}, { recipients: ['q-1', 'q-2'] }, policy, 10)).toEqual({
+      targets: ['q-1', 'q-2'],
+      named: true,
+    });
+    expect(() =>
+      recipientListTargets(
+        {},
+        { recipients: ['q-1', `https://sqs.eu-west-1.amazonaws.com/${OTHER}/q`] },
+        policy,
+        10,
+      ),
+    ).toThrow(BadMessageError);
+  });
+
+  it('refuses no recipients, a non-string or empty one, and more than the fan-out limit', () => {
+    for (const recipients of [undefined, [], ['q', ''], ['q', 3]]) {
+      expect(() => recipientListTargets({}, { recipients }, policy, 10)).toThrow(
+        /a recipient list needs recipients/,
+      );
+    }
+    expect(() => recipientListTargets({}, { recipients: ['a', 'b', 'c'] }, policy, 2)).toThrow(
+      'fan-out of 3 exceeds the limit of 2',
+    );
   });
 });

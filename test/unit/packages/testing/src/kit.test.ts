@@ -269,3 +269,45 @@ console.log(JSON.stringify(run.result()));
     }
   });
 });
+
+describe('kit: cancellation notices', () => {
+  it('shows the notices an early completion sent apart from the sub-requests, on the queues of the recipients that did not reply', async () => {
+    const run = simulate([
+      {
+        name: 'quotes',
+        fanOut: { type: 'recipient-list', recipients: ['r1', 'r2', 'r3'] },
+        completion: { strategy: 'first' },
+        timeoutSeconds: 30,
+        cancelOutstanding: true,
+      },
+    ]);
+    await run.request({ definition: 'quotes', aggregateId: 'Q1' });
+    await run.reply('r2', { rate: 3 });
+    expect(run.result('Q1')).toMatchObject({ outcome: 'completed', completedBy: 'first' });
+    expect(run.cancellations().map((c) => [c.recipient, c.replyId, c.attributes['fanin-cancelled']])).toEqual(
+      [
+        ['r1', '0', 'completed'],
+        ['r3', '2', 'completed'],
+      ],
+    );
+    expect(run.cancellations('r1', 'Q1')[0]?.attributes['fanin-completed-by']).toBe('first');
+    expect(run.cancellations('r2')).toEqual([]);
+    // the sub-requests are the three fanin sent, notices apart
+    expect(run.subRequests().map((s) => s.recipient)).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('shows none for a definition without the option', async () => {
+    const run = simulate([
+      {
+        name: 'quotes',
+        fanOut: { type: 'recipient-list', recipients: ['r1', 'r2'] },
+        completion: { strategy: 'first' },
+        timeoutSeconds: 30,
+      },
+    ]);
+    await run.request({ definition: 'quotes', aggregateId: 'Q2' });
+    await run.reply('r1', { rate: 3 });
+    expect(run.result('Q2')).toMatchObject({ outcome: 'completed' });
+    expect(run.cancellations()).toEqual([]);
+  });
+});
