@@ -3,6 +3,7 @@
  * draws the test gives (so every chance a model takes is decided by the test), and fanin's state
  * table on a DynamoDB model.
  */
+import { describeTopology } from '../../../../shared/topology/topology.ts';
 import { DynamoDbModel, SqsModel } from '../../../../sim/models/index.ts';
 
 export const T0 = 1_700_000_000_000;
@@ -30,20 +31,8 @@ export type TestWorld = ReturnType<typeof world>;
 /** A DynamoDB model holding fanin's state table: pk/sk, a TTL attribute and the sparse `due` index. */
 export function dynamo(w: TestWorld, options: { staleMs?: number; staleProbability?: number } = {}) {
   const model = new DynamoDbModel({ clock: w.clock, random: w.random, ...options });
-  model.createTable({
-    name: TABLE,
-    partitionKey: { name: 'pk', type: 'S' },
-    sortKey: { name: 'sk', type: 'S' },
-    ttlAttribute: 'expiresAt',
-    indexes: [
-      {
-        name: 'due',
-        partitionKey: { name: 'dueShard', type: 'S' },
-        sortKey: { name: 'dueAt', type: 'N' },
-        projection: 'KEYS_ONLY',
-      },
-    ],
-  });
+  // The table as the stack creates it (the topology's keys, TTL and index), under the tests' name.
+  model.createTable({ ...describeTopology({ definitions: [] }).table, name: TABLE });
   return model;
 }
 
