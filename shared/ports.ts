@@ -252,7 +252,10 @@ export interface ReplyMark {
 export interface StateStore {
   /**
    * Creates an aggregate (header, and the request when given); returns the existing header
-   * instead when the id is taken (a tombstone included).
+   * instead when the id is taken (a tombstone included). The request is stored first: a request
+   * whose id another request's stored request already claims opens nothing (the existing header
+   * is returned, or, while the other has not written its header yet, a {@link BadMessageError}
+   * says the id is in use).
    */
   openAggregate(
     header: AggregateHeader,

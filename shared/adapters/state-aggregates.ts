@@ -1,6 +1,8 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AggregateStatus } from '../engine/constants.ts';
+import { quoted } from '../engine/limits.ts';
+import { BadMessageError } from '../errors.ts';
 import type {
   AggregateHeader,
   AggregateSnapshot,
@@ -61,11 +63,11 @@ export async function openAggregate(
 ): Promise<{ created: boolean; header: AggregateHeader }> {
   const pk = aggregateKey(header.aggregateId);
   // The request first, then the header: a reader that finds the header always finds its
-  // request. Two requests racing for one id may both write it; the header decides which one
-  // owns the aggregate, and the request item names its request id, so the loser's is ignored.
+  // request. Of two requests racing for one id, the first to write its request item claims the
+  // id: the other must not write the header, or the aggregate it opened would read the first
+  // one's request (the first one's retry opens it, or has).
   if (request) {
-    // A failed condition: another request wrote it first, and the header below tells who owns the id.
-    await unlessConditionFails(
+    const stored = await unlessConditionFails(
       table.client.send(
         new PutCommand({
           TableName: table.tableName,
@@ -82,6 +84,14 @@ export async function openAggregate(
         }),
       ),
     );
+    if (stored === undefined) {
+      // Another request's item: its header, if written, says who owns the aggregate.
+      const existing = await getHeader(table, header.aggregateId);
+      if (existing) return { created: false, header: existing };
+      throw new BadMessageError(
+        `aggregate id ${quoted(header.aggregateId)} is already in use by another request`,
+      );
+    }
   }
   try {
     await table.client.send(

@@ -147,10 +147,17 @@ export async function handleRequest(
     await routeIfUnfixable(ctx, 'ingress', raw, error);
     return;
   }
-  const opened = await ctx.store.openAggregate(
-    header,
-    request && { ...request, expiresAt: replyExpiry(ctx, definition, header) },
-  );
+  let opened: Awaited<ReturnType<FaninContext['store']['openAggregate']>>;
+  try {
+    opened = await ctx.store.openAggregate(
+      header,
+      request && { ...request, expiresAt: replyExpiry(ctx, definition, header) },
+    );
+  } catch (error) {
+    // Another request claimed the id first (its request item is stored): refused, nothing opened.
+    await routeIfUnfixable(ctx, 'ingress', raw, error);
+    return;
+  }
   const current = opened.header;
   if (opened.created) ctx.metrics?.count(MetricName.AGGREGATES_OPENED, definition.name);
   const refusal = opened.created ? undefined : resumeRefusal(plan, current);

@@ -4,6 +4,7 @@ import { openDueAt } from '../../shared/engine/completion/deadline.ts';
 import type { OutputChannel } from '../../shared/engine/constants.ts';
 import { AggregateStatus } from '../../shared/engine/constants.ts';
 import type { Definition, RuntimeParameters } from '../../shared/engine/definition.ts';
+import { quoted } from '../../shared/engine/limits.ts';
 import { policyFromQueueUrl } from '../../shared/engine/recipients.ts';
 import { BadMessageError } from '../../shared/errors.ts';
 import type {
@@ -89,7 +90,14 @@ export class MemoryStateStore implements StateStore {
     request?: StoredPayload & { readonly expiresAt: number },
   ): Promise<{ created: boolean; header: AggregateHeader }> {
     const record = this.record(header.aggregateId);
-    if (request && (!record.request || record.request.requestId === header.requestId)) {
+    if (request && record.request && record.request.requestId !== header.requestId) {
+      // Another request claimed the id first (as the DynamoDB store: its header decides, or none opens).
+      if (record.header) return { created: false, header: structuredClone(record.header) };
+      throw new BadMessageError(
+        `aggregate id ${quoted(header.aggregateId)} is already in use by another request`,
+      );
+    }
+    if (request) {
       record.request = {
         payload: request.payload,
         ...(request.payloadRef ? { payloadRef: request.payloadRef } : {}),

@@ -1,3 +1,4 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   getHeader,
@@ -14,6 +15,7 @@ import {
   readAggregate,
 } from '../../../../shared/adapters/state-aggregates.ts';
 import { seal } from '../../../../shared/adapters/state-completion.ts';
+import { BadMessageError } from '../../../../shared/errors.ts';
 import type { ReplyToRecord } from '../../../../shared/ports.ts';
 import { awsError, openHeader, T0, world } from './support.ts';
 
@@ -77,6 +79,36 @@ describe('openAggregate', () => {
     expect(puts.map((c) => c.input.Item.sk)).toEqual(['B', 'H']);
     expect(await getRequest(w.table, 'a-1')).toEqual({ payload: '{"n":1}' });
     expect(w.items().find((i) => i.sk === 'B')).toMatchObject({ requestId: 'req-1', expiresAt: TTL });
+  });
+
+  it('opens nothing for a request whose id another request claimed first, its header not yet written: that one opens it', async () => {
+    // Prepare: req-1 stored its request item and stopped before its header (crashed, or slower)
+    const w = world();
+    await openAggregate(w.table, openHeader('a-1', { requestId: 'req-1' }), {
+      payload: '{"n":1}',
+      expiresAt: TTL,
+    });
+    const header = w.items().find((i) => i.sk === 'H');
+    await w.clients.dynamo.send(
+      new DeleteCommand({ TableName: w.table.tableName, Key: { pk: header?.pk, sk: 'H' } }),
+    );
+
+    // Act
+    const racer = openAggregate(w.table, openHeader('a-1', { requestId: 'req-2' }), {
+      payload: '{"n":2}',
+      expiresAt: TTL,
+    });
+
+    // Assess: req-2 is refused as bad input and writes no header; req-1's retry opens with its own request
+    await expect(racer).rejects.toThrow('aggregate id "a-1" is already in use by another request');
+    await expect(racer).rejects.toBeInstanceOf(BadMessageError);
+    expect(w.items().filter((i) => i.sk === 'H')).toHaveLength(0);
+    const retry = await openAggregate(w.table, openHeader('a-1', { requestId: 'req-1' }), {
+      payload: '{"n":1}',
+      expiresAt: TTL,
+    });
+    expect(retry).toMatchObject({ created: true, header: { requestId: 'req-1' } });
+    expect(await getRequest(w.table, 'a-1')).toEqual({ payload: '{"n":1}' });
   });
 
   it('puts an open header in the due index at its deadline, or at its allowed life when that comes first', async () => {
