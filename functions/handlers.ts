@@ -132,8 +132,8 @@ export interface DrainReport extends DrainResult {
  * function drain one of its own partitions. The drain use case (`drainReplies`) sends its batches
  * to the same use case as an event source's, and starts no new batch once half the invocation's
  * time is spent, nor one that would not finish in the time left if it took as long as the slowest
- * so far (plus a margin): what is left waits for the next schedule. The messages a drain holds stay invisible for the queue's
- * visibility timeout, at least six times the invocation's (topology), so no other drain takes
+ * so far (plus a margin): what is left waits for the next schedule. The messages a drain holds
+ * stay invisible for the queue's visibility timeout, at least six times the invocation's (topology), so no other drain takes
  * them while this one may still record and delete them.
  * @throws Error when the event names no partition of this deployment or an invalid batch size
  */

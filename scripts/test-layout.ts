@@ -11,7 +11,7 @@
  *   npx tsx scripts/test-layout.ts
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The folders whose modules are the product, its tools and its simulation. */
@@ -66,9 +66,7 @@ export function layoutFindings(
 }
 
 function main(): void {
-  const modules = SOURCE_ROOTS.flatMap(modulesUnder)
-    .map((p) => relative('.', p))
-    .sort();
+  const modules = SOURCE_ROOTS.flatMap(modulesUnder).sort();
   const lists = JSON.parse(readFileSync(join(root, 'scripts/test-layout.json'), 'utf8')) as {
     withoutLogic: Record<string, string>;
     notYetTested: Record<string, string>;

@@ -11,6 +11,7 @@ import { aggregateKey, KEY_SEPARATOR, SortKey } from '../shared/adapters/state-k
 import { expandPack } from '../shared/adapters/state-packs.ts';
 import { createContext } from '../shared/app.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
+import { CancellationAttribute } from '../shared/engine/cancellation.ts';
 import { AggregateStatus } from '../shared/engine/constants.ts';
 import {
   describeTopology,
@@ -478,7 +479,7 @@ export class World {
     const policy = this.workload.responders;
     for (const m of messages) {
       // A cancellation notice (recorded when it was sent): the responder stops, nothing to answer.
-      if (m.MessageAttributes['fanin-cancelled'] !== undefined) {
+      if (m.MessageAttributes[CancellationAttribute.CANCELLED] !== undefined) {
         this.storage.remove(url, m.ReceiptHandle);
         continue;
       }
@@ -538,7 +539,7 @@ export class World {
     if (messages.length === 0) return;
     for (const m of messages) {
       // A cancellation notice (recorded when it was sent): the responder stops, nothing to answer.
-      if (m.MessageAttributes['fanin-cancelled'] !== undefined) {
+      if (m.MessageAttributes[CancellationAttribute.CANCELLED] !== undefined) {
         this.storage.remove(url, m.ReceiptHandle);
         continue;
       }
@@ -710,7 +711,7 @@ export class World {
       taskId: call.task.id,
       task: call.task.name,
     };
-    if (attributes['fanin-cancelled'] !== undefined) this.ledger.cancellations.push(send);
+    if (attributes[CancellationAttribute.CANCELLED] !== undefined) this.ledger.cancellations.push(send);
     else this.ledger.asked.push(send);
   }
 

@@ -8,6 +8,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PRODUCER_PREFIX, READER_PREFIXES, type S3ClaimCheck } from '../adapters/s3-claim-check.ts';
+import { CancellationAttribute } from '../engine/cancellation.ts';
 import { FAILURE_ATTRIBUTE } from '../engine/completion/failures.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import type { PartitionedDestination } from '../partitions/destination.ts';
@@ -259,11 +260,13 @@ export class FaninClient {
       ...(optional(WireAttribute.REPLY_TO) ? { replyTo: optional(WireAttribute.REPLY_TO) } : {}),
       ...(optional(WireAttribute.DEFINITION) ? { definition: optional(WireAttribute.DEFINITION) } : {}),
       ...(message.Attributes?.AWSTraceHeader ? { traceHeader: message.Attributes.AWSTraceHeader } : {}),
-      ...(optional('fanin-cancelled')
+      ...(optional(CancellationAttribute.CANCELLED)
         ? {
             cancelled: {
-              outcome: optional('fanin-cancelled') as string,
-              ...(optional('fanin-completed-by') ? { completedBy: optional('fanin-completed-by') } : {}),
+              outcome: optional(CancellationAttribute.CANCELLED) as string,
+              ...(optional(CancellationAttribute.COMPLETED_BY)
+                ? { completedBy: optional(CancellationAttribute.COMPLETED_BY) }
+                : {}),
             },
           }
         : {}),

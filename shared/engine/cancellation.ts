@@ -2,6 +2,17 @@ import type { Definition } from './definition.ts';
 import { MAX_FAN_OUT } from './limits.ts';
 import { type RecipientPolicy, recipientListTargets } from './recipients.ts';
 
+/** The attributes a cancellation notice carries besides the aggregate id, reply id and definition. */
+export const CancellationAttribute = {
+  /** Present on a cancellation notice only: the aggregate's outcome (`completed`, `timed-out`, `purged`, `failed`). */
+  CANCELLED: 'fanin-cancelled',
+  /** What ended the aggregate (`first`, `count`, `deadline`, `purge`, …: the result's `completedBy`). */
+  COMPLETED_BY: 'fanin-completed-by',
+} as const;
+
+/** The `type` of a cancellation notice's JSON body. */
+export const CANCELLATION_TYPE = 'fanin.cancellation';
+
 /** One cancellation notice to send: the recipient's reply id and the queue its sub-request went to. */
 export interface Cancellation {
   readonly replyId: string;

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { type Cancellation, cancellationsOf } from '../engine/cancellation.ts';
+import {
+  CANCELLATION_TYPE,
+  type Cancellation,
+  CancellationAttribute,
+  cancellationsOf,
+} from '../engine/cancellation.ts';
 import { Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import type { Definition } from '../engine/definition.ts';
@@ -7,17 +12,6 @@ import { isUnfixable } from '../errors.ts';
 import { describeError } from '../observability/redaction.ts';
 import type { AggregateHeader, SubRequest } from '../ports.ts';
 import type { FaninContext } from './context.ts';
-
-/** The attributes a cancellation notice carries besides the aggregate id, reply id and definition. */
-export const CancellationAttribute = {
-  /** Present on a cancellation notice only: the aggregate's outcome (`completed`, `timed-out`, `purged`, `failed`). */
-  CANCELLED: 'fanin-cancelled',
-  /** What ended the aggregate (`first`, `count`, `deadline`, `purge`, …: the result's `completedBy`). */
-  COMPLETED_BY: 'fanin-completed-by',
-} as const;
-
-/** The `type` of a cancellation notice's JSON body. */
-export const CANCELLATION_TYPE = 'fanin.cancellation';
 
 /**
  * The message that cancels one recipient's sub-request: sent to the queue the sub-request went

@@ -16,6 +16,7 @@ import { TIMER_HORIZON_MS } from '../../../shared/adapters/sqs-timers.ts';
 import { SortKey } from '../../../shared/adapters/state-keys.ts';
 import { createContext } from '../../../shared/app.ts';
 import type { RuntimeConfig } from '../../../shared/config.ts';
+import { CancellationAttribute } from '../../../shared/engine/cancellation.ts';
 import type { DefinitionInput } from '../../../shared/engine/definition.ts';
 import { topologyOptionsOf } from '../../../shared/topology/options.ts';
 import {
@@ -407,7 +408,7 @@ export class FaninSimulation {
   public subRequests(recipient?: string, aggregateId?: string): SentSubRequest[] {
     return this.sent().filter(
       (s) =>
-        s.attributes['fanin-cancelled'] === undefined &&
+        s.attributes[CancellationAttribute.CANCELLED] === undefined &&
         (recipient === undefined || matchesRecipient(s.recipient, recipient)) &&
         (aggregateId === undefined || s.aggregateId === aggregateId),
     );
@@ -421,7 +422,7 @@ export class FaninSimulation {
   public cancellations(recipient?: string, aggregateId?: string): SentSubRequest[] {
     return this.sent().filter(
       (s) =>
-        s.attributes['fanin-cancelled'] !== undefined &&
+        s.attributes[CancellationAttribute.CANCELLED] !== undefined &&
         (recipient === undefined || matchesRecipient(s.recipient, recipient)) &&
         (aggregateId === undefined || s.aggregateId === aggregateId),
     );
@@ -876,8 +877,8 @@ export interface ConfiguredSimulations {
 
 /**
  * A configuration as `npm start` reads it (fanin.config.ts, .js, .mjs or .json: its definitions
- * for its prefix, every topology option it gives and its responder queues), for {@link ConfiguredSimulations.simulate}: a file's path,
- * or the configuration itself, already imported (`import config from './fanin.config.ts'`; the
+ * for its prefix, every topology option it gives and its responder queues), for
+ * {@link ConfiguredSimulations.simulate}: a file's path, or the configuration itself, already imported (`import config from './fanin.config.ts'`; the
  * module's namespace, with its `default` or `config` export, is taken too). Under vitest or jest
  * pass the imported configuration: the kit's own `import()` of a path is Node's, which loads no
  * `.ts` file (Node 20); a path to a `.ts` file needs a runner whose loader Node uses (tsx).

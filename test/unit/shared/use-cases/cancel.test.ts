@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { CANCELLATION_TYPE } from '../../../../shared/engine/cancellation.ts';
 import { AggregateStatus } from '../../../../shared/engine/constants.ts';
 import { policyFromQueueUrl } from '../../../../shared/engine/recipients.ts';
 import { BadMessageError, FaninError } from '../../../../shared/errors.ts';
 import type { AggregateHeader, SubRequest } from '../../../../shared/ports.ts';
-import {
-  CANCELLATION_TYPE,
-  cancellationNotice,
-  sendCancellations,
-} from '../../../../shared/use-cases/cancel.ts';
+import { cancellationNotice, sendCancellations } from '../../../../shared/use-cases/cancel.ts';
 import type { FaninContext } from '../../../../shared/use-cases/context.ts';
 import { aDefinition } from '../engine/factories.ts';
 
