@@ -91,6 +91,38 @@ export interface Models {
 }
 
 /**
+ * The models without any fault of their own: no duplicate or short receive, no stale read or
+ * ignored stale delete, nothing expired before a test says so. What the test kit and the unit
+ * tests of the adapters and the local runtime run on, where faults are injected by the caller
+ * (an `intercept`), never by chance.
+ *
+ * @param expireAfterDays the bucket's lifecycle rule for every key (none when undefined)
+ */
+export function faultFreeModels(
+  clock: () => number,
+  random: () => number,
+  expireAfterDays?: number,
+): Required<Models> {
+  return {
+    dynamodb: new DynamoDbModel({ clock, random, staleProbability: 0, expiryProbability: 0 }),
+    sqs: new SqsModel({
+      clock,
+      random,
+      duplicateProbability: 0,
+      shortReceiveProbability: 0,
+      staleDeleteIgnoredProbability: 0,
+    }),
+    s3: new S3Model({
+      clock,
+      random,
+      ...(expireAfterDays !== undefined ? { expireAfterDays: { '': expireAfterDays } } : {}),
+      expiryProbability: 0,
+    }),
+    eventBridge: new EventBridgeModel({ clock, random }),
+  };
+}
+
+/**
  * Where the scheduler takes each call: it may run `call` (the model's answer, or its error)
  * at once or later, throw instead of running it (a call that failed before it took effect), or
  * run it and then throw (a timeout after the write took effect). The default runs it.

@@ -31,10 +31,11 @@ import type { FaninContext } from '../../../shared/use-cases/context.ts';
 import { ARMING_MARGIN_MS } from '../../../shared/use-cases/timers.ts';
 import {
   clientsOver,
-  DynamoDbModel,
-  EventBridgeModel,
-  S3Model,
-  SqsModel,
+  type DynamoDbModel,
+  type EventBridgeModel,
+  faultFreeModels,
+  type S3Model,
+  type SqsModel,
 } from '../../../sim/models/index.ts';
 import { Random } from '../../../sim/random.ts';
 import { eventRecordOf, Storage } from '../../../sim/storage.ts';
@@ -258,18 +259,7 @@ export class FaninSimulation {
     const clock = () => this.clockMs;
     this.topology = topologyOf({ ...(options.topology ?? {}), prefix: options.prefix ?? 'kit', definitions });
     const days = Math.ceil(this.topology.stateLifeSeconds / 86_400) + 1;
-    this.models = {
-      dynamodb: new DynamoDbModel({ clock, random: draw, staleProbability: 0, expiryProbability: 0 }),
-      sqs: new SqsModel({
-        clock,
-        random: draw,
-        duplicateProbability: 0,
-        shortReceiveProbability: 0,
-        staleDeleteIgnoredProbability: 0,
-      }),
-      s3: new S3Model({ clock, random: draw, expireAfterDays: { '': days }, expiryProbability: 0 }),
-      eventBridge: new EventBridgeModel({ clock, random: draw }),
-    };
+    this.models = faultFreeModels(clock, draw, days);
     const named = new Set<string>();
     for (const definition of this.topology.definitions.values()) {
       const fanOut = (definition.fanOut ?? { type: 'none' }) as {

@@ -21,12 +21,10 @@ import { describeTopology, type QueueRole, type Topology } from '../../../shared
 import type { FaninContext } from '../../../shared/use-cases/context.ts';
 import {
   clientsOver,
-  DynamoDbModel,
+  faultFreeModels,
   type Intercept,
   type ModelClients,
   type Models,
-  S3Model,
-  SqsModel,
 } from '../../../sim/models/index.ts';
 import { Random } from '../../../sim/random.ts';
 
@@ -82,17 +80,7 @@ export async function localWorld(
   const clock = () => Date.now();
   const random = new Random(7);
   const draw = () => random.next();
-  const models = {
-    sqs: new SqsModel({
-      clock,
-      random: draw,
-      duplicateProbability: 0,
-      shortReceiveProbability: 0,
-      staleDeleteIgnoredProbability: 0,
-    }),
-    dynamodb: new DynamoDbModel({ clock, random: draw, staleProbability: 0, expiryProbability: 0 }),
-    s3: new S3Model({ clock, random: draw, expiryProbability: 0 }),
-  };
+  const { eventBridge: _bus, ...models } = faultFreeModels(clock, draw);
   const clients = clientsOver(models, intercept);
   const config = resolveLocalConfig(
     {

@@ -4,12 +4,9 @@ import type { AggregateHeader } from '../../../../shared/ports.ts';
 import { describeTopology, type Topology } from '../../../../shared/topology/topology.ts';
 import {
   clientsOver,
-  DynamoDbModel,
-  EventBridgeModel,
+  faultFreeModels,
   type Intercept,
   type ModelService,
-  S3Model,
-  SqsModel,
 } from '../../../../sim/models/index.ts';
 import { Random } from '../../../../sim/random.ts';
 import { type Models, Storage } from '../../../../sim/storage.ts';
@@ -63,18 +60,7 @@ export function world(options: WorldOptions = {}): World {
   const topology = describeTopology({ prefix: 'unit', definitions: [] });
   const state = { now: T0 };
   const clock = () => state.now;
-  const models: Models = {
-    dynamodb: new DynamoDbModel({ clock, random: draw, staleProbability: 0, expiryProbability: 0 }),
-    sqs: new SqsModel({
-      clock,
-      random: draw,
-      duplicateProbability: 0,
-      shortReceiveProbability: 0,
-      staleDeleteIgnoredProbability: 0,
-    }),
-    s3: new S3Model({ clock, random: draw, expireAfterDays: { '': 30 }, expiryProbability: 0 }),
-    eventBridge: new EventBridgeModel({ clock, random: draw }),
-  };
+  const models: Models = faultFreeModels(clock, draw, 30);
   const storage = new Storage(models, topology, true, true, options.targets ?? []);
   const calls: SentCall[] = [];
   const intercept: Intercept = options.intercept ?? ((_s, _c, _i, call) => call());

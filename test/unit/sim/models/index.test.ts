@@ -1,9 +1,17 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { queryAll, unlessConditionFails } from '../../../../shared/adapters/state-table.ts';
-import { clientsOver, DynamoDbModel, isWrite, S3Model, SqsModel } from '../../../../sim/models/index.ts';
+import { describeTopology } from '../../../../shared/topology/topology.ts';
+import {
+  clientsOver,
+  DynamoDbModel,
+  faultFreeModels,
+  isWrite,
+  S3Model,
+  SqsModel,
+} from '../../../../sim/models/index.ts';
 import { dynamo, sqs, TABLE, world } from './fixtures.ts';
 
 /**
@@ -64,5 +72,30 @@ describe('the clients over the models', () => {
     await clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm' }));
     await expect(clients.sqs.send(new ReceiveMessageCommand({ QueueUrl }))).rejects.toThrow('sqs timed out');
     expect(model.messages(QueueUrl)).toHaveLength(1);
+  });
+});
+
+describe('faultFreeModels', () => {
+  it('receives a message once and reads the latest write, whatever the draws: no fault comes by chance', async () => {
+    // Arrange: every draw the models make is the one most likely to give a fault
+    const w = world();
+    const models = faultFreeModels(w.clock, () => 0);
+    models.dynamodb.createTable({ ...describeTopology({ definitions: [] }).table, name: TABLE });
+    const clients = clientsOver(models);
+    const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: 'q' }));
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'one' }));
+    await clients.dynamo.send(new PutCommand({ TableName: TABLE, Item: { pk: 'p', sk: 'H', v: 1 } }));
+    await clients.dynamo.send(new PutCommand({ TableName: TABLE, Item: { pk: 'p', sk: 'H', v: 2 } }));
+
+    // Act
+    const receives = [];
+    for (let i = 0; i < 5; i += 1)
+      receives.push(await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10 })));
+    const read = await clients.dynamo.send(new GetCommand({ TableName: TABLE, Key: { pk: 'p', sk: 'H' } }));
+
+    // Assess
+    expect(receives.flatMap((r) => r.Messages ?? []).map((m) => m.Body)).toEqual(['one']);
+    expect(read.Item?.v).toBe(2);
+    expect(models.eventBridge).toBeDefined();
   });
 });
