@@ -344,6 +344,8 @@ export class FaninObservability extends Construct {
         sum(MetricName.REPLIES_DUPLICATE),
         sum(MetricName.REPLIES_LATE),
         sum(MetricName.REPLIES_UNKNOWN),
+        sum(MetricName.HEARTBEATS_KEPT),
+        sum(MetricName.HEARTBEATS_IGNORED),
       ]),
       graph('Completion latency (ms)', [
         this.faninMetric(MetricName.COMPLETION_LATENCY, cloudwatch.Stats.p(50)),

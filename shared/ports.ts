@@ -33,6 +33,13 @@ export interface AggregateHeader {
   readonly deadline?: number;
   /** Epoch ms after which the sweeper times it out whatever its strategy (`maxOpenSeconds`). */
   readonly closeBy?: number;
+  /**
+   * Epoch ms: the next deadline of a recipient that has not replied, when the definition gives
+   * recipients deadlines of their own (engine/responders.ts); moved on, lazily, each time it passes.
+   */
+  readonly recipientsDue?: number;
+  /** The last accepted heartbeat of each recipient (epoch ms), by reply id; present when the definition takes heartbeats. */
+  readonly beats?: Readonly<Record<string, number>>;
   readonly params: EffectiveParameters;
   /** The request that opened it (initialized) — a retried request is recognised by it. */
   readonly requestId?: string;
@@ -320,7 +327,24 @@ export interface StateStore {
    * timeout, checked lazily when it falls due); false when the aggregate is no longer open or its
    * deadline moved meanwhile.
    */
-  moveDeadline(aggregateId: string, from: number, to: number): Promise<boolean>;
+  moveDeadline(aggregateId: string, from: number, to: number, dueAt?: number): Promise<boolean>;
+  /**
+   * Moves an open aggregate's next recipient deadline (`recipientsDue`) from `from` to `to`
+   * (removed when undefined) and its `due` entry to `dueAt` (engine/responders.ts); false when
+   * the aggregate is no longer open or it moved meanwhile.
+   */
+  moveRecipientsDue(
+    aggregateId: string,
+    from: number,
+    to: number | undefined,
+    dueAt: number | undefined,
+  ): Promise<boolean>;
+  /**
+   * Keeps a heartbeat of recipient `replyId` received at `at` on an open aggregate's header
+   * (`beats`), when it is newer than the one kept; false when the aggregate is not open, takes no
+   * heartbeats, or a newer one is kept.
+   */
+  keepHeartbeat(aggregateId: string, replyId: string, at: number): Promise<boolean>;
   /**
    * Marks snapshot `period` of an open aggregate as taken, on its header: `marked` the first time,
    * `already` when this period was marked before, `passed` when a later one was, `closed` when the

@@ -176,8 +176,21 @@ export class DynamoStateStore implements StateStore {
     return completion.recoverAt(this.table, aggregateId, lease, at);
   }
 
-  public moveDeadline(aggregateId: string, from: number, to: number): Promise<boolean> {
-    return completion.moveDeadline(this.table, aggregateId, from, to);
+  public moveDeadline(aggregateId: string, from: number, to: number, dueAt?: number): Promise<boolean> {
+    return completion.moveDeadline(this.table, aggregateId, from, to, dueAt);
+  }
+
+  public moveRecipientsDue(
+    aggregateId: string,
+    from: number,
+    to: number | undefined,
+    dueAt: number | undefined,
+  ): Promise<boolean> {
+    return completion.moveRecipientsDue(this.table, aggregateId, from, to, dueAt);
+  }
+
+  public keepHeartbeat(aggregateId: string, replyId: string, at: number): Promise<boolean> {
+    return completion.keepHeartbeat(this.table, aggregateId, replyId, at);
   }
 
   public markSnapshot(

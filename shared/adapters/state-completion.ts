@@ -230,6 +230,7 @@ export async function moveDeadline(
   aggregateId: string,
   from: number,
   to: number,
+  dueAt = to,
 ): Promise<boolean> {
   const pk = aggregateKey(aggregateId);
   const written = await unlessConditionFails(
@@ -240,7 +241,7 @@ export async function moveDeadline(
         // The first deadline and the number of moves are kept for the history (two attributes,
         // in this same update).
         UpdateExpression:
-          'SET deadline = :to, dueAt = :to, dueShard = if_not_exists(dueShard, :shard), ' +
+          'SET deadline = :to, dueAt = :due, dueShard = if_not_exists(dueShard, :shard), ' +
           'firstDeadline = if_not_exists(firstDeadline, :from) ADD deadlineMoves :one',
         ConditionExpression: '#status = :open AND deadline = :from',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -248,9 +249,70 @@ export async function moveDeadline(
           ':open': AggregateStatus.OPEN,
           ':from': from,
           ':to': to,
+          ':due': dueAt,
           ':shard': dueShard(pk),
           ':one': 1,
         },
+      }),
+    ),
+  );
+  return written !== undefined;
+}
+
+export async function moveRecipientsDue(
+  table: StateTable,
+  aggregateId: string,
+  from: number,
+  to: number | undefined,
+  dueAt: number | undefined,
+): Promise<boolean> {
+  const pk = aggregateKey(aggregateId);
+  const sets = [
+    ...(to !== undefined ? ['recipientsDue = :to'] : []),
+    ...(dueAt !== undefined ? ['dueAt = :due', 'dueShard = if_not_exists(dueShard, :shard)'] : []),
+  ];
+  const removes = [...(to === undefined ? ['recipientsDue'] : []), ...(dueAt === undefined ? ['dueAt'] : [])];
+  const written = await unlessConditionFails(
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk, sk: SortKey.HEADER },
+        UpdateExpression: [
+          ...(sets.length > 0 ? [`SET ${sets.join(', ')}`] : []),
+          ...(removes.length > 0 ? [`REMOVE ${removes.join(', ')}`] : []),
+        ].join(' '),
+        ConditionExpression: '#status = :open AND recipientsDue = :from',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':open': AggregateStatus.OPEN,
+          ':from': from,
+          ...(to !== undefined ? { ':to': to } : {}),
+          ...(dueAt !== undefined ? { ':due': dueAt, ':shard': dueShard(pk) } : {}),
+        },
+      }),
+    ),
+  );
+  return written !== undefined;
+}
+
+export async function keepHeartbeat(
+  table: StateTable,
+  aggregateId: string,
+  replyId: string,
+  at: number,
+): Promise<boolean> {
+  const written = await unlessConditionFails(
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+        // Only while open (a sealed aggregate's deadlines are fixed) and only newer: a copy or an
+        // older heartbeat handled late changes nothing.
+        UpdateExpression: 'SET beats.#r = :at',
+        ConditionExpression:
+          '#status = :open AND attribute_exists(beats) AND (attribute_not_exists(beats.#r) OR beats.#r < :at)',
+        ExpressionAttributeNames: { '#status': 'status', '#r': replyId },
+        ExpressionAttributeValues: { ':open': AggregateStatus.OPEN, ':at': at },
       }),
     ),
   );

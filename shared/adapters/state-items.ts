@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { decisionDueAt } from '../engine/completion/deadline.ts';
+import { nextDueAt } from '../engine/completion/deadline.ts';
 import type { CompletedBy } from '../engine/completion/decision.ts';
 import type { AggregateStatus, Outcome, OutputChannel } from '../engine/constants.ts';
 import { decodeMembers, encodeMembers } from '../engine/members.ts';
@@ -34,7 +34,7 @@ import {
 /** The attributes of a new header item (its keys aside): its `due` entry when it has a deadline or an allowed life. */
 export function headerAttributes(header: AggregateHeader): Record<string, unknown> {
   const pk = aggregateKey(header.aggregateId);
-  const due = decisionDueAt(header);
+  const due = nextDueAt(header);
   const attributes: Record<string, unknown> = {
     kind: 'aggregate',
     aggregateId: header.aggregateId,
@@ -45,6 +45,9 @@ export function headerAttributes(header: AggregateHeader): Record<string, unknow
     openedAt: header.openedAt,
     deadline: header.deadline,
     closeBy: header.closeBy,
+    recipientsDue: header.recipientsDue,
+    // The map heartbeats are kept in exists from the open (an update cannot create it and a key in it at once).
+    ...(header.params.heartbeatSeconds !== undefined ? { beats: header.beats ?? {} } : {}),
     params: header.params,
     requestId: header.requestId,
     openedBy: header.openedBy,
@@ -315,6 +318,7 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
     expected: optionalNumber(item.expected),
     deadline: optionalNumber(item.deadline),
     closeBy: optionalNumber(item.closeBy),
+    recipientsDue: optionalNumber(item.recipientsDue),
     dispatchedUpTo: optionalNumber(item.dispatchedUpTo),
     shards: optionalNumber(item.shards),
     completingAt: optionalNumber(item.completingAt),
@@ -345,9 +349,19 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
         }
       : {}),
     ...(item.lease ? { lease: String(item.lease) } : {}),
+    ...(item.beats && typeof item.beats === 'object' ? { beats: beatsOf(item.beats) } : {}),
     ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
     ...defined,
   };
+}
+
+/** The kept heartbeats (reply id → epoch ms), numbers only. */
+function beatsOf(value: object): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).flatMap(([id, at]) =>
+      typeof at === 'number' ? [[id, at]] : [],
+    ),
+  );
 }
 
 /** The seal's `sources` map (pack key → encoded member ids) as the header's. */

@@ -44,6 +44,7 @@ export const RequestParameterBoundsSchema = z.strictObject({
   count: bounds(z.int().min(1).max(100_000)).optional(),
   threshold: bounds(z.number()).optional(),
   expected: bounds(z.int().min(0).max(10_000)).optional(),
+  recipientTimeoutSeconds: bounds(z.int().min(1).max(MAX_TIMEOUT_SECONDS)).optional(),
 });
 export type RequestParameterBounds = z.infer<typeof RequestParameterBoundsSchema>;
 
@@ -81,6 +82,20 @@ const FanOutSchema = z.discriminatedUnion('type', [
   /** The requester sends the sub-requests itself; the request states how many replies to expect. */
   z.strictObject({ type: z.literal('none') }),
 ]);
+
+/**
+ * Looking after the responders of a splitter or recipient list (docs/definitions.md, "Looking
+ * after the responders"): each recipient's own reply deadline, and the heartbeats that extend it.
+ */
+const RespondersSchema = z.strictObject({
+  /** Each recipient's reply deadline, from the open: once passed with no reply, it is settled as timed out. */
+  timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+  /** A recipient list's own deadlines, by recipient queue as the list names it (over `timeoutSeconds`). */
+  timeouts: z.record(z.string().min(1), z.int().min(1).max(MAX_TIMEOUT_SECONDS)).optional(),
+  /** A heartbeat (attribute `fanin-heartbeat`) received before its recipient's deadline extends it to the heartbeat plus this. */
+  heartbeatSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+});
+export type RespondersSpec = z.infer<typeof RespondersSchema>;
 
 /** The schema of an aggregation definition. Parse with {@link parseDefinition}. */
 export const DefinitionSchema = z
@@ -166,6 +181,8 @@ export const DefinitionSchema = z
      * Needs a splitter or recipient-list fan-out. Off: nothing is read, written or sent for it.
      */
     cancelOutstanding: z.boolean().optional(),
+    /** Each recipient's own reply deadline and heartbeats (splitter or recipient-list fan-out). */
+    responders: RespondersSchema.optional(),
   })
   .superRefine((def, ctx) => {
     if (def.externalEventCompletesAll && def.externalEventPattern === undefined) {
@@ -186,6 +203,7 @@ export const DefinitionSchema = z
         input: def.cancelOutstanding,
       });
     }
+    for (const issue of responderIssues(def)) ctx.addIssue({ code: 'custom', ...issue });
     const strategy = def.completion.strategy;
     if (
       (strategy === Strategy.TIMEOUT || strategy === Strategy.OVERRIDE) &&
@@ -230,6 +248,68 @@ export const DefinitionSchema = z
       });
     }
   });
+
+/** What `responders` needs beyond its shape: recipients to look after, and deadlines that can matter. */
+function responderIssues(def: {
+  readonly fanOut?: FanOutSpec | undefined;
+  readonly responders?: RespondersSpec | undefined;
+  readonly timeoutSeconds?: number | undefined;
+  readonly requestParameters?: RequestParameterBounds | undefined;
+}): { path: (string | number)[]; message: string; input: unknown }[] {
+  const issues: { path: (string | number)[]; message: string; input: unknown }[] = [];
+  const responders = def.responders;
+  const bounds = def.requestParameters?.recipientTimeoutSeconds;
+  if (bounds && responders?.timeoutSeconds === undefined)
+    issues.push({
+      path: ['requestParameters', 'recipientTimeoutSeconds'],
+      message: 'needs responders.timeoutSeconds (the deadline a request may change)',
+      input: bounds,
+    });
+  if (!responders) return issues;
+  const fanOut = def.fanOut;
+  if (fanOut?.type !== 'splitter' && fanOut?.type !== 'recipient-list')
+    issues.push({
+      path: ['responders'],
+      message:
+        "needs a 'splitter' or 'recipient-list' fan-out: fanin looks after the recipients it sent sub-requests to",
+      input: responders,
+    });
+  if (responders.timeouts !== undefined) {
+    const listed = fanOut?.type === 'recipient-list' ? fanOut.recipients : undefined;
+    if (listed === undefined)
+      issues.push({
+        path: ['responders', 'timeouts'],
+        message: "needs a 'recipient-list' fan-out that names its recipients (fanOut.recipients)",
+        input: responders.timeouts,
+      });
+    for (const name of Object.keys(responders.timeouts))
+      if (listed && !listed.includes(name))
+        issues.push({
+          path: ['responders', 'timeouts', name],
+          message: `names no recipient of fanOut.recipients (${listed.join(', ')})`,
+          input: name,
+        });
+  }
+  if (responders.timeoutSeconds === undefined && responders.timeouts === undefined)
+    issues.push({
+      path: ['responders'],
+      message:
+        'needs timeoutSeconds or timeouts: without a recipient deadline there is nothing to settle or extend',
+      input: responders,
+    });
+  const longest = Math.max(
+    responders.timeoutSeconds ?? 0,
+    ...Object.values(responders.timeouts ?? {}),
+    bounds?.max ?? 0,
+  );
+  if (def.timeoutSeconds !== undefined && longest >= def.timeoutSeconds)
+    issues.push({
+      path: ['responders'],
+      message: `a recipient deadline (${longest} s) must be shorter than timeoutSeconds (${def.timeoutSeconds}), or the aggregate's deadline always comes first`,
+      input: responders,
+    });
+  return issues;
+}
 
 /** The rules between the timing fields: each must be able to matter. */
 function refineTiming(
@@ -333,6 +413,8 @@ export const RuntimeParametersSchema = z.strictObject({
   timeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
   threshold: z.number().optional(),
   count: z.int().min(1).max(100_000).optional(),
+  /** A request's own recipient deadline (only from a request's `parameters`, within its bounds). */
+  recipientTimeoutSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
 });
 export type RuntimeParameters = z.infer<typeof RuntimeParametersSchema>;
 
@@ -366,6 +448,8 @@ export function effectiveParameters(
     deadlineSettleSeconds?: number;
     threshold?: number;
     count?: number;
+    recipientTimeoutSeconds?: number;
+    heartbeatSeconds?: number;
   } = {};
   const timeoutSeconds = overrides.timeoutSeconds ?? definition.timeoutSeconds;
   if (timeoutSeconds !== undefined) params.timeoutSeconds = timeoutSeconds;
@@ -373,6 +457,10 @@ export function effectiveParameters(
     params.inactivityTimeoutSeconds = definition.inactivityTimeoutSeconds;
   if ((definition.deadlineSettleSeconds ?? 0) > 0)
     params.deadlineSettleSeconds = definition.deadlineSettleSeconds;
+  const recipientTimeout = overrides.recipientTimeoutSeconds ?? definition.responders?.timeoutSeconds;
+  if (recipientTimeout !== undefined) params.recipientTimeoutSeconds = recipientTimeout;
+  if (definition.responders?.heartbeatSeconds !== undefined)
+    params.heartbeatSeconds = definition.responders.heartbeatSeconds;
   const threshold = thresholdRuleOf(completion)?.threshold;
   if (threshold !== undefined) params.threshold = overrides.threshold ?? threshold;
   const count = countRuleOf(completion);

@@ -7,4 +7,10 @@ export interface EffectiveParameters {
   readonly deadlineSettleSeconds?: number;
   readonly threshold?: number;
   readonly count?: number;
+  /** Each recipient's reply deadline from the open (`responders.timeoutSeconds`, or the request's own). */
+  readonly recipientTimeoutSeconds?: number;
+  /** Recipients' own deadlines by reply id, where a recipient list gives them (`responders.timeouts`). */
+  readonly recipientTimeouts?: readonly (number | null)[];
+  /** How far a heartbeat extends its recipient's deadline (`responders.heartbeatSeconds`). */
+  readonly heartbeatSeconds?: number;
 }

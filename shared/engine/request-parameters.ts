@@ -1,7 +1,12 @@
 import type { Definition, RuntimeParameters } from './definition.ts';
 
 /** The parameters a request may set for its own aggregate, in its body's `parameters`. */
-export const REQUEST_PARAMETERS = ['timeoutSeconds', 'count', 'threshold'] as const;
+export const REQUEST_PARAMETERS = [
+  'timeoutSeconds',
+  'count',
+  'threshold',
+  'recipientTimeoutSeconds',
+] as const;
 type RequestParameter = (typeof REQUEST_PARAMETERS)[number];
 
 /** What a request asks for its own aggregate: parameters to apply, or why they are refused. */

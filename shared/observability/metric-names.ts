@@ -70,6 +70,10 @@ export const MetricName = {
   REPLIES_LATE: 'RepliesLate',
   /** A reply was routed to the unknown output (no aggregate of its id appeared in time). */
   REPLIES_UNKNOWN: 'RepliesUnknown',
+  /** A heartbeat extended its recipient's deadline (kept on the header). */
+  HEARTBEATS_KEPT: 'HeartbeatsKept',
+  /** A heartbeat changed nothing: after its recipient's deadline, older than the one kept, or its aggregate no longer open. */
+  HEARTBEATS_IGNORED: 'HeartbeatsIgnored',
   /** The sweeper found a `completing` aggregate whose completion lease had run out. */
   COMPLETIONS_LEASE_EXPIRED: 'CompletionsLeaseExpired',
   /** A resumer took over a `completing` aggregate whose lease had run out. */
@@ -100,6 +104,8 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnitName>> = {
   RepliesDuplicate: 'Count',
   RepliesLate: 'Count',
   RepliesUnknown: 'Count',
+  HeartbeatsKept: 'Count',
+  HeartbeatsIgnored: 'Count',
   CompletionsLeaseExpired: 'Count',
   CompletionsResumed: 'Count',
   CompletionsStuck: 'Count',

@@ -9,6 +9,7 @@ import type { ExpressionLimits } from '../engine/expression.ts';
 import { keepsRequest } from '../engine/keeps-request.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { resultId } from '../engine/output-ids.ts';
+import { recipientDeadline, recipientFates } from '../engine/responders.ts';
 import { ExpressionError, OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
 import { describeError } from '../observability/redaction.ts';
@@ -24,7 +25,14 @@ import { replyExpiry } from './aggregate-life.ts';
 import { sendCancellations } from './cancel.ts';
 import type { FaninContext } from './context.ts';
 import { decideCompletion } from './decide-completion.ts';
-import { AFTER_DEADLINE, fixedReason, onTimeReplies, publishUnknownOutput, routeLate } from './late.ts';
+import {
+  AFTER_DEADLINE,
+  afterRecipientDeadline,
+  fixedReason,
+  onTimeReplies,
+  publishUnknownOutput,
+  routeLate,
+} from './late.ts';
 import { loadStored } from './stored-payloads.ts';
 
 /** The output each outcome goes to. */
@@ -285,7 +293,9 @@ async function finishUnderLease(
           body: reply.payloadRef ? '' : reply.payload,
           retained: true,
         },
-        inTime.has(reply.replyId) ? fixedReason(header) : AFTER_DEADLINE,
+        inTime.has(reply.replyId)
+          ? fixedReason(header)
+          : (afterRecipientDeadline(header, reply) ?? AFTER_DEADLINE),
         true,
       );
     }
@@ -466,7 +476,10 @@ async function buildOutput(
     if (!isGone(error)) throw error;
     return failed(`a stored body of the aggregate is gone (${describeError(error)})`);
   }
-  const missing = missingOf(header, replies, request);
+  const missing = missingOf(header, replies, request, base.closedAt);
+  // Each recipient's fate, where the definition looks after its responders (engine/responders.ts).
+  const recipients = definition?.responders ? recipientFates(header, members, base.closedAt) : undefined;
+  if (recipients) Object.assign(base, { recipients });
   const split = separateFailures(members, replies);
   base.failures.push(...split.failures);
   base.counts.failed = base.failures.length;
@@ -559,7 +572,8 @@ export function missingOf(
   header: AggregateHeader,
   replies: readonly ReplyRecord[],
   request: unknown,
-): { replyId: string; label?: string; asked?: false }[] {
+  at?: number,
+): { replyId: string; label?: string; asked?: false; timedOut?: true }[] {
   if (header.expected === undefined || replies.length >= header.expected) return [];
   const missing = labelMissing(
     missingReplyIds(
@@ -569,10 +583,13 @@ export function missingOf(
     request,
   );
   const asked = header.askedUpTo;
-  // Sub-requests its fan-out never sent (it was stopped before them, and not yet resumed): said so.
-  return asked === undefined
-    ? missing
-    : missing.map((m) => (Number(m.replyId) >= asked ? { ...m, asked: false } : m));
+  // Sub-requests its fan-out never sent (it was stopped before them, and not yet resumed): said
+  // so; recipients whose own deadline had passed by `at` (engine/responders.ts): timed out.
+  return missing.map((m) => {
+    if (asked !== undefined && Number(m.replyId) >= asked) return { ...m, asked: false as const };
+    const due = at === undefined ? undefined : recipientDeadline(header, m.replyId);
+    return due !== undefined && at !== undefined && due <= at ? { ...m, timedOut: true as const } : m;
+  });
 }
 
 export function labelMissing(ids: string[], request: unknown): { replyId: string; label?: string }[] {

@@ -5,6 +5,7 @@ import { predicateHolds, predicateInput, readsRequest } from '../engine/completi
 import type { ReplyTally } from '../engine/completion/tally.ts';
 import type { Definition } from '../engine/definition.ts';
 import { keepsRequest } from '../engine/keeps-request.ts';
+import { settlementAt } from '../engine/responders.ts';
 import { ExpressionError } from '../errors.ts';
 import type { AggregateHeader, StoredReply } from '../ports.ts';
 import type { FaninContext } from './context.ts';
@@ -28,6 +29,11 @@ export type DecisionTime = 'reply' | 'deadline' | 'due';
  * predicate has it evaluated on that set (bounded like a `custom` aggregation) when the plan asks
  * for it, so the set that satisfied it is the set the seal fixes.
  *
+ * Recipients past their own deadlines with no reply (engine/responders.ts) are settled as timed
+ * out by the clock of this decision: they count toward "all arrived" (`all-settled`), and once
+ * every recipient is settled a rule not met ends the aggregate as its deadline would
+ * (`responders-settled`).
+ *
  * A predicate that fails or exceeds its budget decides the aggregate `failed`, with the reason,
  * at that reply — once, before the seal, like a failing `custom` aggregation; it is never retried.
  * Failures beyond the tolerance end the aggregate before the predicate is evaluated.
@@ -39,7 +45,14 @@ export async function decideCompletion(
   members: readonly StoredReply[],
   at: DecisionTime,
 ): Promise<Decision> {
-  const { tally, best } = tallyOf(definition, header, members);
+  const counted = tallyOf(definition, header, members);
+  const best = counted.best;
+  // Recipients past their own deadlines with no reply are settled (engine/responders.ts).
+  const settlement = settlementAt(header, new Set(members.map((r) => r.replyId)), ctx.clock());
+  const tally =
+    settlement.timedOut.length > 0
+      ? { ...counted.tally, timedOut: settlement.timedOut.length }
+      : counted.tally;
   const reply = { type: 'reply', score: best } as const;
   const asked = decide(definition, { ...tally, predicate: 'unevaluated' }, reply);
   const byRule =
@@ -50,9 +63,11 @@ export async function decideCompletion(
           reply,
         )
       : asked;
-  if (byRule.complete || at === 'reply') return byRule;
+  if (byRule.complete) return byRule;
   const due = decisionDueAt(header);
-  if (at === 'due' && (due === undefined || ctx.clock() < due)) return byRule;
+  const deadlineDue = at !== 'reply' && due !== undefined && ctx.clock() >= due;
+  if (settlement.allSettled && !deadlineDue) return decide(definition, tally, { type: 'settled' });
+  if (at === 'reply' || (at === 'due' && !deadlineDue)) return byRule;
   return decide(definition, tally, { type: 'deadline' });
 }
 

@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
-import { deadlineOf, decisionDueAt } from '../engine/completion/deadline.ts';
+import { deadlineOf, nextDueAt } from '../engine/completion/deadline.ts';
 import { CompletedBy } from '../engine/completion/decision.ts';
 import { needsExpected } from '../engine/completion/plan.ts';
 import { AggregateStatus, Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
-import { type Definition, effectiveParameters, type RuntimeParameters } from '../engine/definition.ts';
+import {
+  type Definition,
+  type EffectiveParameters,
+  effectiveParameters,
+  type RuntimeParameters,
+} from '../engine/definition.ts';
 import { openingDeadline } from '../engine/inactivity.ts';
 import { parseJsonBody } from '../engine/json-body.ts';
 import { keepsRequest } from '../engine/keeps-request.ts';
@@ -20,6 +25,7 @@ import {
 import { readPath } from '../engine/path.ts';
 import { recipientListTargets } from '../engine/recipients.ts';
 import { expectedOutsideBounds, requestOverrides } from '../engine/request-parameters.ts';
+import { settlementAt } from '../engine/responders.ts';
 import { BadMessageError, isUnfixable } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, StoredPayload, SubRequest } from '../ports.ts';
@@ -113,6 +119,7 @@ export async function handleRequest(
   const params = {
     ...effectiveParameters(definition, await ctx.store.getParameters(definition.name)),
     ...plan.parameters,
+    ...recipientTimeoutsOf(definition, plan.subRequests),
   };
   // With an inactivity timeout the first deadline may come before the absolute one (inactivity.ts).
   const deadline = openingDeadline(params, now);
@@ -129,6 +136,7 @@ export async function handleRequest(
     shards: definition.writeShards,
     closeBy: closeByOf(definition, now, deadlineOf(params, now)),
     ...(deadline !== undefined ? { deadline } : {}),
+    ...recipientsDueAtOpen(params, plan.expected, now),
     // None sent yet: raised before each chunk is sent, so a result can name those never asked.
     ...(plan.subRequests.length > 0 ? { askedUpTo: 0 } : {}),
   };
@@ -170,12 +178,8 @@ export async function handleRequest(
   await consolidateHeld(ctx, aggregateId);
   // Armed before any send: a send that fails (or a request out of time) leaves the aggregate its
   // timer, so its deadline is kept to the second, not found overdue by the next sweep.
-  if (current.deadline !== undefined) {
-    await ctx.timers.arm(
-      { kind: 'deadline', aggregateId, dueAt: decisionDueAt(current) ?? current.deadline },
-      now,
-    );
-  }
+  const due = nextDueAt(current);
+  if (due !== undefined) await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: due }, now);
   let done: boolean;
   try {
     done = await dispatch(ctx, plan, current, options);
@@ -192,6 +196,32 @@ export async function handleRequest(
   }
   await armFirstSnapshot(ctx, definition, current, now);
   await evaluate(ctx, definition, await ctx.store.readAggregate(aggregateId));
+}
+
+/**
+ * A recipient list's own recipient deadlines (`responders.timeouts`, by the queue the list names),
+ * by reply id, fixed in the header's parameters at open; `null` where a recipient has none of its
+ * own (it takes `responders.timeoutSeconds`).
+ */
+function recipientTimeoutsOf(
+  definition: Definition,
+  subRequests: readonly { readonly target: string }[],
+): { recipientTimeouts?: (number | null)[] } {
+  const own = definition.responders?.timeouts;
+  if (own === undefined || definition.fanOut?.type !== 'recipient-list') return {};
+  const timeouts = subRequests.map((s) => own[s.target] ?? null);
+  return timeouts.some((t) => t !== null) ? { recipientTimeouts: timeouts } : {};
+}
+
+/** The first recipient deadline of an aggregate opening at `now` (engine/responders.ts), if its recipients have any. */
+function recipientsDueAtOpen(
+  params: EffectiveParameters,
+  expected: number | undefined,
+  now: number,
+): { recipientsDue?: number } {
+  if (expected === undefined || expected === 0) return {};
+  const first = settlementAt({ openedAt: now, expected, params }, new Set(), now).nextDue;
+  return first === undefined ? {} : { recipientsDue: first };
 }
 
 /** What the invocation running a fan-out tells it. */

@@ -3,6 +3,7 @@ import { validReplies } from '../engine/completion/tally.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import type { Definition } from '../engine/definition.ts';
 import { replyOutputId } from '../engine/output-ids.ts';
+import { hasRecipientDeadlines, recipientDeadline } from '../engine/responders.ts';
 import { MetricName, UNKNOWN_DEFINITION } from '../observability/metric-names.ts';
 import type { AggregateHeader, AggregateSnapshot, RawMessage, StoredReply } from '../ports.ts';
 import { QueueRole } from '../topology/topology.ts';
@@ -25,13 +26,29 @@ import type { FaninContext } from './context.ts';
  * with each reply received on time (last on-time arrival + the timeout, never past the absolute
  * deadline or `closeBy`); a reply received after it neither counts nor moves it. A function of the
  * stored replies alone: the reply handler, the timer, the sweeper and a control command all take
- * the same members from the same replies.
+ * the same members from the same replies. Where recipients have deadlines of their own
+ * (engine/responders.ts), a reply received at or after its recipient's is late too.
  *
  * @example
  * // deadline 10 s after the open at 0, replies received at 4 s and 12 s: only the first counts
  * onTimeReplies(header, replies).map((r) => r.replyId); // ['0']
  */
-export function onTimeReplies<R extends Pick<StoredReply, 'receivedAt'>>(
+export function onTimeReplies<R extends Pick<StoredReply, 'receivedAt' | 'replyId'>>(
+  header: Pick<AggregateHeader, 'params' | 'openedAt' | 'closeBy' | 'expected' | 'beats'>,
+  replies: readonly R[],
+): R[] {
+  const ownDeadlines = hasRecipientDeadlines(header);
+  // A reply received at or after its recipient's own deadline is late as after the aggregate's.
+  const inTime = ownDeadlines
+    ? replies.filter((r) => {
+        const due = recipientDeadline(header, r.replyId);
+        return due === undefined || r.receivedAt < due;
+      })
+    : replies;
+  return onTimeForAggregate(header, inTime);
+}
+
+function onTimeForAggregate<R extends Pick<StoredReply, 'receivedAt'>>(
   header: Pick<AggregateHeader, 'params' | 'openedAt' | 'closeBy'>,
   replies: readonly R[],
 ): R[] {
@@ -92,6 +109,20 @@ export function fixedReason(
 
 /** The late output's reason for a reply received after the deadline in force. */
 export const AFTER_DEADLINE = "the reply came after the aggregate's deadline: it is not counted";
+
+/**
+ * The late output's reason for a reply received at or after its recipient's own deadline
+ * (engine/responders.ts), or `undefined` when it was not.
+ */
+export function afterRecipientDeadline(
+  header: Pick<AggregateHeader, 'params' | 'openedAt' | 'closeBy' | 'expected' | 'beats'>,
+  reply: Pick<StoredReply, 'replyId' | 'receivedAt'>,
+): string | undefined {
+  if (!hasRecipientDeadlines(header)) return undefined;
+  const due = recipientDeadline(header, reply.replyId);
+  if (due === undefined || reply.receivedAt < due) return undefined;
+  return `the reply came after its recipient's deadline at ${new Date(due).toISOString()}: it is not counted`;
+}
 
 /**
  * Routes a late reply: marked on its item once (so the late count on the header counts it once),

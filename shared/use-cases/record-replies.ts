@@ -1,5 +1,5 @@
 import { retainedBody } from '../engine/aggregation.ts';
-import { decisionDueAt, openDueAt } from '../engine/completion/deadline.ts';
+import { nextDueAt, openDueAt } from '../engine/completion/deadline.ts';
 import { failureOf } from '../engine/completion/failures.ts';
 import { completionThreshold, completionTrigger } from '../engine/completion/plan.ts';
 import { scoreOf } from '../engine/completion/score.ts';
@@ -17,7 +17,13 @@ import { blocksComplete } from './completion-trigger.ts';
 import type { FaninContext } from './context.ts';
 import { routeError } from './error-output.ts';
 import { evaluate } from './evaluate.ts';
-import { AFTER_DEADLINE, fixedReason, publishUnknownOutput, routeLate } from './late.ts';
+import {
+  AFTER_DEADLINE,
+  afterRecipientDeadline,
+  fixedReason,
+  publishUnknownOutput,
+  routeLate,
+} from './late.ts';
 import { storable } from './stored-payloads.ts';
 
 /**
@@ -189,7 +195,7 @@ async function recordAndEvaluate(
   const afterDeadline = new Set(
     due === undefined ? [] : records.filter((r) => r.receivedAt >= due).map((r) => r.replyId),
   );
-  const decides = decisionDueAt(header);
+  const decides = nextDueAt(header);
   if (decides !== undefined && ctx.clock() >= decides && !replies.some((r) => r.held)) {
     if (!atDeadline)
       throw new Error(`replies to ${header.aggregateId} found its deadline passed with no handling for it`);
@@ -280,7 +286,11 @@ async function settle(
         header,
         reply.replyId,
         { messageId: reply.messageId, body: reply.raw.body, attributes: reply.raw.attributes },
-        afterDeadline.has(reply.replyId) ? AFTER_DEADLINE : fixedReason(header, reply.receivedAt),
+        afterDeadline.has(reply.replyId)
+          ? AFTER_DEADLINE
+          : ((reply.receivedAt !== undefined
+              ? afterRecipientDeadline(header, { replyId: reply.replyId, receivedAt: reply.receivedAt })
+              : undefined) ?? fixedReason(header, reply.receivedAt)),
       );
     }
   }

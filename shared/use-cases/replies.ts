@@ -16,6 +16,7 @@ import {
   MAX_AGGREGATE_ID_BYTES,
   MAX_KEY_LENGTH,
 } from '../engine/limits.ts';
+import { HEARTBEAT_ATTRIBUTE, heartbeatExtends } from '../engine/responders.ts';
 import { BadMessageError, CorrelationError, isUnfixable } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { describeError } from '../observability/redaction.ts';
@@ -194,13 +195,17 @@ export function selfStartingId(definition: Definition, key: string): string {
   return `${definition.name}:${key}`;
 }
 
-async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Reply[]): Promise<void> {
+async function handleGroup(ctx: FaninContext, aggregateId: string, messages: Reply[]): Promise<void> {
   // What is judged before recording (definition, expected ids, shards) never changes once the
   // header exists, and the status is read again, consistently, after the puts: an eventually
   // consistent read is enough here unless it finds nothing.
   let header =
     (await ctx.store.getHeader(aggregateId, { consistent: false })) ??
     (await ctx.store.getHeader(aggregateId));
+  const beats = messages.filter((m) => m.raw.attributes[HEARTBEAT_ATTRIBUTE] !== undefined);
+  for (const beat of beats) await handleHeartbeat(ctx, header, beat);
+  const replies = beats.length === 0 ? messages : messages.filter((m) => !beats.includes(m));
+  if (replies.length === 0) return;
   if (!header) {
     const starter = replies.find((r) => r.claimed?.mode === 'self-starting')?.claimed;
     if (!starter) {
@@ -210,6 +215,46 @@ async function handleGroup(ctx: FaninContext, aggregateId: string, replies: Repl
     header = await openSelfStarting(ctx, starter, aggregateId, replies[0]?.replyId ?? '');
   }
   await judgeAndRecord(ctx, header, replies, { atDeadline: deadlinePassed });
+}
+
+/**
+ * A heartbeat (attribute `fanin-heartbeat` on a message to a reply queue: docs/wire-contract.md,
+ * "Heartbeats"): never a reply. Received before its recipient's deadline, it is kept on the
+ * header and extends that deadline (engine/responders.ts); after it, or once the aggregate is no
+ * longer open, it changes nothing (counted, logged). One that names no aggregate, a definition
+ * that takes none, another definition, or a reply id the aggregate never asked for is bad input:
+ * the error output, with the reason.
+ */
+async function handleHeartbeat(
+  ctx: FaninContext,
+  header: AggregateHeader | undefined,
+  beat: Reply,
+): Promise<void> {
+  const refuse = (reason: string) => routeError(ctx, 'reply', beat.raw, `heartbeat: ${reason}`);
+  if (!header) return refuse(`no aggregate ${beat.aggregateId} exists`);
+  const definition = ctx.definitions.get(header.definition);
+  if (beat.claimed && beat.claimed.name !== header.definition)
+    return refuse(`it names definition "${beat.claimed.name}", not the aggregate's "${header.definition}"`);
+  if (definition?.responders?.heartbeatSeconds === undefined || header.params.heartbeatSeconds === undefined)
+    return refuse(`definition "${header.definition}" takes no heartbeats (responders.heartbeatSeconds)`);
+  const index = Number(beat.replyId);
+  if (!/^\d+$/.test(beat.replyId) || header.expected === undefined || index >= header.expected)
+    return refuse(`reply id "${beat.replyId}" is not a recipient of aggregate ${header.aggregateId}`);
+  const at = beat.receivedAt ?? ctx.clock();
+  const kept =
+    header.status === AggregateStatus.OPEN &&
+    heartbeatExtends(header, beat.replyId, at) &&
+    (await ctx.store.keepHeartbeat(header.aggregateId, beat.replyId, at));
+  ctx.metrics?.count(kept ? MetricName.HEARTBEATS_KEPT : MetricName.HEARTBEATS_IGNORED, header.definition);
+  if (!kept)
+    ctx.log.info(
+      'heartbeat changed nothing: after its recipient deadline, not newer, or the aggregate is no longer open',
+      {
+        aggregateId: header.aggregateId,
+        replyId: beat.replyId,
+        status: header.status,
+      },
+    );
 }
 
 /** Opens a self-starting aggregate with its first reply; the deadline timer is armed once. */

@@ -195,7 +195,7 @@ async function publishSnapshot(
   const request: unknown = storedRequest ? JSON.parse(await loadStored(ctx, storedRequest)) : undefined;
   const loaded = await Promise.all(members.map((r) => loadReply(ctx, r)));
   const { failures, successes: replies } = separateFailures(members, loaded);
-  const missing = missingOf(header, loaded, request);
+  const missing = missingOf(header, loaded, request, asOf);
   const base = {
     id: snapshotId(header.aggregateId, period),
     type: SNAPSHOT_TYPE,

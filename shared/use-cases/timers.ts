@@ -1,13 +1,22 @@
 import { z } from 'zod';
-import { decisionDueAt } from '../engine/completion/deadline.ts';
+import { decisionDueAt, nextDueAt } from '../engine/completion/deadline.ts';
 import { Outcome } from '../engine/constants.ts';
+import type { Definition } from '../engine/definition.ts';
 import { inactivityDeadline } from '../engine/inactivity.ts';
 import { parseJsonBody } from '../engine/json-body.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
+import { settlementAt } from '../engine/responders.ts';
 import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { describeError } from '../observability/redaction.ts';
-import { Alarm, type DueItem, type RawMessage, type TimerMessage } from '../ports.ts';
+import {
+  type AggregateSnapshot,
+  Alarm,
+  type DueItem,
+  type RawMessage,
+  type StoredReply,
+  type TimerMessage,
+} from '../ports.ts';
 import { completeAggregate, resumeCompletion } from './complete.ts';
 import type { FaninContext } from './context.ts';
 import { decideCompletion } from './decide-completion.ts';
@@ -89,7 +98,7 @@ export async function expireAggregate(
     await resumeCompletion(ctx, header);
     return;
   }
-  const due = decisionDueAt(header);
+  const due = nextDueAt(header);
   if (stage !== 'open' || due === undefined) return;
   const now = ctx.clock();
   if (now < due) {
@@ -105,12 +114,31 @@ export async function expireAggregate(
   if (!latest || completionStageOf(latest) !== 'open') return;
   // Only replies received before the deadline in force count or move it (late.ts, onTimeReplies).
   const counted = onTime(snapshot);
+  const decisionDue = decisionDueAt(latest);
   const moved = inactivityDeadline(latest, counted.replies);
+  const deadlineDue =
+    decisionDue !== undefined && now >= decisionDue && !(moved !== undefined && moved > now);
+  const definition = ctx.definitions.get(latest.definition);
+  if (definition && latest.recipientsDue !== undefined && !deadlineDue) {
+    const recipientsDue = nextDueAt({ recipientsDue: latest.recipientsDue, params: latest.params });
+    if (recipientsDue !== undefined && now >= recipientsDue) {
+      await lookAtRecipients(ctx, definition, snapshot, counted.replies, now);
+      // Its inactivity deadline fell due as well, to be moved on: read again for it.
+      if (decisionDue !== undefined && now >= decisionDue)
+        await expireAggregate(ctx, aggregateId, rearm, firedFor);
+      return;
+    }
+  }
   if (moved !== undefined && moved > now) {
     // Replies came since the deadline was set: it moves on instead of timing the aggregate out.
     if (
       latest.deadline !== undefined &&
-      (await ctx.store.moveDeadline(aggregateId, latest.deadline, moved))
+      (await ctx.store.moveDeadline(
+        aggregateId,
+        latest.deadline,
+        moved,
+        nextDueAt({ ...latest, deadline: moved }) ?? moved,
+      ))
     ) {
       await ctx.timers.arm({ kind: 'deadline', aggregateId, dueAt: moved }, now);
       return;
@@ -119,7 +147,6 @@ export async function expireAggregate(
     await expireAggregate(ctx, aggregateId, rearm, firedFor);
     return;
   }
-  const definition = ctx.definitions.get(latest.definition);
   if (!definition) {
     await completeAggregate(ctx, aggregateId, Outcome.FAILED, snapshot);
     return;
@@ -129,6 +156,37 @@ export async function expireAggregate(
   // read) completes the aggregate by its rule, never as timed out.
   const decision = await decideCompletion(ctx, definition, latest, counted.replies, 'deadline');
   if (decision.complete) await completeAggregate(ctx, aggregateId, decision, snapshot);
+}
+
+/**
+ * A recipient's own deadline has passed (engine/responders.ts) before the aggregate's: the
+ * aggregate is decided as after a reply, recipients past their deadlines settled as timed out (it
+ * completes when its rule is met or every recipient is settled: use-cases/decide-completion.ts);
+ * otherwise its next recipient deadline, and its `due` entry with it, moves on to the next one of
+ * a recipient that has not replied (one conditional update, only while open), and a timer is
+ * armed for it. A move lost to another invocation leaves the look to it.
+ */
+async function lookAtRecipients(
+  ctx: FaninContext,
+  definition: Definition,
+  snapshot: AggregateSnapshot,
+  counted: readonly StoredReply[],
+  now: number,
+): Promise<void> {
+  const header = snapshot.header;
+  if (!header || header.recipientsDue === undefined) return;
+  const decision = await decideCompletion(ctx, definition, header, counted, 'reply');
+  if (decision.complete) {
+    await completeAggregate(ctx, header.aggregateId, decision, snapshot);
+    return;
+  }
+  const next = settlementAt(header, new Set(counted.map((r) => r.replyId)), now).nextDue;
+  const { recipientsDue: _, ...rest } = header;
+  const moved = next === undefined ? rest : { ...rest, recipientsDue: next };
+  const dueAt = nextDueAt(moved);
+  if (!(await ctx.store.moveRecipientsDue(header.aggregateId, header.recipientsDue, next, dueAt))) return;
+  if (next !== undefined && dueAt !== undefined)
+    await ctx.timers.arm({ kind: 'deadline', aggregateId: header.aggregateId, dueAt }, now);
 }
 
 /**

@@ -105,8 +105,17 @@ export class MemoryStateStore implements StateStore {
       };
     }
     if (record.header) return { created: false, header: structuredClone(record.header) };
-    record.header = structuredClone({ ...header, lateCount: 0, received: 0 });
-    record.dueAt = openDueAt(header);
+    record.header = structuredClone({
+      ...header,
+      lateCount: 0,
+      received: 0,
+      ...(header.params.heartbeatSeconds !== undefined ? { beats: header.beats ?? {} } : {}),
+    });
+    const due = openDueAt(header);
+    record.dueAt =
+      header.recipientsDue === undefined || (due !== undefined && due < header.recipientsDue)
+        ? due
+        : header.recipientsDue;
     return { created: true, header };
   }
 
@@ -240,11 +249,35 @@ export class MemoryStateStore implements StateStore {
     if (record && (record.dueAt === undefined || record.dueAt > at)) record.dueAt = at;
   }
 
-  public async moveDeadline(aggregateId: string, from: number, to: number): Promise<boolean> {
+  public async moveDeadline(aggregateId: string, from: number, to: number, dueAt = to): Promise<boolean> {
     const record = this.headerRecord(aggregateId);
     if (record?.header.status !== AggregateStatus.OPEN || record.header.deadline !== from) return false;
     record.header = { ...record.header, deadline: to };
-    record.dueAt = to;
+    record.dueAt = dueAt;
+    return true;
+  }
+
+  public async moveRecipientsDue(
+    aggregateId: string,
+    from: number,
+    to: number | undefined,
+    dueAt: number | undefined,
+  ): Promise<boolean> {
+    const record = this.headerRecord(aggregateId);
+    if (record?.header.status !== AggregateStatus.OPEN || record.header.recipientsDue !== from) return false;
+    const { recipientsDue: _, ...rest } = record.header;
+    record.header = { ...rest, ...(to !== undefined ? { recipientsDue: to } : {}) };
+    record.dueAt = dueAt;
+    return true;
+  }
+
+  public async keepHeartbeat(aggregateId: string, replyId: string, at: number): Promise<boolean> {
+    const record = this.headerRecord(aggregateId);
+    const beats = record?.header.beats;
+    if (record?.header.status !== AggregateStatus.OPEN || beats === undefined) return false;
+    const last = beats[replyId];
+    if (last !== undefined && last >= at) return false;
+    record.header = { ...record.header, beats: { ...beats, [replyId]: at } };
     return true;
   }
 

@@ -18,6 +18,7 @@ import { createContext } from '../../../shared/app.ts';
 import type { RuntimeConfig } from '../../../shared/config.ts';
 import { CancellationAttribute } from '../../../shared/engine/cancellation.ts';
 import type { DefinitionInput } from '../../../shared/engine/definition.ts';
+import { HEARTBEAT_ATTRIBUTE } from '../../../shared/engine/responders.ts';
 import { topologyOptionsOf } from '../../../shared/topology/options.ts';
 import {
   describeTopology,
@@ -434,6 +435,20 @@ export class FaninSimulation {
    */
   public async reply(to: ReplyTarget, body: unknown, options: ReplyOptions = {}): Promise<void> {
     this.sendReply(this.replyAttributes(to, options), body, options);
+    await this.settle();
+  }
+
+  /**
+   * A responder still working on a sub-request sends a heartbeat (attribute `fanin-heartbeat`, the
+   * sub-request's `fanin-*` attributes, an empty JSON body) to its reply queue: it extends that
+   * recipient's deadline (a definition's `responders.heartbeatSeconds`) and is never a reply.
+   */
+  public async heartbeat(to: { readonly aggregateId?: string; readonly replyId: string }): Promise<void> {
+    const aggregateId = to.aggregateId ?? this.lastAggregate;
+    const asked = this.sent().find((s) => s.aggregateId === aggregateId && s.replyId === to.replyId);
+    if (!asked)
+      throw new Error(`no sub-request ${to.replyId} of aggregate ${aggregateId} to send a heartbeat for`);
+    this.sendReply({ ...faninAttributes(asked.attributes), [HEARTBEAT_ATTRIBUTE]: '1' }, {}, {});
     await this.settle();
   }
 

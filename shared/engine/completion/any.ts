@@ -2,7 +2,7 @@ import { countReached } from './count.ts';
 import { CompletedBy } from './decision.ts';
 import { thresholdMet } from './override.ts';
 import type { StrategyRule, StrategySpec } from './rule.ts';
-import { allArrived } from './tally.ts';
+import { allArrived, allArrivedBy } from './tally.ts';
 
 /**
  * `any`: the first of its rules (count, predicate, score threshold, all-arrived, in the
@@ -23,7 +23,7 @@ export const anyRule: StrategyRule<StrategySpec<'any'>> = {
           if (thresholdMet(rule, tally.params, score)) return CompletedBy.THRESHOLD;
           break;
         case 'all-arrived':
-          if (allArrived(tally)) return CompletedBy.ALL_ARRIVED;
+          if (allArrived(tally)) return allArrivedBy(tally);
           break;
       }
     }

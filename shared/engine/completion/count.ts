@@ -1,6 +1,6 @@
 import { CompletedBy } from './decision.ts';
 import type { StrategyRule, StrategySpec } from './rule.ts';
-import { allArrived, type ReplyTally, successesOf } from './tally.ts';
+import { allArrived, allArrivedBy, type ReplyTally, successesOf } from './tally.ts';
 
 /** Whether N successful replies are in: the request's count (`parameters.count`) or the rule's own. */
 export function countReached(tally: ReplyTally, count: number): boolean {
@@ -14,7 +14,7 @@ export function countReached(tally: ReplyTally, count: number): boolean {
 export const countRule: StrategyRule<StrategySpec<'count'>> = {
   onReply(spec, tally) {
     if (countReached(tally, spec.count)) return CompletedBy.COUNT;
-    return allArrived(tally) ? CompletedBy.ALL_ARRIVED : undefined;
+    return allArrived(tally) ? allArrivedBy(tally) : undefined;
   },
   atDeadline: 'times-out',
   reads: () => 'when-counted',

@@ -35,6 +35,24 @@ export function decisionDueAt(times: {
   });
 }
 
+/**
+ * When an open aggregate is next due for anything: its deadline's decision ({@link decisionDueAt})
+ * or, sooner, the next deadline of a recipient that has not replied (`recipientsDue`, plus the
+ * settle window as for the deadline: engine/responders.ts). What its timer, its `due` entry and the
+ * reply path act on; the deadline's own decision still waits for {@link decisionDueAt}.
+ */
+export function nextDueAt(times: {
+  readonly deadline?: number;
+  readonly closeBy?: number;
+  readonly recipientsDue?: number;
+  readonly params?: Pick<EffectiveParameters, 'deadlineSettleSeconds'>;
+}): number | undefined {
+  const decision = decisionDueAt(times);
+  if (times.recipientsDue === undefined) return decision;
+  const recipients = times.recipientsDue + (times.params?.deadlineSettleSeconds ?? 0) * 1000;
+  return decision === undefined ? recipients : Math.min(decision, recipients);
+}
+
 /** The deadline (epoch ms) of an aggregate opened at `openedAt`, if it has a timeout. */
 export function deadlineOf(params: EffectiveParameters, openedAt: number): number | undefined {
   return params.timeoutSeconds === undefined ? undefined : openedAt + params.timeoutSeconds * 1000;

@@ -4,6 +4,8 @@ import type { Outcome } from '../constants.ts';
 export type CompletionEvent =
   | { readonly type: 'reply'; readonly score?: number | undefined }
   | { readonly type: 'deadline' }
+  /** Every recipient replied, failed or passed its own deadline: no reply that counts can come. */
+  | { readonly type: 'settled' }
   | { readonly type: 'external' }
   | { readonly type: 'purge' };
 
@@ -15,6 +17,10 @@ export type CompletionEvent =
  */
 export const CompletedBy = {
   ALL_ARRIVED: 'all-arrived',
+  /** Every reply is in or its recipient passed its own deadline (some were settled as timed out). */
+  ALL_SETTLED: 'all-settled',
+  /** Every recipient replied, failed or passed its own deadline, and the rule was not met: decided as at the deadline. */
+  RESPONDERS_SETTLED: 'responders-settled',
   COUNT: 'count',
   FIRST: 'first',
   THRESHOLD: 'threshold',

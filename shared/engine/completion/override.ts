@@ -1,7 +1,7 @@
 import type { EffectiveParameters } from '../effective-parameters.ts';
 import { CompletedBy } from './decision.ts';
 import type { StrategyRule, StrategySpec, ThresholdRule } from './rule.ts';
-import { allArrived } from './tally.ts';
+import { allArrived, allArrivedBy } from './tally.ts';
 
 /** "At or beyond" the threshold, in the definition's direction. */
 export function meetsThreshold(direction: 'below' | 'above', score: number, threshold: number): boolean {
@@ -25,7 +25,7 @@ export function thresholdMet(
 export const overrideRule: StrategyRule<StrategySpec<'override'>> = {
   onReply(spec, tally, score) {
     if (thresholdMet(spec, tally.params, score)) return CompletedBy.THRESHOLD;
-    return spec.completeWhenAllArrived && allArrived(tally) ? CompletedBy.ALL_ARRIVED : undefined;
+    return spec.completeWhenAllArrived && allArrived(tally) ? allArrivedBy(tally) : undefined;
   },
   atDeadline: 'completes-with-what-arrived',
   reads: () => 'every-batch',

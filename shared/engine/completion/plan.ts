@@ -90,7 +90,11 @@ export function decide(
   if (event.type === 'purge') return done(Outcome.PURGED, CompletedBy.PURGE);
   if (event.type === 'external') return done(Outcome.COMPLETED, CompletedBy.EXTERNAL);
   const decision =
-    event.type === 'deadline' ? atDeadline(definition, tally) : onReply(definition, tally, event);
+    event.type === 'deadline'
+      ? atDeadline(definition, tally, CompletedBy.DEADLINE)
+      : event.type === 'settled'
+        ? settled(definition, tally)
+        : onReply(definition, tally, event);
   // A decision to complete judges the failures on the set it closes with; any other, on the set so far.
   const closing = decision.complete && decision.outcome !== Outcome.FAILED;
   const failures = failuresBeyondTolerance(definition, tally, closing);
@@ -112,12 +116,20 @@ function onReply(
   return by === undefined ? WAIT : done(Outcome.COMPLETED, by);
 }
 
-function atDeadline(definition: CompletionDefinition, tally: ReplyTally): Decision {
+function atDeadline(definition: CompletionDefinition, tally: ReplyTally, by: CompletedBy): Decision {
   const completesWithWhatArrived = ruleOf(definition.completion).atDeadline === 'completes-with-what-arrived';
-  return done(
-    completesWithWhatArrived && successesOf(tally) > 0 ? Outcome.COMPLETED : Outcome.TIMED_OUT,
-    CompletedBy.DEADLINE,
-  );
+  return done(completesWithWhatArrived && successesOf(tally) > 0 ? Outcome.COMPLETED : Outcome.TIMED_OUT, by);
+}
+
+/**
+ * Every recipient is settled (engine/responders.ts) and its rule, asked first as after a reply
+ * (use-cases/decide-completion.ts), was not met: it ends as its deadline would,
+ * `responders-settled`, since nothing that counts can come any more. Never for a rule that waits
+ * for its deadline or an event whatever arrives (`timeout`, `external`): those still wait.
+ */
+function settled(definition: CompletionDefinition, tally: ReplyTally): Decision {
+  if (ruleOf(definition.completion).reads(definition.completion) === 'never') return WAIT;
+  return atDeadline(definition, tally, CompletedBy.RESPONDERS_SETTLED);
 }
 
 /**

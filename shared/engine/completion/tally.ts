@@ -11,6 +11,12 @@ export interface ReplyTally {
   readonly received: number;
   /** Failed replies among them (a responder's `fanin-failure`). @default 0 */
   readonly failed?: number;
+  /**
+   * Recipients with no reply whose own deadline has passed (engine/responders.ts): settled, so
+   * they count toward "all arrived" as failed replies do, never toward a count, `first` or a score.
+   * @default 0
+   */
+  readonly timedOut?: number;
   readonly params: EffectiveParameters;
   /**
    * Whether the definition's completion predicate holds on this set of replies, evaluated by the
@@ -42,7 +48,15 @@ export function successesOf(tally: ReplyTally): number {
   return tally.received - (tally.failed ?? 0);
 }
 
-/** Whether every expected reply is in (failed ones included); never for an aggregate that expects no known number. */
+/**
+ * Whether every expected reply is in (failed ones included) or settled as timed out by its
+ * recipient's own deadline; never for an aggregate that expects no known number.
+ */
 export function allArrived(tally: ReplyTally): boolean {
-  return tally.expected !== undefined && tally.received >= tally.expected;
+  return tally.expected !== undefined && tally.received + (tally.timedOut ?? 0) >= tally.expected;
+}
+
+/** What completed an aggregate whose replies are all in: `all-settled` when some were settled as timed out. */
+export function allArrivedBy(tally: ReplyTally): 'all-arrived' | 'all-settled' {
+  return (tally.timedOut ?? 0) > 0 ? 'all-settled' : 'all-arrived';
 }

@@ -1,6 +1,5 @@
-import { CompletedBy } from './decision.ts';
 import type { StrategyRule, StrategySpec } from './rule.ts';
-import { allArrived } from './tally.ts';
+import { allArrived, allArrivedBy } from './tally.ts';
 
 /**
  * `timeout`: wait for the deadline, then complete with what arrived (nothing: timed out); with
@@ -8,7 +7,7 @@ import { allArrived } from './tally.ts';
  */
 export const timeoutRule: StrategyRule<StrategySpec<'timeout'>> = {
   onReply: (spec, tally) =>
-    spec.completeWhenAllArrived && allArrived(tally) ? CompletedBy.ALL_ARRIVED : undefined,
+    spec.completeWhenAllArrived && allArrived(tally) ? allArrivedBy(tally) : undefined,
   atDeadline: 'completes-with-what-arrived',
   reads: (spec) => (spec.completeWhenAllArrived ? 'when-all-arrived' : 'never'),
 };

@@ -26,6 +26,8 @@ describe('completion decisions', () => {
     expect(new Set(Object.values(CompletedBy))).toEqual(
       new Set([
         'all-arrived',
+        'all-settled',
+        'responders-settled',
         'count',
         'first',
         'threshold',

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { type DefinitionInput, simulate } from '../../../../../packages/testing/src/index.ts';
+import { noResult, oneResult } from './one-result.ts';
+
+/**
+ * Looking after the responders (docs/definitions.md, "Looking after the responders"), by the kit
+ * on the production handlers at virtual time: each recipient's own reply deadline settles it as
+ * timed out, `all` completes once every recipient replied, failed or timed out instead of waiting
+ * for the aggregate's deadline, a reply after its recipient's deadline is late, and a heartbeat
+ * before that deadline extends it (never one after it, never as a reply).
+ */
+
+const banks: DefinitionInput = {
+  name: 'banks',
+  fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b', 'bank-c'] },
+  completion: { strategy: 'all' },
+  timeoutSeconds: 600,
+  responders: { timeoutSeconds: 30, timeouts: { 'bank-c': 90 }, heartbeatSeconds: 60 },
+  requestParameters: { recipientTimeoutSeconds: { min: 5, max: 300 } },
+};
+const firstOk: DefinitionInput = {
+  name: 'first-ok',
+  fanOut: { type: 'splitter', itemsPath: '$.items', target: 'worker' },
+  completion: { strategy: 'first' },
+  timeoutSeconds: 600,
+  responders: { timeoutSeconds: 20 },
+  toleratedFailureCount: 3,
+};
+
+type Missing = { replyId: string; label?: string; timedOut?: true };
+type Fate = { replyId: string; fate: string; deadline?: number; heartbeatAt?: number };
+
+describe('responders (kit)', () => {
+  it('all completes once every recipient replied or passed its own deadline, listing the timed-out one missing', async () => {
+    // Prepare
+    const run = simulate(banks);
+    await run.request({ aggregateId: 'loan-1' });
+    const opened = run.now();
+    await run.reply('bank-a', { rate: 4 });
+    await run.reply('bank-c', { rate: 5 });
+
+    // Act: bank-b's own deadline (30 s) passes, long before the aggregate's (600 s)
+    await run.advance('29s');
+    noResult(run, 'loan-1');
+    await run.advance('2s');
+
+    // Assess (mutant killed: timed-out recipients not counted toward all arrived waits for the 600 s deadline)
+    const { output } = oneResult(run, 'loan-1');
+    expect(output).toMatchObject({
+      outcome: 'completed',
+      completedBy: 'all-settled',
+      counts: { expected: 3, received: 2, failed: 0 },
+    });
+    expect(output.missing as Missing[]).toEqual([{ replyId: '1', label: 'bank-b', timedOut: true }]);
+    expect(output.recipients as Fate[]).toEqual([
+      { replyId: '0', fate: 'replied', deadline: opened + 30_000 },
+      { replyId: '1', fate: 'timed-out', deadline: opened + 30_000 },
+      { replyId: '2', fate: 'replied', deadline: opened + 90_000 },
+    ]);
+    expect(run.elapsed()).toBeLessThan(60_000);
+  });
+
+  it("a reply after its recipient's deadline is late and not a member, though the aggregate is still open", async () => {
+    // Prepare
+    const run = simulate(banks);
+    await run.request({ aggregateId: 'loan-2' });
+    await run.reply('bank-a', { rate: 4 });
+
+    // Act: bank-b answers at 40 s, after its 30 s deadline; bank-c (90 s) still has time
+    await run.advance('40s');
+    await run.reply('bank-b', { rate: 1 });
+    await run.reply('bank-c', { rate: 5 });
+
+    // Assess (mutant killed: a reply judged only against the aggregate's deadline becomes a member)
+    const { output } = oneResult(run, 'loan-2');
+    expect((output.result as { replyId: string }[]).map((r) => r.replyId).sort()).toEqual(['0', '2']);
+    const late = run.outputs('late');
+    expect(late).toHaveLength(1);
+    expect(late[0]).toMatchObject({ replyId: '1' });
+    expect(String(late[0]?.reason)).toContain("after its recipient's deadline");
+  });
+
+  it("a heartbeat before its recipient's deadline extends it by heartbeatSeconds, and is never counted as a reply", async () => {
+    // Prepare
+    const run = simulate(banks);
+    await run.request({ aggregateId: 'loan-3' });
+    await run.reply('bank-a', { rate: 4 });
+    await run.reply('bank-c', { rate: 5 });
+
+    // Act: bank-b beats at 20 s (deadline 30 s → 80 s), and replies at 70 s
+    await run.advance('20s');
+    const beatAt = run.now();
+    await run.heartbeat({ replyId: '1' });
+    await run.advance('15s');
+    const afterOldDeadline = run.outputs('completed').length + run.outputs('timed-out').length;
+    await run.advance('35s');
+    await run.reply('bank-b', { rate: 3 });
+
+    // Assess (mutant killed: a heartbeat recorded as a reply completes the aggregate at 20 s with bank-b's empty body)
+    expect(afterOldDeadline).toBe(0);
+    const { output } = oneResult(run, 'loan-3');
+    expect(output).toMatchObject({ outcome: 'completed', completedBy: 'all-arrived', missing: [] });
+    expect((output.recipients as Fate[])[1]).toEqual({
+      replyId: '1',
+      fate: 'replied',
+      deadline: beatAt + 60_000,
+      heartbeatAt: beatAt,
+    });
+    expect(run.outputs('late')).toEqual([]);
+  });
+
+  it("a heartbeat after its recipient's deadline revives nothing: the recipient stays timed out", async () => {
+    // Prepare
+    const run = simulate({ ...banks, name: 'banks-open', completion: { strategy: 'count', count: 3 } });
+    await run.request({ aggregateId: 'loan-4' });
+    await run.reply('bank-a', { rate: 4 });
+
+    // Act: bank-b's heartbeat comes at 35 s, past its 30 s deadline
+    await run.advance('35s');
+    await run.heartbeat({ replyId: '1' });
+    await run.reply('bank-c', { rate: 5 });
+
+    // Assess: every recipient is settled (bank-b timed out), so the count's "every expected reply
+    // is in" holds with bank-b settled as timed out
+    // (mutant killed: a heartbeat that ignores the deadline extends bank-b and the aggregate waits)
+    const { output } = oneResult(run, 'loan-4');
+    expect(output).toMatchObject({ outcome: 'completed', completedBy: 'all-settled' });
+    expect((output.recipients as Fate[])[1]).toMatchObject({ fate: 'timed-out' });
+    expect((output.recipients as Fate[])[1]?.heartbeatAt).toBeUndefined();
+  });
+
+  it('a request sets its own recipient deadline within the bounds; outside them it is refused', async () => {
+    // Prepare
+    const run = simulate(banks);
+
+    // Act
+    await run.request({ aggregateId: 'loan-5', parameters: { recipientTimeoutSeconds: 5 } });
+    await run.request({ aggregateId: 'loan-6', parameters: { recipientTimeoutSeconds: 301 } });
+    await run.reply({ aggregateId: 'loan-5', replyId: '0' }, { rate: 4 });
+    await run.advance('6s');
+
+    // Assess: bank-b timed out at 5 s, bank-c keeps its own 90 s
+    expect(run.result('loan-5')).toBeUndefined();
+    await run.reply({ aggregateId: 'loan-5', replyId: '2' }, { rate: 5 });
+    const { output } = oneResult(run, 'loan-5');
+    expect(output).toMatchObject({ completedBy: 'all-settled', missing: [{ replyId: '1', timedOut: true }] });
+    expect(JSON.stringify(run.outputs('error'))).toContain(
+      'recipientTimeoutSeconds is 301, outside the bounds',
+    );
+  });
+
+  it('a first not met once every recipient is settled ends the aggregate as its deadline would, long before it', async () => {
+    // Prepare
+    const run = simulate(firstOk);
+    await run.request({ aggregateId: 'job-1', items: [1, 2, 3] });
+    await run.fail('worker', 'out of stock');
+
+    // Act: the other two never answer; their 20 s deadline passes
+    await run.advance('19s');
+    noResult(run, 'job-1');
+    await run.advance('2s');
+
+    // Assess (mutant killed: an aggregate whose recipients are all settled waits for its 600 s deadline)
+    const { output } = oneResult(run, 'job-1');
+    expect(output).toMatchObject({ outcome: 'timed-out', completedBy: 'responders-settled' });
+    expect((output.missing as Missing[]).map((m) => m.timedOut)).toEqual([true, true]);
+    expect((output.recipients as Fate[]).map((r) => r.fate)).toEqual(['failed', 'timed-out', 'timed-out']);
+  });
+});
