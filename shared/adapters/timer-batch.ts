@@ -21,16 +21,21 @@ export class TimerBatch {
 
   /** The scheduler one record's use case arms through: it only collects. */
   public for(record: string): TimerScheduler {
-    const collect = (timer: TimerMessage) => this.pending.push({ record, timer });
     const { horizonMs } = this.timers;
+    // A timer beyond the horizon is left to the sweep (its item is in the `due` index): it is not
+    // collected, so a failed flush never fails a record that had nothing to send.
+    const collect = (timer: TimerMessage, now: number) => {
+      if (horizonMs !== undefined && timer.dueAt - now > horizonMs) return;
+      this.pending.push({ record, timer });
+    };
     return {
       // Its use cases see the scheduler's horizon (a snapshot beyond it is indexed, not armed).
       ...(horizonMs !== undefined ? { horizonMs } : {}),
-      arm: async (timer) => {
-        collect(timer);
+      arm: async (timer, now) => {
+        collect(timer, now);
       },
-      armAll: async (timers) => {
-        for (const timer of timers) collect(timer);
+      armAll: async (timers, now) => {
+        for (const timer of timers) collect(timer, now);
         return [];
       },
     };

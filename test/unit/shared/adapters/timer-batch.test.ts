@@ -7,7 +7,10 @@ const deadline = (aggregateId: string): TimerMessage => ({ kind: 'deadline', agg
 /** A scheduler port that records each armAll call and refuses the timers it is told to. */
 class Transport implements TimerScheduler {
   public readonly calls: TimerMessage[][] = [];
-  public constructor(private readonly refuse: (timer: TimerMessage) => boolean = () => false) {}
+  public constructor(
+    private readonly refuse: (timer: TimerMessage) => boolean = () => false,
+    public readonly horizonMs?: number,
+  ) {}
   public async arm(): Promise<void> {
     throw new Error('a batch arms with armAll only');
   }
@@ -80,5 +83,25 @@ describe('TimerBatch', () => {
 
     // Assess
     expect(transport.calls).toEqual([[deadline('a')]]);
+  });
+
+  it('leaves a timer beyond the horizon to the sweep: not sent, and its record not failed when the call fails', async () => {
+    // Prepare: a 15-minute horizon; m1's timer is due in a minute, m2's (an aggregate's end of
+    // life, 14 days away) beyond it.
+    const failing = new Transport(() => false, 900_000);
+    failing.armAll = async (timers) => {
+      failing.calls.push([...timers]);
+      throw new Error('queue unreachable');
+    };
+    const batch = new TimerBatch(failing);
+    await batch.for('m1').arm(deadline('a'), 0);
+    await batch.for('m2').arm({ kind: 'deadline', aggregateId: 'b', dueAt: 14 * 86_400_000 }, 0);
+
+    // Act
+    const { unarmed } = await batch.flush(0);
+
+    // Assess (mutant "every timer collected": m2 failed and redelivered for a timer it never sends).
+    expect(failing.calls).toEqual([[deadline('a')]]);
+    expect([...unarmed]).toEqual(['m1']);
   });
 });
