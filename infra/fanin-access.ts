@@ -238,10 +238,11 @@ export function grantHandlerAccess(
       resourceArns: [...new Set(targetArns)],
     });
   }
-  // Cancellation notices go where the sub-requests went, sent by whichever handler completes the
-  // aggregate (a reply, a timer, the sweeper, a control command): the targets of the definitions
-  // that opt in, and the extra targets when one of them takes its recipients from the request.
-  const cancelling = definitions.filter((d) => d.cancelOutstanding);
+  // Cancellation notices and retries go where the sub-requests went, sent by whichever handler
+  // completes the aggregate or takes its round of retries (a reply, a timer, the sweeper, a
+  // control command): the targets of the definitions that opt in, and the extra targets when one
+  // of them takes its recipients from the request.
+  const cancelling = definitions.filter((d) => d.cancelOutstanding || d.responders?.retry !== undefined);
   const cancelArns = [
     ...fanOutTargetArns(Stack.of(fanin), cancelling),
     ...(cancelling.some((d) => d.fanOut?.type === 'recipient-list' && !d.fanOut.recipients)

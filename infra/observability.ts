@@ -346,6 +346,8 @@ export class FaninObservability extends Construct {
         sum(MetricName.REPLIES_UNKNOWN),
         sum(MetricName.HEARTBEATS_KEPT),
         sum(MetricName.HEARTBEATS_IGNORED),
+        sum(MetricName.RETRIES_SENT),
+        sum(MetricName.CANCELLATIONS_SENT),
       ]),
       graph('Completion latency (ms)', [
         this.faninMetric(MetricName.COMPLETION_LATENCY, cloudwatch.Stats.p(50)),

@@ -40,6 +40,15 @@ export interface AggregateHeader {
   readonly recipientsDue?: number;
   /** The last accepted heartbeat of each recipient (epoch ms), by reply id; present when the definition takes heartbeats. */
   readonly beats?: Readonly<Record<string, number>>;
+  /**
+   * The reply queue its sub-requests name (`fanin-reply-to`), kept at open when they may be sent
+   * again (`responders.retry`): a retry names the same one, and needs no partition state to choose it.
+   */
+  readonly replyTo?: string;
+  /** The last round of retries taken (engine/retries.ts); absent: none yet. Written only while open. */
+  readonly retryRound?: number;
+  /** How many times each recipient was sent its sub-request again, by reply id (only those retried). */
+  readonly retried?: Readonly<Record<string, number>>;
   readonly params: EffectiveParameters;
   /** The request that opened it (initialized) — a retried request is recognised by it. */
   readonly requestId?: string;
@@ -337,6 +346,19 @@ export interface StateStore {
     aggregateId: string,
     from: number,
     to: number | undefined,
+    dueAt: number | undefined,
+  ): Promise<boolean>;
+  /**
+   * Records a round of retries taken on an open aggregate (engine/retries.ts): its last round from
+   * `from` (0: none yet) to `round`, each recipient's retry count (`retried`, the whole map) and
+   * its `due` entry at `dueAt` (removed when undefined); false when the aggregate is no longer
+   * open or another look recorded a round meanwhile.
+   */
+  recordRetries(
+    aggregateId: string,
+    from: number,
+    round: number,
+    retried: Readonly<Record<string, number>>,
     dueAt: number | undefined,
   ): Promise<boolean>;
   /**

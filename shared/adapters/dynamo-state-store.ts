@@ -189,6 +189,16 @@ export class DynamoStateStore implements StateStore {
     return completion.moveRecipientsDue(this.table, aggregateId, from, to, dueAt);
   }
 
+  public recordRetries(
+    aggregateId: string,
+    from: number,
+    round: number,
+    retried: Readonly<Record<string, number>>,
+    dueAt: number | undefined,
+  ): Promise<boolean> {
+    return completion.recordRetries(this.table, aggregateId, from, round, retried, dueAt);
+  }
+
   public keepHeartbeat(aggregateId: string, replyId: string, at: number): Promise<boolean> {
     return completion.keepHeartbeat(this.table, aggregateId, replyId, at);
   }

@@ -295,6 +295,45 @@ export async function moveRecipientsDue(
   return written !== undefined;
 }
 
+export async function recordRetries(
+  table: StateTable,
+  aggregateId: string,
+  from: number,
+  round: number,
+  retried: Readonly<Record<string, number>>,
+  dueAt: number | undefined,
+): Promise<boolean> {
+  const pk = aggregateKey(aggregateId);
+  const sets = [
+    'retryRound = :round',
+    'retried = :retried',
+    ...(dueAt !== undefined ? ['dueAt = :due', 'dueShard = if_not_exists(dueShard, :shard)'] : []),
+  ];
+  const written = await unlessConditionFails(
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk, sk: SortKey.HEADER },
+        UpdateExpression: [`SET ${sets.join(', ')}`, ...(dueAt === undefined ? ['REMOVE dueAt'] : [])].join(
+          ' ',
+        ),
+        // Only while open (a sealed aggregate's retries are fixed) and only from the round read:
+        // of two looks that took the same round, one records it.
+        ConditionExpression: `#status = :open AND ${from === 0 ? 'attribute_not_exists(retryRound)' : 'retryRound = :from'}`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':open': AggregateStatus.OPEN,
+          ':round': round,
+          ':retried': retried,
+          ...(from !== 0 ? { ':from': from } : {}),
+          ...(dueAt !== undefined ? { ':due': dueAt, ':shard': dueShard(pk) } : {}),
+        },
+      }),
+    ),
+  );
+  return written !== undefined;
+}
+
 export async function keepHeartbeat(
   table: StateTable,
   aggregateId: string,

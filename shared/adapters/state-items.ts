@@ -46,6 +46,7 @@ export function headerAttributes(header: AggregateHeader): Record<string, unknow
     deadline: header.deadline,
     closeBy: header.closeBy,
     recipientsDue: header.recipientsDue,
+    replyTo: header.replyTo,
     // The map heartbeats are kept in exists from the open (an update cannot create it and a key in it at once).
     ...(header.params.heartbeatSeconds !== undefined ? { beats: header.beats ?? {} } : {}),
     params: header.params,
@@ -319,6 +320,7 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
     deadline: optionalNumber(item.deadline),
     closeBy: optionalNumber(item.closeBy),
     recipientsDue: optionalNumber(item.recipientsDue),
+    retryRound: optionalNumber(item.retryRound),
     dispatchedUpTo: optionalNumber(item.dispatchedUpTo),
     shards: optionalNumber(item.shards),
     completingAt: optionalNumber(item.completingAt),
@@ -339,6 +341,7 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
     params: (item.params as AggregateHeader['params'] | undefined) ?? {},
     ...(item.requestId ? { requestId: String(item.requestId) } : {}),
     ...(item.openedBy ? { openedBy: String(item.openedBy) } : {}),
+    ...(typeof item.replyTo === 'string' ? { replyTo: item.replyTo } : {}),
     ...(typeof item.members === 'string' ? { members: decodeMembers(item.members) } : {}),
     ...(item.sources && typeof item.sources === 'object' ? { sources: decodeSources(item.sources) } : {}),
     ...(set
@@ -349,14 +352,15 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
         }
       : {}),
     ...(item.lease ? { lease: String(item.lease) } : {}),
-    ...(item.beats && typeof item.beats === 'object' ? { beats: beatsOf(item.beats) } : {}),
+    ...(item.beats && typeof item.beats === 'object' ? { beats: numbersById(item.beats) } : {}),
+    ...(item.retried && typeof item.retried === 'object' ? { retried: numbersById(item.retried) } : {}),
     ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
     ...defined,
   };
 }
 
-/** The kept heartbeats (reply id → epoch ms), numbers only. */
-function beatsOf(value: object): Record<string, number> {
+/** A map of reply id to a number (the kept heartbeats, epoch ms; the retry counts), numbers only. */
+function numbersById(value: object): Record<string, number> {
   return Object.fromEntries(
     Object.entries(value as Record<string, unknown>).flatMap(([id, at]) =>
       typeof at === 'number' ? [[id, at]] : [],

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InvalidDefinitionError } from '../errors.ts';
 import { countRuleOf, thresholdRuleOf } from './completion/plan.ts';
 import { CompletionSchema, type CompletionSpec } from './completion/spec.ts';
-import type { EffectiveParameters } from './effective-parameters.ts';
+import type { EffectiveParameters, RetryParameters } from './effective-parameters.ts';
 import { PathSchema, ValueSourceSchema } from './value-source.ts';
 
 export { type CompletionRule, CompletionRuleSchema, type CompletionSpec } from './completion/spec.ts';
@@ -83,9 +83,16 @@ const FanOutSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
 ]);
 
+/** What each next retry interval is multiplied by when `responders.retry.backoffRate` is not given (Step Functions' default). */
+export const DEFAULT_BACKOFF_RATE = 2;
+
+/** Retries of one sub-request at most (`responders.retry.attempts`). */
+export const MAX_RETRY_ATTEMPTS = 10;
+
 /**
  * Looking after the responders of a splitter or recipient list (docs/definitions.md, "Looking
- * after the responders"): each recipient's own reply deadline, and the heartbeats that extend it.
+ * after the responders"): each recipient's own reply deadline, the heartbeats that extend it, and
+ * the retries of its sub-request.
  */
 const RespondersSchema = z.strictObject({
   /** Each recipient's reply deadline, from the open: once passed with no reply, it is settled as timed out. */
@@ -94,7 +101,20 @@ const RespondersSchema = z.strictObject({
   timeouts: z.record(z.string().min(1), z.int().min(1).max(MAX_TIMEOUT_SECONDS)).optional(),
   /** A heartbeat (attribute `fanin-heartbeat`) received before its recipient's deadline extends it to the heartbeat plus this. */
   heartbeatSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional(),
+  /**
+   * Sending a sub-request again to a recipient that has not replied (engine/retries.ts): up to
+   * `attempts` times, the first `intervalSeconds` after the open, each next interval
+   * `backoffRate` (default 2) times the one before, each before the recipient's deadline.
+   */
+  retry: z
+    .strictObject({
+      attempts: z.int().min(1).max(MAX_RETRY_ATTEMPTS),
+      intervalSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS),
+      backoffRate: z.number().min(1).max(10).optional(),
+    })
+    .optional(),
 });
+
 export type RespondersSpec = z.infer<typeof RespondersSchema>;
 
 /** The schema of an aggregation definition. Parse with {@link parseDefinition}. */
@@ -290,12 +310,26 @@ function responderIssues(def: {
           input: name,
         });
   }
-  if (responders.timeoutSeconds === undefined && responders.timeouts === undefined)
+  if (
+    responders.timeoutSeconds === undefined &&
+    responders.timeouts === undefined &&
+    responders.retry === undefined
+  )
     issues.push({
       path: ['responders'],
       message:
-        'needs timeoutSeconds or timeouts: without a recipient deadline there is nothing to settle or extend',
+        'needs timeoutSeconds, timeouts or retry: without a recipient deadline or a retry there is nothing to look after',
       input: responders,
+    });
+  if (
+    responders.heartbeatSeconds !== undefined &&
+    responders.timeoutSeconds === undefined &&
+    responders.timeouts === undefined
+  )
+    issues.push({
+      path: ['responders', 'heartbeatSeconds'],
+      message: 'needs timeoutSeconds or timeouts: a heartbeat extends a recipient deadline',
+      input: responders.heartbeatSeconds,
     });
   const longest = Math.max(
     responders.timeoutSeconds ?? 0,
@@ -307,6 +341,14 @@ function responderIssues(def: {
       path: ['responders'],
       message: `a recipient deadline (${longest} s) must be shorter than timeoutSeconds (${def.timeoutSeconds}), or the aggregate's deadline always comes first`,
       input: responders,
+    });
+  const retry = responders.retry;
+  const end = longest > 0 ? longest : def.timeoutSeconds;
+  if (retry !== undefined && end !== undefined && retry.intervalSeconds >= end)
+    issues.push({
+      path: ['responders', 'retry', 'intervalSeconds'],
+      message: `the first retry (${retry.intervalSeconds} s after the open) must come before the ${longest > 0 ? 'longest recipient deadline' : "aggregate's deadline"} (${end} s), or no recipient is ever retried`,
+      input: retry.intervalSeconds,
     });
   return issues;
 }
@@ -450,6 +492,7 @@ export function effectiveParameters(
     count?: number;
     recipientTimeoutSeconds?: number;
     heartbeatSeconds?: number;
+    retry?: RetryParameters;
   } = {};
   const timeoutSeconds = overrides.timeoutSeconds ?? definition.timeoutSeconds;
   if (timeoutSeconds !== undefined) params.timeoutSeconds = timeoutSeconds;
@@ -461,6 +504,13 @@ export function effectiveParameters(
   if (recipientTimeout !== undefined) params.recipientTimeoutSeconds = recipientTimeout;
   if (definition.responders?.heartbeatSeconds !== undefined)
     params.heartbeatSeconds = definition.responders.heartbeatSeconds;
+  const retry = definition.responders?.retry;
+  if (retry !== undefined)
+    params.retry = {
+      attempts: retry.attempts,
+      intervalSeconds: retry.intervalSeconds,
+      backoffRate: retry.backoffRate ?? DEFAULT_BACKOFF_RATE,
+    };
   const threshold = thresholdRuleOf(completion)?.threshold;
   if (threshold !== undefined) params.threshold = overrides.threshold ?? threshold;
   const count = countRuleOf(completion);

@@ -13,4 +13,16 @@ export interface EffectiveParameters {
   readonly recipientTimeouts?: readonly (number | null)[];
   /** How far a heartbeat extends its recipient's deadline (`responders.heartbeatSeconds`). */
   readonly heartbeatSeconds?: number;
+  /** How the sub-requests are retried (`responders.retry`, engine/retries.ts). */
+  readonly retry?: RetryParameters;
+}
+
+/** How a definition retries its sub-requests (`responders.retry`). */
+export interface RetryParameters {
+  /** Retries at most, after the first send (Step Functions' `MaxAttempts`). */
+  readonly attempts: number;
+  /** Seconds from the open to the first retry. */
+  readonly intervalSeconds: number;
+  /** What each next interval is multiplied by (1: evenly spaced). */
+  readonly backoffRate: number;
 }

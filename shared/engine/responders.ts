@@ -133,6 +133,8 @@ export interface RecipientFate {
   readonly deadline?: number;
   /** Its last accepted heartbeat (epoch ms). */
   readonly heartbeatAt?: number;
+  /** How many times its sub-request was sent again (`responders.retry`), when it was. */
+  readonly retries?: number;
 }
 
 /**
@@ -140,7 +142,10 @@ export interface RecipientFate {
  * reply-id order, from the members (failed ones included) and the header.
  */
 export function recipientFates(
-  header: RespondersHeader & { readonly askedUpTo?: number | undefined },
+  header: RespondersHeader & {
+    readonly askedUpTo?: number | undefined;
+    readonly retried?: Readonly<Record<string, number>> | undefined;
+  },
   members: readonly { readonly replyId: string; readonly failure?: string | undefined }[],
   at: number,
 ): RecipientFate[] {
@@ -152,6 +157,7 @@ export function recipientFates(
     const member = byId.get(replyId);
     const deadline = recipientDeadline(header, replyId);
     const beat = header.beats?.[replyId];
+    const retries = header.retried?.[replyId];
     const fate: RecipientFate['fate'] = member
       ? member.failure === undefined
         ? 'replied'
@@ -166,6 +172,7 @@ export function recipientFates(
       fate,
       ...(deadline !== undefined ? { deadline } : {}),
       ...(beat !== undefined ? { heartbeatAt: beat } : {}),
+      ...(retries !== undefined && retries > 0 ? { retries } : {}),
     });
   }
   return fates;

@@ -74,6 +74,10 @@ export const MetricName = {
   HEARTBEATS_KEPT: 'HeartbeatsKept',
   /** A heartbeat changed nothing: after its recipient's deadline, older than the one kept, or its aggregate no longer open. */
   HEARTBEATS_IGNORED: 'HeartbeatsIgnored',
+  /** Sub-requests sent again to recipients that had not replied (`responders.retry`), one per recipient and attempt. */
+  RETRIES_SENT: 'RetriesSent',
+  /** Cancellation notices sent to recipients that had not replied when their aggregate ended (`cancelOutstanding`). */
+  CANCELLATIONS_SENT: 'CancellationsSent',
   /** The sweeper found a `completing` aggregate whose completion lease had run out. */
   COMPLETIONS_LEASE_EXPIRED: 'CompletionsLeaseExpired',
   /** A resumer took over a `completing` aggregate whose lease had run out. */
@@ -106,6 +110,8 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnitName>> = {
   RepliesUnknown: 'Count',
   HeartbeatsKept: 'Count',
   HeartbeatsIgnored: 'Count',
+  RetriesSent: 'Count',
+  CancellationsSent: 'Count',
   CompletionsLeaseExpired: 'Count',
   CompletionsResumed: 'Count',
   CompletionsStuck: 'Count',

@@ -9,6 +9,7 @@ import { Outcome } from '../engine/constants.ts';
 import { WireAttribute } from '../engine/correlation.ts';
 import type { Definition } from '../engine/definition.ts';
 import { isUnfixable } from '../errors.ts';
+import { MetricName } from '../observability/metric-names.ts';
 import { describeError } from '../observability/redaction.ts';
 import type { AggregateHeader, SubRequest } from '../ports.ts';
 import type { FaninContext } from './context.ts';
@@ -76,6 +77,7 @@ export async function sendCancellations(
     });
     return 0;
   }
+  ctx.metrics?.count(MetricName.CANCELLATIONS_SENT, header.definition, notices.length);
   ctx.log.info('cancellation notices sent', {
     aggregateId: header.aggregateId,
     definition: header.definition,

@@ -37,6 +37,7 @@ import { evaluate } from './evaluate.ts';
 import { consolidateHeld } from './held.ts';
 import { armFirstSnapshot } from './snapshots.ts';
 import { resolvePayload, storable } from './stored-payloads.ts';
+import { subRequestMessage } from './sub-requests.ts';
 
 /** Most sub-requests one request may fan out to (stated in engine/limits.ts). */
 export { MAX_FAN_OUT };
@@ -123,6 +124,8 @@ export async function handleRequest(
   };
   // With an inactivity timeout the first deadline may come before the absolute one (inactivity.ts).
   const deadline = openingDeadline(params, now);
+  // Kept when its sub-requests may be sent again: a retry names the same reply queue (retry.ts).
+  const replyTo = params.retry !== undefined ? await ctx.replies.replyTo(aggregateId) : undefined;
   const header: AggregateHeader = {
     aggregateId,
     definition: definition.name,
@@ -137,6 +140,7 @@ export async function handleRequest(
     closeBy: closeByOf(definition, now, deadlineOf(params, now)),
     ...(deadline !== undefined ? { deadline } : {}),
     ...recipientsDueAtOpen(params, plan.expected, now),
+    ...(replyTo !== undefined ? { replyTo } : {}),
     // None sent yet: raised before each chunk is sent, so a result can name those never asked.
     ...(plan.subRequests.length > 0 ? { askedUpTo: 0 } : {}),
   };
@@ -252,7 +256,7 @@ async function dispatch(
   const from = header.dispatchedUpTo ?? 0;
   const total = plan.subRequests.length;
   if (from >= total) return true;
-  const all = await subRequestsOf(ctx, plan);
+  const all = await subRequestsOf(ctx, plan, header.replyTo);
   let asked = header.askedUpTo;
   // Each chunk's queues are resolved before it is marked asked and sent (cached: no extra call
   // for a queue already resolved): a queue that is not there stops the fan-out with the chunk
@@ -552,8 +556,8 @@ function canonicalJson(value: unknown): string {
 }
 
 /** Sub-requests of a plan; all name the reply partition the aggregate has affinity with. */
-async function subRequestsOf(ctx: FaninContext, plan: Plan): Promise<SubRequest[]> {
-  const replyTo = await ctx.replies.replyTo(plan.aggregateId);
+async function subRequestsOf(ctx: FaninContext, plan: Plan, kept?: string): Promise<SubRequest[]> {
+  const replyTo = kept ?? (await ctx.replies.replyTo(plan.aggregateId));
   // One text per distinct body: a recipient list's one payload is not encoded once per recipient.
   const encoded = new Map<unknown, string>();
   const text = (body: unknown): string => {
@@ -563,19 +567,13 @@ async function subRequestsOf(ctx: FaninContext, plan: Plan): Promise<SubRequest[
     if (body !== null && typeof body === 'object') encoded.set(body, json);
     return json;
   };
-  return plan.subRequests.map((sub, index) => ({
-    target: sub.target,
-    body: text(sub.body),
-    attributes: {
-      [WireAttribute.AGGREGATE_ID]: plan.aggregateId,
-      [WireAttribute.REPLY_ID]: String(index),
-      [WireAttribute.DEFINITION]: plan.definition.name,
-      [WireAttribute.REPLY_TO]: replyTo,
-      [WireAttribute.REQUEST_ID]: plan.requestId,
-    },
-    deduplicationId: createHash('sha256').update(`${plan.aggregateId}/${index}`).digest('hex'),
-    groupId: plan.aggregateId.slice(0, 128),
-  }));
+  const envelope = {
+    aggregateId: plan.aggregateId,
+    definition: plan.definition.name,
+    replyTo,
+    requestId: plan.requestId,
+  };
+  return plan.subRequests.map((sub, index) => subRequestMessage(envelope, index, sub.target, text(sub.body)));
 }
 
 function stringOf(value: unknown): string | undefined {

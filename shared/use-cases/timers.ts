@@ -6,6 +6,7 @@ import { inactivityDeadline } from '../engine/inactivity.ts';
 import { parseJsonBody } from '../engine/json-body.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { settlementAt } from '../engine/responders.ts';
+import { nextRetryAt } from '../engine/retry-times.ts';
 import { BadMessageError, FaninError } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
 import { describeError } from '../observability/redaction.ts';
@@ -24,6 +25,7 @@ import { routeIfUnfixable } from './error-output.ts';
 import { consolidateHeld, publishUnknown } from './held.ts';
 import { onTime } from './late.ts';
 import type { AtDeadline } from './record-replies.ts';
+import { takeRetryRound } from './retry.ts';
 import { sweepSnapshot, takeSnapshot } from './snapshots.ts';
 import { loadStored } from './stored-payloads.ts';
 
@@ -119,6 +121,14 @@ export async function expireAggregate(
   const deadlineDue =
     decisionDue !== undefined && now >= decisionDue && !(moved !== undefined && moved > now);
   const definition = ctx.definitions.get(latest.definition);
+  const retryDue = nextRetryAt(latest);
+  if (definition && retryDue !== undefined && now >= retryDue && !deadlineDue) {
+    // A round of retries is due (engine/retries.ts): taken, then looked at again for the rest (a
+    // recipient deadline or an inactivity deadline due as well).
+    await takeRetryRound(ctx, definition, snapshot, counted.replies, now);
+    await expireAggregate(ctx, aggregateId, rearm, firedFor);
+    return;
+  }
   if (definition && latest.recipientsDue !== undefined && !deadlineDue) {
     const recipientsDue = nextDueAt({ recipientsDue: latest.recipientsDue, params: latest.params });
     if (recipientsDue !== undefined && now >= recipientsDue) {

@@ -271,6 +271,21 @@ export class MemoryStateStore implements StateStore {
     return true;
   }
 
+  public async recordRetries(
+    aggregateId: string,
+    from: number,
+    round: number,
+    retried: Readonly<Record<string, number>>,
+    dueAt: number | undefined,
+  ): Promise<boolean> {
+    const record = this.headerRecord(aggregateId);
+    if (record?.header.status !== AggregateStatus.OPEN || (record.header.retryRound ?? 0) !== from)
+      return false;
+    record.header = { ...record.header, retryRound: round, retried: { ...retried } };
+    record.dueAt = dueAt;
+    return true;
+  }
+
   public async keepHeartbeat(aggregateId: string, replyId: string, at: number): Promise<boolean> {
     const record = this.headerRecord(aggregateId);
     const beats = record?.header.beats;

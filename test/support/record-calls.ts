@@ -74,7 +74,10 @@ if (dir) {
             ? [...(d.fanOut.recipients ?? [])]
             : [],
       );
-      const cancelling = [...fanin.topology.definitions.values()].filter((d) => d.cancelOutstanding);
+      // The completers send cancellation notices and retries where the sub-requests went.
+      const cancelling = [...fanin.topology.definitions.values()].filter(
+        (d) => d.cancelOutstanding || d.responders?.retry !== undefined,
+      );
       const cancelTargets = cancelling.flatMap((d) =>
         d.fanOut?.type === 'splitter'
           ? [d.fanOut.target]

@@ -19,6 +19,7 @@ import type { RuntimeConfig } from '../../../shared/config.ts';
 import { CancellationAttribute } from '../../../shared/engine/cancellation.ts';
 import type { DefinitionInput } from '../../../shared/engine/definition.ts';
 import { HEARTBEAT_ATTRIBUTE } from '../../../shared/engine/responders.ts';
+import { ATTEMPT_ATTRIBUTE } from '../../../shared/engine/retries.ts';
 import { topologyOptionsOf } from '../../../shared/topology/options.ts';
 import {
   describeTopology,
@@ -151,6 +152,8 @@ export interface SentSubRequest {
   readonly attributes: Readonly<Record<string, string>>;
   /** When fanin sent it, epoch ms of the virtual clock. */
   readonly sentAt: number;
+  /** Its attempt: 1 for the fan-out's send, 2 on for a retry (`responders.retry`, attribute `fanin-attempt`). */
+  readonly attempt: number;
 }
 
 /** Who a reply answers: a recipient by name, a sub-request, or an aggregate and reply id (a reply fanin has not asked for yet). */
@@ -668,6 +671,7 @@ export class FaninSimulation {
           body: parsed(text),
           attributes,
           sentAt: m.sentAt,
+          attempt: Number(attributes[ATTEMPT_ATTRIBUTE] ?? '1'),
         });
       }
     }

@@ -1,4 +1,5 @@
 import type { EffectiveParameters } from '../effective-parameters.ts';
+import { nextRetryAt } from '../retry-times.ts';
 
 /**
  * The times an aggregate's deadline decides at: its deadline from its open, when it is next due,
@@ -38,19 +39,29 @@ export function decisionDueAt(times: {
 /**
  * When an open aggregate is next due for anything: its deadline's decision ({@link decisionDueAt})
  * or, sooner, the next deadline of a recipient that has not replied (`recipientsDue`, plus the
- * settle window as for the deadline: engine/responders.ts). What its timer, its `due` entry and the
- * reply path act on; the deadline's own decision still waits for {@link decisionDueAt}.
+ * settle window as for the deadline: engine/responders.ts) or its next round of retries
+ * (engine/retries.ts). What its timer, its `due` entry and the reply path act on; the deadline's
+ * own decision still waits for {@link decisionDueAt}.
  */
 export function nextDueAt(times: {
   readonly deadline?: number;
   readonly closeBy?: number;
   readonly recipientsDue?: number;
-  readonly params?: Pick<EffectiveParameters, 'deadlineSettleSeconds'>;
+  readonly openedAt?: number;
+  readonly retryRound?: number;
+  readonly params?: Pick<EffectiveParameters, 'deadlineSettleSeconds' | 'retry'>;
 }): number | undefined {
-  const decision = decisionDueAt(times);
-  if (times.recipientsDue === undefined) return decision;
-  const recipients = times.recipientsDue + (times.params?.deadlineSettleSeconds ?? 0) * 1000;
-  return decision === undefined ? recipients : Math.min(decision, recipients);
+  const settle = (times.params?.deadlineSettleSeconds ?? 0) * 1000;
+  const retry =
+    times.openedAt !== undefined && times.params?.retry !== undefined
+      ? nextRetryAt({ openedAt: times.openedAt, params: times.params, retryRound: times.retryRound })
+      : undefined;
+  const due = [
+    decisionDueAt(times),
+    times.recipientsDue !== undefined ? times.recipientsDue + settle : undefined,
+    retry,
+  ].filter((t): t is number => t !== undefined);
+  return due.length === 0 ? undefined : Math.min(...due);
 }
 
 /** The deadline (epoch ms) of an aggregate opened at `openedAt`, if it has a timeout. */

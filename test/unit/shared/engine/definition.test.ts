@@ -569,3 +569,59 @@ describe('parseDefinition: completion rules', () => {
     ).not.toThrow();
   });
 });
+
+describe('parseDefinition: responders.retry', () => {
+  const banks = {
+    name: 'banks',
+    fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+    completion: { strategy: 'all' },
+    timeoutSeconds: 300,
+  };
+
+  it("takes a retry alone, its backoff rate Step Functions' default 2, fixed in the parameters an aggregate opens with", () => {
+    const definition = parseDefinition({
+      ...banks,
+      responders: { retry: { attempts: 2, intervalSeconds: 30 } },
+    });
+    expect(effectiveParameters(definition).retry).toEqual({
+      attempts: 2,
+      intervalSeconds: 30,
+      backoffRate: 2,
+    });
+  });
+
+  it.each([
+    [
+      'a fan-out none',
+      { fanOut: { type: 'none' }, responders: { retry: { attempts: 1, intervalSeconds: 10 } } },
+      /responders: needs a 'splitter' or 'recipient-list' fan-out/,
+    ],
+    [
+      'a first retry at or after the longest recipient deadline',
+      { responders: { timeoutSeconds: 30, retry: { attempts: 1, intervalSeconds: 30 } } },
+      /responders\.retry\.intervalSeconds: the first retry \(30 s after the open\) must come before the longest recipient deadline \(30 s\)/,
+    ],
+    [
+      "a first retry at or after the aggregate's deadline",
+      { responders: { retry: { attempts: 1, intervalSeconds: 300 } } },
+      /the first retry \(300 s after the open\) must come before the aggregate's deadline \(300 s\)/,
+    ],
+    [
+      'more than 10 attempts',
+      { responders: { retry: { attempts: 11, intervalSeconds: 10 } } },
+      /responders\.retry\.attempts/,
+    ],
+    [
+      'a backoff rate below 1',
+      { responders: { retry: { attempts: 1, intervalSeconds: 10, backoffRate: 0.5 } } },
+      /responders\.retry\.backoffRate/,
+    ],
+    [
+      'heartbeats without a recipient deadline to extend',
+      { responders: { heartbeatSeconds: 10, retry: { attempts: 1, intervalSeconds: 10 } } },
+      /responders\.heartbeatSeconds: needs timeoutSeconds or timeouts/,
+    ],
+  ])('refuses %s, saying why', (_, over, reason) => {
+    expect(() => parseDefinition({ ...banks, ...over })).toThrow(reason);
+  });
+});
