@@ -104,7 +104,9 @@ export const show: CommandSpec = {
   usage: '<aggregate-id> [--json]',
   arguments: [{ name: 'aggregate-id', description: 'the aggregate to show' }],
   details:
-    'Reads the state table directly. A closed aggregate shows its tombstone; its reply items stay until their TTL (the state life) removes them.',
+    'Reads the state table directly. A closed aggregate shows its tombstone; its reply items stay until their TTL (the state life) removes them.\n' +
+    "For a definition with responders it ends with each recipient's fate (reply id, label, fate, deadline, last heartbeat):\n" +
+    "the result's once the aggregate is sealed, the fates so far, computed now, while it is open.",
   options: {},
   examples: ['fanin show loan-broker-1a2b3c4d', 'fanin show auction:lot-1 --json'],
 };
