@@ -10,11 +10,11 @@ import type { Distributor } from '../shared/partitions/distributor.ts';
 import { topologyOptionsOf } from '../shared/topology/options.ts';
 import { describeTopology, type QueueSpec, type Topology } from '../shared/topology/topology.ts';
 import type { FaninContext } from '../shared/use-cases/context.ts';
-import { aggregateHistory } from '../shared/use-cases/history.ts';
 import type { ResolvedLocalConfig } from './config.ts';
 import { type Consumer, observeOutputs, startConsumers } from './consumers.ts';
 import { DashboardServer } from './dashboard/server.ts';
 import { type RunningEmulators, startEmulators } from './emulators.ts';
+import { aggregateView } from './fates.ts';
 import { LiveFigures } from './live-figures.ts';
 import { type Provisioned, provisionEventBus, provisionQueue, provisionTopology } from './provision.ts';
 import { ownSenderId } from './sender-id.ts';
@@ -180,8 +180,8 @@ export class LocalRuntime {
           port: dashboardPort,
           fallbackToFreePort: options.dashboardPort === undefined,
           snapshot: () => metrics.snapshot(),
-          history: (aggregateId) =>
-            aggregateHistory(ctx.store, aggregateId, { definitions: ctx.definitions }),
+          // The history, and each recipient's fate where the definition has `responders`.
+          history: (aggregateId) => aggregateView(ctx.store, aggregateId, { definitions: ctx.definitions }),
           aggregates: () => ctx.store.listActivePage({ limit: 50 }),
         });
       }

@@ -104,7 +104,9 @@ export const show: CommandSpec = {
   usage: '<aggregate-id> [--json]',
   arguments: [{ name: 'aggregate-id', description: 'the aggregate to show' }],
   details:
-    'Reads the state table directly. A closed aggregate shows its tombstone; its reply items stay until their TTL (the state life) removes them.',
+    'Reads the state table directly. A closed aggregate shows its tombstone; its reply items stay until their TTL (the state life) removes them.\n' +
+    "For a definition with responders it ends with each recipient's fate (reply id, label, fate, deadline, last heartbeat):\n" +
+    "the result's once the aggregate is sealed, the fates so far, computed now, while it is open.",
   options: {},
   examples: ['fanin show loan-broker-1a2b3c4d', 'fanin show auction:lot-1 --json'],
 };
@@ -195,12 +197,18 @@ export const setParameters: CommandSpec = {
   name: 'set-parameters',
   summary:
     'Change runtime parameters of a definition (control command); they apply to aggregates opened afterwards.',
-  usage: '<definition> [--timeout-seconds <s>] [--threshold <x>] [--count <n>] | --reset',
+  usage:
+    '<definition> [--timeout-seconds <s>] [--threshold <x>] [--count <n>] [--recipient-timeout-seconds <s>] | --reset',
   arguments: [{ name: 'definition', description: 'the definition whose parameters change' }],
   options: {
     'timeout-seconds': { type: 'string', placeholder: 's', description: 'the deadline after opening' },
     threshold: { type: 'string', placeholder: 'x', description: 'the override threshold' },
     count: { type: 'string', placeholder: 'n', description: 'the count of strategy count' },
+    'recipient-timeout-seconds': {
+      type: 'string',
+      placeholder: 's',
+      description: "each recipient's own deadline (responders.timeoutSeconds)",
+    },
     reset: { type: 'boolean', description: "back to the definition's own parameters" },
   },
   examples: ['fanin set-parameters loan-broker --threshold 3.2 --timeout-seconds 20'],

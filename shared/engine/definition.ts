@@ -462,7 +462,8 @@ export type RuntimeParameters = z.infer<typeof RuntimeParametersSchema>;
 
 /**
  * Why runtime parameters (a `set-parameters` command) cannot apply to a definition: a count or a
- * score threshold only where its completion has one to change, as for a request's parameters.
+ * score threshold only where its completion has one to change, a recipient deadline only where
+ * the definition has `responders`, as for a request's parameters.
  */
 export function runtimeParameterIssues(definition: Definition, parameters: RuntimeParameters): string[] {
   const issues: string[] = [];
@@ -474,6 +475,14 @@ export function runtimeParameterIssues(definition: Definition, parameters: Runti
   if (parameters.threshold !== undefined && thresholdRuleOf(definition.completion) === undefined)
     issues.push(
       `parameters.threshold: completion strategy '${strategy}' of "${definition.name}" has no score threshold to set`,
+    );
+  // A recipient deadline changes `responders.timeoutSeconds` only: without it there is none to
+  // change (no responders, or only a recipient list's own `timeouts`), as for a request's bounds.
+  if (parameters.recipientTimeoutSeconds !== undefined && definition.responders?.timeoutSeconds === undefined)
+    issues.push(
+      definition.responders === undefined
+        ? `parameters.recipientTimeoutSeconds: "${definition.name}" has no responders, so no recipient deadline to set`
+        : `parameters.recipientTimeoutSeconds: the responders of "${definition.name}" have no timeoutSeconds to set (only timeouts by recipient)`,
     );
   return issues;
 }
@@ -500,8 +509,11 @@ export function effectiveParameters(
     params.inactivityTimeoutSeconds = definition.inactivityTimeoutSeconds;
   if ((definition.deadlineSettleSeconds ?? 0) > 0)
     params.deadlineSettleSeconds = definition.deadlineSettleSeconds;
-  const recipientTimeout = overrides.recipientTimeoutSeconds ?? definition.responders?.timeoutSeconds;
-  if (recipientTimeout !== undefined) params.recipientTimeoutSeconds = recipientTimeout;
+  // An override changes the definition's recipient deadline, never gives recipients one it lacks
+  // (a set-parameters stored before runtimeParameterIssues refused it included).
+  const ownRecipientTimeout = definition.responders?.timeoutSeconds;
+  if (ownRecipientTimeout !== undefined)
+    params.recipientTimeoutSeconds = overrides.recipientTimeoutSeconds ?? ownRecipientTimeout;
   if (definition.responders?.heartbeatSeconds !== undefined)
     params.heartbeatSeconds = definition.responders.heartbeatSeconds;
   const retry = definition.responders?.retry;

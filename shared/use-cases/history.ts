@@ -13,11 +13,13 @@ import { openingRequestId } from './fan-out.ts';
 export async function aggregateHistory(
   store: Pick<StateStore, 'readHistory' | 'readAggregate' | 'listHeld'>,
   aggregateId: string,
-  options: { readonly definitions?: ReadonlyMap<string, Definition> } = {},
+  options: {
+    readonly definitions?: ReadonlyMap<string, Definition>;
+    /** The items already read ({@link readAggregateRecords} of the same store), not read again. */
+    readonly records?: AggregateRecords;
+  } = {},
 ): Promise<History> {
-  const records = store.readHistory
-    ? await store.readHistory(aggregateId)
-    : await fromReplySet(store, aggregateId);
+  const records = options.records ?? (await readAggregateRecords(store, aggregateId));
   const { header } = records;
   return assembleHistory({
     aggregateId,
@@ -34,6 +36,14 @@ export async function aggregateHistory(
     resultOutputs: OUTPUT_OF,
     whole: store.readHistory !== undefined,
   });
+}
+
+/** An aggregate's items as a history reads them: whole (`readHistory`), else from its reply set. */
+export async function readAggregateRecords(
+  store: Pick<StateStore, 'readHistory' | 'readAggregate' | 'listHeld'>,
+  aggregateId: string,
+): Promise<AggregateRecords> {
+  return store.readHistory ? await store.readHistory(aggregateId) : await fromReplySet(store, aggregateId);
 }
 
 /** The records a store without `readHistory` can give: one copy per reply, marks only on recorded replies. */

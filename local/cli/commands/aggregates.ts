@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { destinationOf, faninClientOf } from '../../../shared/client/connect.ts';
 import { WireAttribute } from '../../../shared/engine/correlation.ts';
+import type { Definition } from '../../../shared/engine/definition.ts';
 import { BadMessageError } from '../../../shared/errors.ts';
 import type { AggregateHeader } from '../../../shared/ports.ts';
 import { activeSummary } from '../../../shared/use-cases/control.ts';
 import { openingRequestId } from '../../../shared/use-cases/fan-out.ts';
 import { compact, formatDuration } from '../../describe.ts';
+import { type RecipientsView, recipientsFields, recipientsView } from '../../fates.ts';
 import { DEFAULT_LIST_LIMIT, listActivePage } from '../../views.ts';
 import {
   type Command,
@@ -248,6 +250,7 @@ export const show: Command = {
       store.listHeld(aggregateId),
     ]);
     const found = snapshot.header;
+    const fates = found ? await fatesOf(store, target, found) : undefined;
     if (!found && held.length > 0) {
       // Replies came before their request: no aggregate yet, but what it will find is held.
       if (io.wantsJson) io.json({ aggregateId, status: 'not opened', held: held.map(heldSummary) });
@@ -273,6 +276,7 @@ export const show: Command = {
           body: r.payloadRef ? { payloadRef: r.payloadRef } : parseBody(r.payload),
         })),
         held: held.map(heldSummary),
+        ...recipientsFields(fates),
       });
       return 0;
     }
@@ -302,10 +306,59 @@ export const show: Command = {
     } else if (header.status === 'closed') {
       io.out('(no replies recorded; its result went to an output queue)');
     }
+    if (fates) for (const line of fatesTable(fates)) io.out(line);
     showHeld(io, held);
     return 0;
   },
 };
+
+/**
+ * Each recipient's fate, for a definition with `responders` (local/fates.ts): the items read whole
+ * once more, since the close removes the parameters the deadlines come from (the seal kept a copy).
+ * Nothing is read for a definition the target knows has none.
+ */
+async function fatesOf(
+  store: ReturnType<typeof storeOf>,
+  target: { readonly definitions?: ReadonlyMap<string, Definition> | undefined },
+  header: AggregateHeader,
+): Promise<RecipientsView | undefined> {
+  const definition = target.definitions?.get(header.definition);
+  if (target.definitions && !definition?.responders) return undefined;
+  return recipientsView(await store.readHistory(header.aggregateId), definition, Date.now());
+}
+
+/**
+ * The recipients' fates as `show` prints them: a heading that says whether they are the result's
+ * or the fates so far, then one row each (the label column only when one has a label, the retries
+ * column only when one says how often its sub-request was sent again).
+ */
+export function fatesTable(view: RecipientsView): string[] {
+  const iso = (at: number | undefined) => (at === undefined ? '-' : new Date(at).toISOString());
+  const labelled = view.recipients.some((r) => r.label !== undefined);
+  const retried = view.recipients.some((r) => r.retries !== undefined);
+  const heading = view.soFar
+    ? `recipients so far (open: their fates at ${iso(view.at)}, not a result's):`
+    : `recipients (as the result gives them, at its seal ${iso(view.at)}):`;
+  const rows = [
+    [
+      'REPLY',
+      ...(labelled ? ['LABEL'] : []),
+      'FATE',
+      'DEADLINE',
+      'HEARTBEAT',
+      ...(retried ? ['RETRIES'] : []),
+    ],
+    ...view.recipients.map((r) => [
+      r.replyId,
+      ...(labelled ? [r.label ?? '-'] : []),
+      r.fate,
+      iso(r.deadline),
+      iso(r.heartbeatAt),
+      ...(retried ? [r.retries === undefined ? '-' : String(r.retries)] : []),
+    ]),
+  ];
+  return [heading, ...table(rows).map((line) => `  ${line}`)];
+}
 
 type HeldReply = Awaited<ReturnType<ReturnType<typeof storeOf>['listHeld']>>[number];
 

@@ -165,6 +165,13 @@ export const setParameters: Command = {
     if (timeoutSeconds !== undefined) parameters.timeoutSeconds = timeoutSeconds;
     const count = intOption(args, 'count', undefined, boundsOf('count'));
     if (count !== undefined) parameters.count = count;
+    const recipientTimeout = intOption(
+      args,
+      'recipient-timeout-seconds',
+      undefined,
+      boundsOf('recipientTimeoutSeconds'),
+    );
+    if (recipientTimeout !== undefined) parameters.recipientTimeoutSeconds = recipientTimeout;
     const threshold = stringOption(args, 'threshold');
     if (threshold !== undefined) {
       if (!Number.isFinite(Number(threshold)))
@@ -172,7 +179,9 @@ export const setParameters: Command = {
       parameters.threshold = Number(threshold);
     }
     if (Object.keys(parameters).length === 0 && !args.values.reset) {
-      throw new UsageError('give --timeout-seconds, --threshold, --count or --reset');
+      throw new UsageError(
+        'give --timeout-seconds, --threshold, --count, --recipient-timeout-seconds or --reset',
+      );
     }
     const target = await io.target();
     checkDefinition(target, definition);
@@ -214,7 +223,10 @@ function canonical(value: object): string {
 }
 
 /** An integer runtime parameter's bounds, as the control handler's schema sets them. */
-function boundsOf(name: 'timeoutSeconds' | 'count'): { min: number; max: number } {
+function boundsOf(name: 'timeoutSeconds' | 'count' | 'recipientTimeoutSeconds'): {
+  min: number;
+  max: number;
+} {
   const schema = RuntimeParametersSchema.shape[name].unwrap();
   return { min: schema.minValue ?? 1, max: schema.maxValue ?? Number.MAX_SAFE_INTEGER };
 }

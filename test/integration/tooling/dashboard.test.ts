@@ -47,8 +47,16 @@ beforeAll(async () => {
           completion: { strategy: 'all' },
           timeoutSeconds: 3600,
         },
+        {
+          // Each bank has 15 s of its own to reply.
+          name: 'banks',
+          fanOut: { type: 'recipient-list', recipients: ['{prefix}-bank-a', '{prefix}-bank-b'] },
+          completion: { strategy: 'all' },
+          timeoutSeconds: 3600,
+          responders: { timeoutSeconds: 15 },
+        },
       ],
-      responderQueues: ['desk'],
+      responderQueues: ['desk', 'bank-a', 'bank-b'],
     }),
   );
   runtime = await startRuntime({ prefix, args: ['--config', config, '--quiet'] });
@@ -207,5 +215,58 @@ describe('dashboard', () => {
       .poll(() => text('history-summary'), { timeout: 30_000 })
       .toContain('no aggregate "dash-never"');
     expect(await page.getByTestId('history-event').count()).toBe(0);
+  }, 240_000);
+
+  it("shows each recipient's fate for a definition with responders: so far while open, the result's once closed", async (context) => {
+    if (!needsBrowser(context)) return;
+    // Arrange: bank-a replies, bank-b stays silent past its own 15 s.
+    const cli = (...args: string[]) => runtime.cli(args);
+    expect((await cli('send', 'banks', '--aggregate-id', 'dash-banks')).code).toBe(0);
+    expect((await cli('reply', '--from', 'bank-a', '--body', '{"rate":3}', '--wait-for', '30')).code).toBe(0);
+
+    // Act: open its history while it is open
+    await page.getByTestId('history-input').fill('dash-banks');
+    await page.getByTestId('history-open').click();
+
+    // Assess: the fates so far, bank-a replied, bank-b not yet
+    const fate = (replyId: string) =>
+      page.locator(`[data-testid="recipient-row"][data-reply-id="${replyId}"]`).getAttribute('data-fate');
+    await expect.poll(() => fate('0'), { timeout: 30_000 }).toBe('replied');
+    expect(await text('history-summary')).toContain('banks: open');
+    expect(await text('history-recipients-title')).toContain('Recipients so far (open: their fates at');
+    expect(await page.locator('[data-testid="recipient-row"][data-reply-id="1"]').textContent()).toContain(
+      `${prefix}-bank-b`,
+    );
+
+    // Assess: once bank-b's deadline settled it timed out, all completed: the result's fates, as `fanin show` gives them
+    await expect.poll(() => text('history-summary'), { timeout: 60_000 }).toMatch(/banks: closed/);
+    await expect
+      .poll(() => text('history-recipients-title'), { timeout: 30_000 })
+      .toContain('Recipients (as the result gives them, at its seal');
+    expect(await fate('1')).toBe('timed-out');
+    const shown = JSON.parse((await cli('show', 'dash-banks', '--json')).stdout) as {
+      recipients: { replyId: string; label?: string; fate: string; deadline?: number }[];
+    };
+    const rows = await page
+      .getByTestId('recipient-row')
+      .evaluateAll((nodes) => nodes.map((n) => [...n.children].map((c) => c.textContent)));
+    expect(rows).toEqual(
+      shown.recipients.map((r) => [
+        r.replyId,
+        r.label ?? '–',
+        r.fate,
+        r.deadline === undefined ? '–' : new Date(r.deadline).toISOString(),
+        '–',
+        '–',
+      ]),
+    );
+
+    // Act and assess: an aggregate of a definition without responders shows no recipients
+    expect((await cli('send', 'approval', '--aggregate-id', 'dash-plain')).code).toBe(0);
+    await page.getByTestId('history-input').fill('dash-plain');
+    await page.getByTestId('history-open').click();
+    await expect.poll(() => text('history-summary'), { timeout: 30_000 }).toContain('approval: open');
+    expect(await page.getByTestId('history-recipients-box').isVisible()).toBe(false);
+    expect(await page.getByTestId('recipient-row').count()).toBe(0);
   }, 240_000);
 });

@@ -5,6 +5,7 @@ import {
   parseDefinition,
   parseDefinitions,
   RuntimeParametersSchema,
+  runtimeParameterIssues,
 } from '../../../../shared/engine/definition.ts';
 import { InvalidDefinitionError } from '../../../../shared/errors.ts';
 import { aDefinition, anOverrideDefinition, thrownBy } from './factories.ts';
@@ -440,6 +441,77 @@ describe('effectiveParameters', () => {
 
     // Assess
     expect(definition).toStrictEqual(before);
+  });
+});
+
+describe('recipient deadlines in the effective parameters', () => {
+  const banks = aDefinition({
+    name: 'banks',
+    fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+    timeoutSeconds: 600,
+    responders: { timeoutSeconds: 30 },
+  });
+
+  it("an override changes the responders' own recipient deadline", () => {
+    expect(effectiveParameters(banks, { recipientTimeoutSeconds: 45 })).toStrictEqual({
+      timeoutSeconds: 600,
+      recipientTimeoutSeconds: 45,
+    });
+  });
+
+  it('an override never gives a definition without responders a recipient deadline', () => {
+    expect(effectiveParameters(aDefinition(), { recipientTimeoutSeconds: 45 })).toStrictEqual({});
+  });
+
+  it('an override never gives recipients without a timeout of their own one (only timeouts by recipient)', () => {
+    const listed = aDefinition({
+      name: 'banks',
+      fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+      timeoutSeconds: 600,
+      responders: { timeouts: { 'bank-b': 90 } },
+    });
+
+    expect(effectiveParameters(listed, { recipientTimeoutSeconds: 45 })).not.toHaveProperty(
+      'recipientTimeoutSeconds',
+    );
+  });
+});
+
+describe('runtimeParameterIssues', () => {
+  it('refuses a recipient deadline for a definition without responders, saying it has none', () => {
+    expect(runtimeParameterIssues(aDefinition(), { recipientTimeoutSeconds: 30 })).toStrictEqual([
+      'parameters.recipientTimeoutSeconds: "orders" has no responders, so no recipient deadline to set',
+    ]);
+  });
+
+  it('refuses a recipient deadline where the responders have only timeouts by recipient', () => {
+    const listed = aDefinition({
+      name: 'banks',
+      fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+      timeoutSeconds: 600,
+      responders: { timeouts: { 'bank-b': 90 } },
+    });
+
+    expect(runtimeParameterIssues(listed, { recipientTimeoutSeconds: 30 })).toStrictEqual([
+      'parameters.recipientTimeoutSeconds: the responders of "banks" have no timeoutSeconds to set (only timeouts by recipient)',
+    ]);
+  });
+
+  it('takes a recipient deadline for a definition whose responders have one', () => {
+    const banks = aDefinition({
+      name: 'banks',
+      fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+      timeoutSeconds: 600,
+      responders: { timeoutSeconds: 30 },
+    });
+
+    expect(runtimeParameterIssues(banks, { recipientTimeoutSeconds: 45, timeoutSeconds: 900 })).toStrictEqual(
+      [],
+    );
+  });
+
+  it('lists every parameter the definition cannot use', () => {
+    expect(runtimeParameterIssues(aDefinition(), { count: 2, recipientTimeoutSeconds: 30 })).toHaveLength(2);
   });
 });
 

@@ -105,3 +105,50 @@ describe('external events on the control queue', () => {
     expect(ports.outputs.to(QueueRole.ERROR)).toEqual([]);
   });
 });
+
+describe('set-parameters of a recipient deadline', () => {
+  const BANKS = aDefinition({
+    name: 'banks',
+    fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+    timeoutSeconds: 600,
+    responders: { timeoutSeconds: 30 },
+  });
+  const command = (definition: string): RawMessage => ({
+    messageId: `set-${definition}`,
+    body: JSON.stringify({
+      command: 'set-parameters',
+      definition,
+      parameters: { recipientTimeoutSeconds: 45 },
+    }),
+    attributes: {},
+    receiveCount: 1,
+  });
+
+  it('for a definition without responders stores nothing and goes to the error output with the reason', async () => {
+    // Prepare
+    const { ctx, ports } = memoryContext([MARKET, BANKS]);
+
+    // Act
+    await handleControl(ctx, command('market'));
+
+    // Assess
+    expect(await ports.store.getParameters('market')).toEqual({});
+    const errors = ports.outputs.to(QueueRole.ERROR);
+    expect(errors).toHaveLength(1);
+    expect(JSON.stringify(errors[0])).toContain(
+      'invalid set-parameters: parameters.recipientTimeoutSeconds: \\"market\\" has no responders, so no recipient deadline to set',
+    );
+  });
+
+  it('for a definition with responders is stored, for the aggregates opened afterwards', async () => {
+    // Prepare
+    const { ctx, ports } = memoryContext([MARKET, BANKS]);
+
+    // Act
+    await handleControl(ctx, command('banks'));
+
+    // Assess
+    expect(await ports.store.getParameters('banks')).toEqual({ recipientTimeoutSeconds: 45 });
+    expect(ports.outputs.to(QueueRole.ERROR)).toEqual([]);
+  });
+});

@@ -1,8 +1,15 @@
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { deadlineText, list, reply, send, show } from '../../../../../local/cli/commands/aggregates.ts';
+import {
+  deadlineText,
+  fatesTable,
+  list,
+  reply,
+  send,
+  show,
+} from '../../../../../local/cli/commands/aggregates.ts';
 import { CommandError, UsageError } from '../../../../../local/cli/io.ts';
-import { args, capture, type LocalWorld, localWorld } from '../../world.ts';
+import { args, capture, DEFINITIONS, type LocalWorld, localWorld } from '../../world.ts';
 
 /**
  * The aggregate commands' own fast test: `send`, `reply`, `show` and `list` run against a local
@@ -238,6 +245,185 @@ describe('fanin show', () => {
     const run = show.run(capture(world.target).io, args({}, 'ghost'));
     await expect(run).rejects.toBeInstanceOf(CommandError);
     await expect(run).rejects.toThrow('no aggregate "ghost" in table w-state');
+  });
+});
+
+describe("fanin show: each recipient's fate, for a definition with responders", () => {
+  // desk-a has 60 s, desk-b 1 s; a heartbeat buys 120 s more.
+  const BANKS = {
+    name: 'banks',
+    fanOut: { type: 'recipient-list' as const, recipients: ['w-desk-a', 'w-desk-b'] },
+    completion: { strategy: 'all' as const },
+    timeoutSeconds: 3600,
+    responders: { timeoutSeconds: 60, timeouts: { 'w-desk-b': 1 }, heartbeatSeconds: 120 },
+  };
+  type Row = { replyId: string; label?: string; fate: string; deadline?: number; heartbeatAt?: number };
+  type Shown = { openedAt: number; recipients?: Row[]; recipientsAt?: number; recipientsSoFar?: boolean };
+
+  beforeEach(async () => {
+    world = await localWorld({ definitions: [...DEFINITIONS, BANKS] });
+  });
+
+  async function shown(aggregateId: string): Promise<Shown> {
+    const { io, json } = capture(world.target, true);
+    await show.run(io, args({}, aggregateId));
+    return json[0] as Shown;
+  }
+
+  async function deliverReplies(): Promise<void> {
+    for (const q of ['reply-0', 'reply-1'] as const) await world.deliver(q);
+  }
+
+  async function heartbeat(aggregateId: string, replyId: string): Promise<void> {
+    const url = world.provisioned.replyQueueUrls[0] as string;
+    const attribute = (value: string) => ({ DataType: 'String', StringValue: value });
+    await world.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: url,
+        MessageBody: '{}',
+        MessageAttributes: {
+          'fanin-aggregate-id': attribute(aggregateId),
+          'fanin-reply-id': attribute(replyId),
+          'fanin-heartbeat': attribute('1'),
+        },
+        ...(url.endsWith('.fifo')
+          ? { MessageGroupId: aggregateId, MessageDeduplicationId: `hb-${replyId}` }
+          : {}),
+      }),
+    );
+    await deliverReplies();
+  }
+
+  it('an open aggregate shows the fates so far, computed now: labels, deadlines, the last heartbeat', async () => {
+    await opened('b-1', 'banks');
+    await heartbeat('b-1', '0');
+    await reply.run(capture(world.target).io, args({ from: 'desk-b', body: '{"rate":3}' }));
+    await deliverReplies();
+
+    const before = Date.now();
+    const doc = await shown('b-1');
+
+    expect(doc.recipientsSoFar).toBe(true);
+    expect(doc.recipientsAt).toBeGreaterThanOrEqual(before);
+    const [desk0, desk1] = doc.recipients ?? [];
+    expect(desk0).toMatchObject({ replyId: '0', label: 'w-desk-a', fate: 'no-reply' });
+    expect(desk0?.heartbeatAt).toBeGreaterThan(doc.openedAt - 1);
+    expect(desk0?.deadline).toBe((desk0?.heartbeatAt ?? 0) + 120_000);
+    expect(desk1).toMatchObject({
+      replyId: '1',
+      label: 'w-desk-b',
+      fate: 'replied',
+      deadline: doc.openedAt + 1000,
+    });
+    expect(desk1).not.toHaveProperty('heartbeatAt');
+    const { io, out } = capture(world.target);
+    await show.run(io, args({}, 'b-1'));
+    expect(out).toContainEqual(
+      expect.stringMatching(/^recipients so far \(open: their fates at \S+Z, not a result's\):$/),
+    );
+    expect(out).toContainEqual(expect.stringMatching(/^ {2}REPLY\s+LABEL\s+FATE\s+DEADLINE\s+HEARTBEAT$/));
+    expect(out).toContainEqual(expect.stringMatching(/^ {2}0\s+w-desk-a\s+no-reply\s+\S+Z\s+\S+Z$/));
+    expect(out).toContainEqual(expect.stringMatching(/^ {2}1\s+w-desk-b\s+replied\s+\S+Z\s+-$/));
+  });
+
+  it("an open aggregate's recipient past its own deadline shows timed out so far, before any timer settled it", async () => {
+    await opened('b-2', 'banks');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+
+    const doc = await shown('b-2');
+
+    expect(doc.recipientsSoFar).toBe(true);
+    expect(doc.recipients?.map((r) => r.fate)).toEqual(['no-reply', 'timed-out']);
+    expect((await world.context().store.getHeader('b-2'))?.status).toBe('open');
+  });
+
+  it("a closed aggregate shows the fates its result gave, at the seal's time", async () => {
+    await opened('b-3', 'banks');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // desk-b is past its 1 s: desk-a's reply settles every recipient, so all completes.
+    await reply.run(capture(world.target).io, args({ from: 'desk-a', body: '{"rate":4}' }));
+    await deliverReplies();
+    for (let i = 0; i < 5 && (await world.context().store.getHeader('b-3'))?.status !== 'closed'; i += 1) {
+      await world.deliver('timer');
+      await deliverReplies();
+    }
+    expect((await world.context().store.getHeader('b-3'))?.status).toBe('closed');
+    const completed = await world.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: world.provisioned.queueUrls.completed, MaxNumberOfMessages: 10 }),
+    );
+    const result = (completed.Messages ?? [])
+      .map(
+        (m) => JSON.parse(m.Body ?? '{}') as { aggregateId?: string; closedAt?: number; recipients?: Row[] },
+      )
+      .find((m) => m.aggregateId === 'b-3');
+
+    const doc = await shown('b-3');
+
+    expect(result?.recipients?.map((r) => r.fate)).toEqual(['replied', 'timed-out']);
+    expect(doc.recipientsSoFar).toBe(false);
+    expect(doc.recipientsAt).toBe(result?.closedAt);
+    // The result's recipients, each with its label (and the ISO forms --json adds to every time).
+    expect(doc.recipients).toMatchObject(
+      (result?.recipients ?? []).map((r, i) => ({ ...r, label: ['w-desk-a', 'w-desk-b'][i] })),
+    );
+    const { io, out } = capture(world.target);
+    await show.run(io, args({}, 'b-3'));
+    expect(out).toContainEqual(
+      expect.stringMatching(/^recipients \(as the result gives them, at its seal \S+Z\):$/),
+    );
+    expect(out).toContainEqual(expect.stringMatching(/^ {2}1\s+w-desk-b\s+timed-out\s+\S+Z\s+-$/));
+  });
+
+  it('shows no recipients for a definition without responders', async () => {
+    await opened('q-9');
+
+    const doc = await shown('q-9');
+    const { io, out } = capture(world.target);
+    await show.run(io, args({}, 'q-9'));
+
+    expect(doc).not.toHaveProperty('recipients');
+    expect(doc).not.toHaveProperty('recipientsSoFar');
+    expect(out.some((line) => line.startsWith('recipients'))).toBe(false);
+  });
+});
+
+describe('the recipients table show prints', () => {
+  const AT = Date.UTC(2026, 11, 2, 12, 0, 0);
+
+  it('shows how often a sub-request was sent again when a recipient says, and no label column when none has one', () => {
+    const lines = fatesTable({
+      at: AT,
+      soFar: false,
+      recipients: [
+        { replyId: '0', fate: 'replied', deadline: AT - 5000, retries: 0 },
+        { replyId: '1', fate: 'timed-out', deadline: AT - 1000, heartbeatAt: AT - 3000, retries: 2 },
+      ],
+    });
+
+    expect(lines).toEqual([
+      'recipients (as the result gives them, at its seal 2026-12-02T12:00:00.000Z):',
+      '  REPLY  FATE       DEADLINE                  HEARTBEAT                 RETRIES',
+      '  0      replied    2026-12-02T11:59:55.000Z  -                         0',
+      '  1      timed-out  2026-12-02T11:59:59.000Z  2026-12-02T11:59:57.000Z  2',
+    ]);
+  });
+
+  it('leaves the retries column out when no recipient says, and marks a missing label or deadline with -', () => {
+    const lines = fatesTable({
+      at: AT,
+      soFar: true,
+      recipients: [
+        { replyId: '0', label: 'SKU-1', fate: 'no-reply' },
+        { replyId: '1', fate: 'not-asked' },
+      ],
+    });
+
+    expect(lines).toEqual([
+      "recipients so far (open: their fates at 2026-12-02T12:00:00.000Z, not a result's):",
+      '  REPLY  LABEL  FATE       DEADLINE  HEARTBEAT',
+      '  0      SKU-1  no-reply   -         -',
+      '  1      -      not-asked  -         -',
+    ]);
   });
 });
 

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { send } from '../../../../../local/cli/commands/aggregates.ts';
 import { complete, purge, setParameters } from '../../../../../local/cli/commands/control.ts';
 import { CommandError, UsageError } from '../../../../../local/cli/io.ts';
-import { args, capture, type LocalWorld, localWorld } from '../../world.ts';
+import { args, capture, DEFINITIONS, type LocalWorld, localWorld } from '../../world.ts';
 
 /**
  * The control commands' own fast test (`purge`, `complete`, `set-parameters`) over a local runtime
@@ -163,7 +163,11 @@ describe('fanin set-parameters', () => {
     [{ 'timeout-seconds': '31536001' }, '--timeout-seconds must be an integer from 1 to 31536000'],
     [{ count: '100001' }, '--count must be an integer from 1 to 100000'],
     [{ threshold: 'high' }, '--threshold must be a number (given "high")'],
-    [{}, 'give --timeout-seconds, --threshold, --count or --reset'],
+    [
+      { 'recipient-timeout-seconds': '0' },
+      '--recipient-timeout-seconds must be an integer from 1 to 31536000',
+    ],
+    [{}, 'give --timeout-seconds, --threshold, --count, --recipient-timeout-seconds or --reset'],
   ])('refuses %o as a usage error, nothing sent', async (values, message) => {
     const run = setParameters.run(capture(world.target).io, args(values, 'orders'));
 
@@ -184,6 +188,51 @@ describe('fanin set-parameters', () => {
 
     expect(out).toEqual(['orders: parameters {"timeoutSeconds":90} applied']);
     expect(await world.context().store.getParameters('orders')).toEqual({ timeoutSeconds: 90 });
+  });
+
+  it("sets each recipient's own deadline of a definition with responders, for the aggregates opened afterwards", async () => {
+    world = await localWorld({
+      definitions: [
+        ...DEFINITIONS,
+        {
+          name: 'banks',
+          fanOut: { type: 'recipient-list', recipients: ['w-desk-a', 'w-desk-b'] },
+          completion: { strategy: 'all' },
+          timeoutSeconds: 3600,
+          responders: { timeoutSeconds: 60 },
+        },
+      ],
+    });
+    const stop = serveControl();
+
+    try {
+      expect(
+        await setParameters.run(
+          capture(world.target).io,
+          args({ 'recipient-timeout-seconds': '30' }, 'banks'),
+        ),
+      ).toBe(0);
+    } finally {
+      stop();
+    }
+    await opened('b-1', 'banks');
+
+    expect((await world.context().store.getHeader('b-1'))?.params.recipientTimeoutSeconds).toBe(30);
+  });
+
+  it('ends with exit 1 and the reason when a recipient deadline is set for a definition without responders', async () => {
+    const stop = serveControl();
+
+    try {
+      await expect(
+        setParameters.run(capture(world.target).io, args({ 'recipient-timeout-seconds': '30' }, 'orders')),
+      ).rejects.toThrow(
+        /^orders: parameters \{"recipientTimeoutSeconds":30\} refused to w-out-error\.fifo: .*"orders" has no responders, so no recipient deadline to set/,
+      );
+    } finally {
+      stop();
+    }
+    expect(await world.context().store.getParameters('orders')).toEqual({});
   });
 
   it('ends with exit 1 and the reason from the error output when the control handler refuses it', async () => {
