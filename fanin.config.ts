@@ -42,11 +42,18 @@ export default defineConfig({
       // A bank may answer with a failure (attribute fanin-failure): two of five are tolerated and
       // listed beside the best quote; a third ends the request as failed at once.
       toleratedFailureCount: 2,
-      // A request may ask for its own deadline, e.g. "parameters": { "timeoutSeconds": 60 }.
-      requestParameters: { timeoutSeconds: { min: 5, max: 120 } },
+      // A request may ask for its own deadline and its banks' own, e.g.
+      // "parameters": { "timeoutSeconds": 60, "recipientTimeoutSeconds": 50 }.
+      requestParameters: {
+        timeoutSeconds: { min: 5, max: 120 },
+        recipientTimeoutSeconds: { min: 2, max: 110 },
+      },
       // Once a request is decided (a rate at the threshold, the deadline), the banks still working
       // on it get a cancellation notice on their queue (attribute fanin-cancelled) and stop.
       cancelOutstanding: true,
+      // Each bank has 8 s of its own; a heartbeat (a slow bank saying it is still working) buys it
+      // 4 s more, up to the 10 s deadline; a bank silent at 3 s is asked once more (fanin-attempt 2).
+      responders: { timeoutSeconds: 8, heartbeatSeconds: 4, retry: { attempts: 1, intervalSeconds: 3 } },
     },
     {
       // Seed 002's auction: self-starting (the first bid opens it), bids correlated by auction id,

@@ -60,10 +60,17 @@ export function describeOutput(body: OutputBody): string {
     const latency = latencyOf(body);
     const missing =
       Array.isArray(body.missing) && body.missing.length > 0 ? `, ${body.missing.length} missing` : '';
+    // A definition with responders: how many recipients timed out, and how many were asked again.
+    const fates = Array.isArray(body.recipients)
+      ? (body.recipients as { fate?: string; retries?: number }[])
+      : [];
+    const timedOut = fates.filter((f) => f.fate === 'timed-out').length;
+    const retried = fates.filter((f) => (f.retries ?? 0) > 0).length;
+    const looked = `${timedOut > 0 ? `, ${timedOut} timed out` : ''}${retried > 0 ? `, ${retried} asked again` : ''}`;
     const reason = typeof body.reason === 'string' ? ` (${body.reason})` : '';
     const detail = outcome === 'purged' ? '' : `: ${describeResult(body.result)}`;
     const after = latency !== undefined ? ` after ${formatDuration(latency)}` : '';
-    return `${outcome} ${aggregate}${after}${detail}${reason} [${received}${missing}]`;
+    return `${outcome} ${aggregate}${after}${detail}${reason} [${received}${missing}${looked}]`;
   }
   switch (type) {
     case 'fanin.reply.late':

@@ -8,7 +8,10 @@ import { between, demoProcess } from './common.ts';
  * library (which copies the `fanin-*` attributes and sends to the reply-to partition).
  *
  * Each bank has its own character: a base rate and a latency range. bank-5 has the best rates but
- * is slow, so it often misses the loan broker's deadline and its quote arrives late.
+ * is slow: it sends a heartbeat every 2 s while it thinks (which extends its own deadline), and it
+ * often misses the loan broker's deadline all the same, so its quote arrives late. bank-4 loses
+ * the first sub-request of every second loan (as a crashed worker would) and answers the retry
+ * fanin sends it 3 s later.
  *
  *   node --import tsx local/demo/bank.ts --bank bank-3
  */
@@ -34,9 +37,22 @@ const inFlight = new Set<Promise<void>>();
 /** The sub-requests (aggregate id and reply id) a cancellation notice told this bank to stop. */
 const cancelled = new Set<string>();
 const keyOf = (sub: ReceivedSubRequest) => `${sub.aggregateId}\u0000${sub.replyId}`;
+/** Whether this bank loses this sub-request: bank-4 loses the first attempt of every second loan. */
+const loses = (sub: ReceivedSubRequest) =>
+  bank === 'bank-4' && sub.attempt === undefined && /[02468]$/.test(sub.aggregateId ?? '');
 async function quote(sub: ReceivedSubRequest): Promise<void> {
   const started = Date.now();
-  await demo.sleep(between(profile.minMs, profile.maxMs));
+  if (loses(sub)) {
+    await demo.client.ack(sub);
+    console.log(`lost the sub-request for ${sub.aggregateId}: fanin asks again`);
+    return;
+  }
+  const thinking = between(profile.minMs, profile.maxMs);
+  // A long think says it is still working, every 2 s, so it is not taken for silent.
+  for (let left = thinking; left > 0; left -= 2_000) {
+    await demo.sleep(Math.min(left, 2_000));
+    if (left > 2_000 && !demo.stopping() && !cancelled.has(keyOf(sub))) await demo.client.heartbeat(sub);
+  }
   if (demo.stopping()) return; // left on the queue: SQS hands it out again after its visibility timeout
   if (cancelled.delete(keyOf(sub))) {
     // The loan broker decided without this bank: no quote to send.
@@ -47,7 +63,8 @@ async function quote(sub: ReceivedSubRequest): Promise<void> {
   const rate = Math.round((profile.rate + between(-0.4, 0.4)) * 100) / 100;
   await demo.client.reply(sub, { bank, rate, term: request.termYears ?? 30 });
   await demo.client.ack(sub);
-  console.log(`quoted ${rate.toFixed(2)}% for ${sub.aggregateId} after ${Date.now() - started} ms`);
+  const attempt = sub.attempt !== undefined ? ` (attempt ${sub.attempt})` : '';
+  console.log(`quoted ${rate.toFixed(2)}% for ${sub.aggregateId}${attempt} after ${Date.now() - started} ms`);
 }
 
 demo.tell({ ready: bank });

@@ -11,6 +11,8 @@ import { PRODUCER_PREFIX, READER_PREFIXES, type S3ClaimCheck } from '../adapters
 import { CancellationAttribute } from '../engine/cancellation.ts';
 import { FAILURE_ATTRIBUTE } from '../engine/completion/failures.ts';
 import { WireAttribute } from '../engine/correlation.ts';
+import { HEARTBEAT_ATTRIBUTE } from '../engine/responders.ts';
+import { ATTEMPT_ATTRIBUTE } from '../engine/retries.ts';
 import type { PartitionedDestination } from '../partitions/destination.ts';
 import type { RoutingPolicy } from '../partitions/routing.ts';
 
@@ -24,6 +26,12 @@ export interface ReceivedSubRequest {
   readonly replyId?: string;
   readonly replyTo?: string;
   readonly definition?: string;
+  /**
+   * Which attempt this sub-request is, when it is a retry: 2 on, for a definition
+   * with `responders.retry` (attribute `fanin-attempt`; docs/wire-contract.md, "Retried
+   * sub-requests"). A retry is the same work: reply once, whichever attempt you answer.
+   */
+  readonly attempt?: number;
   /** Every `fanin-*` attribute, to copy onto the reply (the wire contract). */
   readonly faninAttributes: Readonly<Record<string, string>>;
   /** The X-Ray trace it carried (SQS's `AWSTraceHeader`): {@link FaninClient.reply} passes it on. */
@@ -147,6 +155,17 @@ export class FaninClient {
     return this.answer(subRequest, detail, { [FAILURE_ATTRIBUTE]: error.trim() === '' ? 'failed' : error });
   }
 
+  /**
+   * Tells fanin this sub-request is still being worked on (docs/wire-contract.md, "Heartbeat"): a
+   * message with its `fanin-*` attributes and `fanin-heartbeat`, sent where its reply would go.
+   * For a definition with `responders.heartbeatSeconds`, one received before the recipient's
+   * deadline extends it, and a round of retries passes the recipient by while it holds. It is
+   * never a reply; a heartbeat after the deadline changes nothing.
+   */
+  public async heartbeat(subRequest: ReceivedSubRequest): Promise<{ queueUrl: string; partition?: number }> {
+    return this.answer(subRequest, {}, { [HEARTBEAT_ATTRIBUTE]: '1' });
+  }
+
   private async answer(
     subRequest: ReceivedSubRequest,
     body: unknown,
@@ -254,6 +273,7 @@ export class FaninClient {
       receiptHandle: message.ReceiptHandle ?? '',
       messageId: message.MessageId ?? '',
       body,
+      ...(Number(strings[ATTEMPT_ATTRIBUTE]) > 1 ? { attempt: Number(strings[ATTEMPT_ATTRIBUTE]) } : {}),
       faninAttributes: fanin,
       ...(optional(WireAttribute.AGGREGATE_ID) ? { aggregateId: optional(WireAttribute.AGGREGATE_ID) } : {}),
       ...(optional(WireAttribute.REPLY_ID) ? { replyId: optional(WireAttribute.REPLY_ID) } : {}),

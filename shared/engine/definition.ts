@@ -331,17 +331,23 @@ function responderIssues(def: {
       message: 'needs timeoutSeconds or timeouts: a heartbeat extends a recipient deadline',
       input: responders.heartbeatSeconds,
     });
-  const longest = Math.max(
-    responders.timeoutSeconds ?? 0,
-    ...Object.values(responders.timeouts ?? {}),
-    bounds?.max ?? 0,
-  );
-  if (def.timeoutSeconds !== undefined && longest >= def.timeoutSeconds)
+  const own = Math.max(responders.timeoutSeconds ?? 0, ...Object.values(responders.timeouts ?? {}));
+  if (def.timeoutSeconds !== undefined && own >= def.timeoutSeconds)
     issues.push({
       path: ['responders'],
-      message: `a recipient deadline (${longest} s) must be shorter than timeoutSeconds (${def.timeoutSeconds}), or the aggregate's deadline always comes first`,
+      message: `a recipient deadline (${own} s) must be shorter than timeoutSeconds (${def.timeoutSeconds}), or the aggregate's deadline always comes first`,
       input: responders,
     });
+  // A request may set both: its recipients' deadline must be able to come before the longest
+  // deadline a request may have.
+  const requestTimeout = def.requestParameters?.timeoutSeconds?.max ?? def.timeoutSeconds;
+  if (bounds && requestTimeout !== undefined && bounds.max >= requestTimeout)
+    issues.push({
+      path: ['requestParameters', 'recipientTimeoutSeconds', 'max'],
+      message: `a request's recipient deadline (up to ${bounds.max} s) must be shorter than the longest timeoutSeconds a request may have (${requestTimeout} s), or the aggregate's deadline always comes first`,
+      input: bounds.max,
+    });
+  const longest = Math.max(own, bounds?.max ?? 0);
   const retry = responders.retry;
   const end = longest > 0 ? longest : def.timeoutSeconds;
   if (retry !== undefined && end !== undefined && retry.intervalSeconds >= end)

@@ -50,6 +50,16 @@ describe('npm start -- --demo', () => {
     expect(result.stdout).toMatch(
       /\[bank-\d\] stopped quoting for .*: cancelled, the request (completed|timed-out)/,
     );
+    // bank-4 loses the first sub-request of the second loan; fanin asks it again at 3 s
+    // (responders.retry), unless the loan was decided before then
+    expect(result.stdout).toMatch(/\[bank-4\] lost the sub-request for loan-\w+-2: fanin asks again/);
+    const second = /\[outputs\] ✔ loan-broker (loan-\w+-2) completed after ([\d.]+) (ms|s)/.exec(
+      result.stdout,
+    );
+    if (second && second[3] === 's' && Number(second[2]) >= 4)
+      expect(result.stdout).toMatch(
+        new RegExp(`\\[bank-4\\] quoted [\\d.]+% for ${second[1]} \\(attempt 2\\)`),
+      );
     expect(result.stdout).toContain('[producer] asked five banks');
     expect(result.stdout).toContain('[alice] bid');
     // Stopped cleanly: the state file is gone and the DynamoDB Local it started no longer answers.

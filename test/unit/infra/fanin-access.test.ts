@@ -360,6 +360,29 @@ describe('Fanin IAM: each handler can do what it does and no more', () => {
     }
   });
 
+  it('a definition that retries its sub-requests lets every completer send to its targets, and only to those', () => {
+    const retrying = synthFanin({
+      definitions: [
+        ...DEFINITIONS,
+        {
+          name: 'retries',
+          completion: { strategy: 'all' },
+          fanOut: { type: 'splitter', itemsPath: '$.items', target: 'responder-y' },
+          timeoutSeconds: 60,
+          responders: { retry: { attempts: 1, intervalSeconds: 10 } },
+        },
+      ],
+    });
+    const target = 'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:responder-y';
+    const { fanOut, distributor, ...completers } = retrying.fanin.functions;
+    for (const fn of [completers.reply, completers.timer, completers.sweeper]) {
+      const allowed = actual(retrying, fn);
+      expect(allowed['sqs:SendMessage'], fn.node.path).toContain(target);
+      expect(allowed['sqs:SendMessage'], fn.node.path).not.toContain(TARGETS[0]);
+    }
+    expect(actual(retrying, distributor)['sqs:SendMessage'] ?? []).not.toContain(target);
+  });
+
   it("uses the runtime's own claim-check prefixes (shared/adapters/s3-claim-check.ts)", () => {
     expect(PayloadPrefix).toEqual({
       INCOMING: PRODUCER_PREFIX,

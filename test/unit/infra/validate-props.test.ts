@@ -33,6 +33,21 @@ describe('Fanin props validation', () => {
       /cancelOutstanding: needs a 'splitter' or 'recipient-list' fan-out.*; received true/,
     ],
     [
+      'a definition retries its sub-requests after its recipients have passed their deadline',
+      {
+        definitions: [
+          {
+            name: 'late-retry',
+            completion: { strategy: 'all' },
+            fanOut: { type: 'splitter', itemsPath: '$.items', target: 'pickers' },
+            timeoutSeconds: 60,
+            responders: { timeoutSeconds: 20, retry: { attempts: 1, intervalSeconds: 20 } },
+          },
+        ],
+      },
+      /responders\.retry\.intervalSeconds: the first retry \(20 s after the open\) must come before the longest recipient deadline \(20 s\)/,
+    ],
+    [
       'functionTimeout is not whole seconds',
       { functionTimeout: Duration.millis(1500) },
       /functionTimeout must be a whole number of seconds .* \(given 1 second 500 millis\)/,

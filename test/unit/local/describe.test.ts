@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '../../../local/describe.ts';
+import { describeOutput, formatDuration } from '../../../local/describe.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -33,5 +33,32 @@ describe('formatDuration', () => {
     [DAY - 20 * SECOND, '1 d'],
   ])('%d ms rounds up into the next unit (%s), never to a part as large as its unit', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
+  });
+});
+
+describe('describeOutput', () => {
+  const result = {
+    type: 'fanin.aggregate.completed',
+    definition: 'loan-broker',
+    aggregateId: 'loan-1',
+    counts: { expected: 3, received: 2 },
+    missing: [{ replyId: '2' }],
+    result: null,
+  };
+
+  it('says how many recipients timed out and how many were asked again, for a definition with responders', () => {
+    const line = describeOutput({
+      ...result,
+      recipients: [
+        { replyId: '0', fate: 'replied', retries: 1 },
+        { replyId: '1', fate: 'replied' },
+        { replyId: '2', fate: 'timed-out', retries: 1 },
+      ],
+    });
+    expect(line).toMatch(/\[2\/3 replies, 1 missing, 1 timed out, 2 asked again\]$/);
+  });
+
+  it('says nothing of recipients without responders', () => {
+    expect(describeOutput(result)).toMatch(/\[2\/3 replies, 1 missing\]$/);
   });
 });

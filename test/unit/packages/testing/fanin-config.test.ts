@@ -51,21 +51,47 @@ describe('fanin.config.ts by the kit', () => {
       expect(run.outputs('late')).toMatchObject([{ aggregateId: 'loan-1', replyId: '2' }]);
     });
 
-    it('without a rate under the threshold, the best so far is taken at the 10 s deadline, silent banks missing', async () => {
+    it('without a rate under the threshold, each silent bank is asked again at 3 s and settled at its own 8 s: the best so far is taken then, the silent banks missing as timed out', async () => {
       const run = config.simulate('loan-broker');
       await run.request({ aggregateId: 'loan-2', payload: { amount: 1 } });
       await run.reply('bank-4', { rate: 4.0, term: 20 });
       await run.reply('bank-5', { rate: 4.0, term: 15 });
-      await run.advance('9999ms');
+      await run.advance('3s');
+      const asked = run.subRequests(undefined, 'loan-2').map((s) => [s.recipient, s.attempt]);
+      await run.advance('4999ms');
       expect(run.result()).toBeUndefined();
       await run.advance('1ms');
+      expect(asked.filter(([, attempt]) => attempt === 2)).toEqual(
+        [1, 2, 3].map((n) => [`fanin-bank-${n}`, 2]),
+      );
       expect(run.result()).toMatchObject({
         outcome: 'completed',
-        completedBy: 'deadline',
-        closedAt: DEFAULT_START + 10_000,
+        completedBy: 'all-settled',
+        closedAt: DEFAULT_START + 8_000,
         // lowest rate, then the shortest term breaks the tie
         result: { replyId: '4', body: { rate: 4.0, term: 15 } },
-        missing: [1, 2, 3].map((n) => ({ replyId: String(n - 1), label: `fanin-bank-${n}` })),
+        missing: [1, 2, 3].map((n) => ({ replyId: String(n - 1), label: `fanin-bank-${n}`, timedOut: true })),
+      });
+    });
+
+    it('a bank that sends heartbeats is not asked again and keeps its quote in until the 10 s deadline', async () => {
+      const run = config.simulate('loan-broker');
+      await run.request({ aggregateId: 'loan-8', payload: { amount: 1 } });
+      for (const bank of ['bank-1', 'bank-2', 'bank-3', 'bank-4'])
+        await run.reply(bank, { rate: 4.2, term: 30 });
+      for (const at of [2, 6]) {
+        await run.advanceTo(DEFAULT_START + at * 1000);
+        await run.heartbeat({ aggregateId: 'loan-8', replyId: '4' });
+      }
+      await run.advanceTo(DEFAULT_START + 9_500);
+      await run.reply('bank-5', { rate: 3.9, term: 30 });
+      expect(run.subRequests('bank-5', 'loan-8').map((s) => s.attempt)).toEqual([1]);
+      expect(run.result()).toMatchObject({
+        completedBy: 'all-arrived',
+        result: { replyId: '4', body: { rate: 3.9 } },
+        recipients: expect.arrayContaining([
+          expect.objectContaining({ replyId: '4', fate: 'replied', heartbeatAt: DEFAULT_START + 6_000 }),
+        ]),
       });
     });
 
@@ -93,14 +119,15 @@ describe('fanin.config.ts by the kit', () => {
       });
     });
 
-    it("a request's own timeoutSeconds (5 to 120) moves the deadline", async () => {
+    it("a request's own timeoutSeconds (5 to 120) moves the deadline, before the banks' own 8 s", async () => {
       const run = config.simulate('loan-broker');
-      await run.request({ aggregateId: 'loan-5', payload: {}, parameters: { timeoutSeconds: 60 } });
+      await run.request({ aggregateId: 'loan-5', payload: {}, parameters: { timeoutSeconds: 5 } });
       await run.reply('bank-1', { rate: 5 });
-      await run.advance('59s');
+      await run.advance('4999ms');
       expect(run.result()).toBeUndefined();
-      await run.advance('1s');
-      expect(run.result()).toMatchObject({ completedBy: 'deadline', closedAt: DEFAULT_START + 60_000 });
+      await run.advance('1ms');
+      // the banks' own deadlines end with the aggregate's: every bank is settled at 5 s
+      expect(run.result()).toMatchObject({ completedBy: 'all-settled', closedAt: DEFAULT_START + 5_000 });
     });
     it('two tolerated failures are listed beside the best quote the deadline takes', async () => {
       const run = config.simulate('loan-broker');
@@ -108,17 +135,17 @@ describe('fanin.config.ts by the kit', () => {
       await run.fail('bank-1', 'down', { code: 'DOWN' });
       await run.fail('bank-2', 'closed');
       await run.reply('bank-3', { rate: 4.4, term: 30 });
-      await run.advance('10s');
+      await run.advance('8s');
       expect(run.result()).toMatchObject({
         outcome: 'completed',
-        completedBy: 'deadline',
+        completedBy: 'all-settled',
         counts: { expected: 5, received: 3, failed: 2 },
         result: { replyId: '2', body: { rate: 4.4 } },
         failures: [
           { replyId: '0', error: 'down', body: { code: 'DOWN' } },
           { replyId: '1', error: 'closed' },
         ],
-        missing: [4, 5].map((n) => ({ replyId: String(n - 1), label: `fanin-bank-${n}` })),
+        missing: [4, 5].map((n) => ({ replyId: String(n - 1), label: `fanin-bank-${n}`, timedOut: true })),
       });
     });
 
@@ -131,7 +158,7 @@ describe('fanin.config.ts by the kit', () => {
       // three messages handled, two replies recorded
       expect(run.records.reply).toBe(3);
       expect(run.result()).toMatchObject({
-        completedBy: 'deadline',
+        completedBy: 'all-settled',
         counts: { received: 2 },
         result: { replyId: '1', body: { rate: 4.1 } },
       });

@@ -242,3 +242,43 @@ describe('FaninClient.receive of a cancellation notice', () => {
     expect(notice?.replyTo).toBeUndefined();
   });
 });
+
+describe('FaninClient for a definition that looks after its responders', () => {
+  it('sends a heartbeat where the reply would go: the fanin attributes and fanin-heartbeat, never a reply body', async () => {
+    // Prepare
+    const { w, url, attributesOf } = setup();
+    const client = new FaninClient({ sqs: w.clients.sqs });
+    const replyTo = url('reply-x');
+    const sub = await subRequestOn(client, w, url('bank-1'), replyTo);
+
+    // Act
+    await client.heartbeat(sub);
+
+    // Assess
+    expect(attributesOf(replyTo)).toEqual([{ ...sub.faninAttributes, 'fanin-heartbeat': '1' }]);
+    expect(w.models.sqs.messages(replyTo).map((m) => m.body)).toEqual(['{}']);
+  });
+
+  it('says which attempt a retried sub-request is, and none for the first send', async () => {
+    const { url, sqs, client } = aQueue();
+    const base = {
+      'fanin-aggregate-id': 'loan-7',
+      'fanin-reply-id': '0',
+      'fanin-reply-to': 'http://replies/0',
+    };
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: url, MessageBody: '{}', MessageAttributes: attributes(base) }),
+    );
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: url,
+        MessageBody: '{}',
+        MessageAttributes: attributes({ ...base, 'fanin-attempt': '2' }),
+      }),
+    );
+    const [first, retry] = await client.receive(url, { max: 10 });
+    expect(first?.attempt).toBeUndefined();
+    expect(retry?.attempt).toBe(2);
+    expect(retry?.faninAttributes['fanin-attempt']).toBe('2');
+  });
+});

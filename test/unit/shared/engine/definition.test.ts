@@ -650,6 +650,27 @@ describe('parseDefinition: responders.retry', () => {
     timeoutSeconds: 300,
   };
 
+  it("takes a request's recipient deadline up to the longest timeoutSeconds a request may have, not beyond", () => {
+    const both = {
+      ...banks,
+      timeoutSeconds: 10,
+      responders: { timeoutSeconds: 8 },
+      requestParameters: {
+        timeoutSeconds: { min: 5, max: 120 },
+        recipientTimeoutSeconds: { min: 2, max: 110 },
+      },
+    };
+    expect(() => parseDefinition(both)).not.toThrow();
+    expect(() =>
+      parseDefinition({
+        ...both,
+        requestParameters: { ...both.requestParameters, recipientTimeoutSeconds: { min: 2, max: 120 } },
+      }),
+    ).toThrow(
+      /recipientTimeoutSeconds\.max: a request's recipient deadline \(up to 120 s\) must be shorter than the longest timeoutSeconds a request may have \(120 s\)/,
+    );
+  });
+
   it("takes a retry alone, its backoff rate Step Functions' default 2, fixed in the parameters an aggregate opens with", () => {
     const definition = parseDefinition({
       ...banks,
