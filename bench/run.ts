@@ -17,7 +17,13 @@ import { runArrivals } from './run/arrival.ts';
 import { assemble, type Measured } from './run/assemble.ts';
 import { runHot } from './run/hot.ts';
 import { log } from './run/log.ts';
-import { OPEN_SECONDS_FULL, OPEN_SECONDS_QUICK, runOpenTime, runTimerKinds } from './run/open-time.ts';
+import {
+  OPEN_SECONDS_FULL,
+  OPEN_SECONDS_QUICK,
+  runOpenTime,
+  runResponderCosts,
+  runTimerKinds,
+} from './run/open-time.ts';
 import { DEFINITIONS, parseArgs, type RunOptions } from './run/plan.ts';
 import { runSaturation, warmStore } from './run/saturation.ts';
 import { measureNaive, runScale } from './run/scale.ts';
@@ -94,6 +100,8 @@ async function measureAll(run: {
   const openTime = await runOpenTime(connection, prices, openSeconds);
   log('timer kinds: a daily snapshot over 7 days, an allowed life of 7 days, on a virtual clock');
   const timerKinds = await runTimerKinds(connection, prices);
+  log('responders: a round of retries and cancellation notices to ten silent recipients, on a virtual clock');
+  const responders = await runResponderCosts(connection, prices);
   log(`baseline at the headline: ${plan.baselineHeadlineAggregates} aggregates x 10 replies of 1 KB`);
   const naiveHeadline = await measureNaive(rig.meter, naive, {
     idPrefix: 'nhead',
@@ -116,6 +124,7 @@ async function measureAll(run: {
     timers,
     openTime,
     timerKinds,
+    responders,
     topology: {
       replyPartitions: rig.topology.replyPartitions.length,
       sweepIntervalSeconds: rig.topology.sweepIntervalSeconds,

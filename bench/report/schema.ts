@@ -1,7 +1,7 @@
 import type { Bill as CamelBill, Usage as CamelUsage } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from '../model/hot-aggregate.ts';
-import type { OpenTimeFigures, OpenTimeResult } from '../run/open-time.ts';
+import type { OpenTimeFigures, OpenTimeResult, ResponderCosts } from '../run/open-time.ts';
 import type { TimerVariant as TimerVariantName } from '../run/timers.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import type { DrainPhase as DrainPhaseName } from '../workload/phases.ts';
@@ -427,6 +427,10 @@ export interface Results {
     readonly open_time_assumptions?: string;
     /** The other long timers, measured as `by_open_seconds` is (`run/open-time.ts`, `TIMER_KINDS`). */
     readonly by_kind?: Readonly<Record<string, OpenTimeFigures>>;
+    /** Looking after the responders: what a retry and a cancellation add per recipient (`run/open-time.ts`). */
+    readonly responders?: ResponderCosts;
+    /** How `responders` was measured. */
+    readonly responders_assumptions?: string;
   };
   readonly sanity: Snake<Sanity>;
 }

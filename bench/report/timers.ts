@@ -115,6 +115,34 @@ export function openTimeSection(r: Results): string[] {
     r.timers.open_time_assumptions ?? '',
     '',
     ...timerKindsSection(r),
+    ...respondersSection(r),
+  ];
+}
+
+/** Looking after the responders (`timers.responders`): a retry and a cancellation, per recipient. */
+function respondersSection(r: Results): string[] {
+  const costs = r.timers.responders;
+  if (!costs) return [];
+  const rows: [string, OpenTimeFigures][] = [
+    ['recipient deadlines only', costs.base],
+    ['+ one round of retries', costs.retry],
+    ['+ cancellation notices', costs.cancellation],
+  ];
+  const per = costs.per_recipient;
+  return [
+    prose`Looking after the responders (\`timers.responders\`), per aggregate of
+      ${costs.recipients_per_aggregate} silent recipients:`,
+    '',
+    ...columns(rows, [
+      ['case', ([name]) => name],
+      ...COUNTS.map(([h, cell]) => [h, ([, row]: [string, OpenTimeFigures]) => cell(row)] as const),
+    ]),
+    '',
+    prose`Per recipient: a retry adds ${usd(per.retry.usd_per_million)} per million
+      (${fmt(per.retry.sqs_calls, 2)} SQS calls, ${fmt(per.retry.read_units, 2)} read and
+      ${fmt(per.retry.write_units, 2)} write units), a cancellation ${usd(per.cancellation.usd_per_million)}
+      per million (${fmt(per.cancellation.sqs_calls, 2)} SQS calls). ${r.timers.responders_assumptions ?? ''}`,
+    '',
   ];
 }
 

@@ -31,7 +31,13 @@ import {
 import { arrivalResults, independentSpanSeconds } from './arrival.ts';
 import { faninWho, perReply, round, roundAll } from './figures.ts';
 import type { HotModelRow } from './hot.ts';
-import { OPEN_TIME_ASSUMPTIONS, type OpenTimeFigures, openTimeResults } from './open-time.ts';
+import {
+  OPEN_TIME_ASSUMPTIONS,
+  type OpenTimeFigures,
+  openTimeResults,
+  RESPONDER_ASSUMPTIONS,
+  type ResponderCosts,
+} from './open-time.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
 import { fitUnits, type NaiveResult } from './scale.ts';
 import {
@@ -71,6 +77,8 @@ export interface Measured {
   readonly openTime?: readonly OpenTimeFigures[];
   /** The other long timers (`open-time.ts`, `TIMER_KINDS`): by kind. */
   readonly timerKinds?: Readonly<Record<string, OpenTimeFigures>>;
+  /** Looking after the responders (`open-time.ts`, `runResponderCosts`): a retry and a cancellation. */
+  readonly responders?: ResponderCosts;
   readonly topology: Parameters<typeof fixedMonthly>[1];
   readonly readmeAtRest: number | undefined;
   readonly naiveHeadline: NaiveResult;
@@ -436,6 +444,9 @@ function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
         }
       : {}),
     ...(input.timerKinds ? { by_kind: input.timerKinds } : {}),
+    ...(input.responders
+      ? { responders: input.responders, responders_assumptions: RESPONDER_ASSUMPTIONS }
+      : {}),
   };
 }
 

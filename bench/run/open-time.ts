@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { makeFanOutHandler, makeSweeperHandler, makeTimerHandler } from '../../functions/handlers.ts';
 import { deprovisionTopology, provisionTopology } from '../../local/provision.ts';
@@ -67,6 +67,8 @@ interface TimerCase {
   readonly openSeconds: number;
   /** When each timer is due, from the aggregates' opening (ms). */
   readonly dueOffsetsMs: readonly number[];
+  /** The request of aggregate `id` (default: a fan-out `none` expecting two replies). */
+  readonly request?: (id: string) => Record<string, unknown>;
 }
 
 function deadlineCase(seconds: number): TimerCase {
@@ -116,6 +118,101 @@ export const TIMER_KINDS = {
   }),
 } as const;
 
+/** Sub-requests per aggregate in the responders' cases: a splitter of ten items to one queue. */
+export const RESPONDER_RECIPIENTS = 10;
+
+/**
+ * Looking after the responders (docs/definitions.md, "Looking after the responders", "Retries"):
+ * the same splitter of ten recipients who never reply, each with a 30 s deadline of its own, with
+ * nothing more, with one round of retries at 10 s, and with cancellation notices when it ends.
+ */
+function respondersCase(variant: 'base' | 'retry' | 'cancellation'): TimerCase {
+  const name = `bench-responders-${variant}`;
+  const target = `benchrcp${randomBytes(3).toString('hex')}`;
+  return {
+    definition: {
+      name,
+      fanOut: { type: 'splitter', itemsPath: '$.items', target },
+      completion: { strategy: 'all' },
+      timeoutSeconds: 60,
+      responders: {
+        timeoutSeconds: 30,
+        ...(variant === 'retry' ? { retry: { attempts: 1, intervalSeconds: 10 } } : {}),
+      },
+      ...(variant === 'cancellation' ? { cancelOutstanding: true } : {}),
+    } as DefinitionInput,
+    openSeconds: 30,
+    dueOffsetsMs: variant === 'retry' ? [10_000, 30_000] : [30_000],
+    request: (id) => ({
+      definition: name,
+      aggregateId: id,
+      items: Array.from({ length: RESPONDER_RECIPIENTS }, (_, i) => ({ item: i })),
+    }),
+  };
+}
+
+/** What one recipient's retry or cancellation adds to an aggregate, per recipient. */
+export interface PerRecipient {
+  readonly usd_per_million: number;
+  readonly sqs_calls: number;
+  readonly invocations: number;
+  readonly timer_fires: number;
+  readonly read_units: number;
+  readonly write_units: number;
+}
+
+/** The responders' cases side by side, and what a retry and a cancellation add per recipient. */
+export interface ResponderCosts {
+  readonly recipients_per_aggregate: number;
+  readonly base: OpenTimeFigures;
+  readonly retry: OpenTimeFigures;
+  readonly cancellation: OpenTimeFigures;
+  readonly per_recipient: { readonly retry: PerRecipient; readonly cancellation: PerRecipient };
+}
+
+/** Runs the responders' three cases on their own topologies. */
+export async function runResponderCosts(connection: Connection, prices: Prices): Promise<ResponderCosts> {
+  const base = await measureOne(connection, prices, respondersCase('base'));
+  const retry = await measureOne(connection, prices, respondersCase('retry'));
+  const cancellation = await measureOne(connection, prices, respondersCase('cancellation'));
+  return responderCosts(base, retry, cancellation);
+}
+
+/** What `with` adds over `base`, per recipient (both per aggregate of {@link RESPONDER_RECIPIENTS}). */
+export function responderCosts(
+  base: OpenTimeFigures,
+  retry: OpenTimeFigures,
+  cancellation: OpenTimeFigures,
+): ResponderCosts {
+  const over = (added: OpenTimeFigures): PerRecipient => {
+    const per = (a: number, b: number) => round((a - b) / RESPONDER_RECIPIENTS, 3);
+    return {
+      usd_per_million: per(added.usd_per_million_aggregates, base.usd_per_million_aggregates),
+      sqs_calls: per(added.sqs_calls, base.sqs_calls),
+      invocations: per(added.invocations, base.invocations),
+      timer_fires: per(added.timer_fires, base.timer_fires),
+      read_units: per(added.read_units, base.read_units),
+      write_units: per(added.write_units, base.write_units),
+    };
+  };
+  return {
+    recipients_per_aggregate: RESPONDER_RECIPIENTS,
+    base,
+    retry,
+    cancellation,
+    per_recipient: { retry: over(retry), cancellation: over(cancellation) },
+  };
+}
+
+/** How the responders' cases were measured. */
+export const RESPONDER_ASSUMPTIONS = prose`Ten aggregates per case, each a splitter of ten recipients on one
+    queue who never reply, each recipient with a 30 s deadline of its own (the aggregate's is 60 s), so every
+    case ends all-settled at 30 s; on a virtual clock, the handlers and the emulators real. retry adds one round
+    at 10 s (ten sub-requests sent again in one SendMessageBatch, the round's timer, reads of the aggregate and
+    its stored request, the round's record, and the request kept at open); cancellation adds the notices to the
+    ten recipients when the aggregate ends. Per recipient = (case − base) / 10: the best case of one queue
+    for all ten; with a queue each, a retry or a notice costs one SendMessageBatch of its own.`;
+
 /** Runs {@link TIMER_KINDS} on their own topologies; returns the figures by kind. */
 export async function runTimerKinds(
   connection: Connection,
@@ -155,6 +252,12 @@ async function openTimeRig(connection: Connection, definition: DefinitionInput):
   const setup = createClients(connection);
   const setupPair = { sqs: setup.sqs, dynamo: setup.dynamoDb };
   const provisioned = await provisionTopology(topology, setupPair);
+  // A splitter's target: the responders' queue (theirs, not the deployment's).
+  const fanOut = definition.fanOut;
+  const targetUrl =
+    fanOut?.type === 'splitter'
+      ? (await setup.sqs.send(new CreateQueueCommand({ QueueName: fanOut.target }))).QueueUrl
+      : undefined;
   const meter = new Meter();
   const fanin = createClients(connection);
   const label = new Map<string, string>();
@@ -208,7 +311,11 @@ async function openTimeRig(connection: Connection, definition: DefinitionInput):
       meter.add('sqs.received|esm|std', messages);
     },
     look,
-    stop: () => deprovisionTopology(provisioned, setupPair).catch(() => undefined),
+    stop: async () => {
+      if (targetUrl)
+        await setup.sqs.send(new DeleteQueueCommand({ QueueUrl: targetUrl })).catch(() => undefined);
+      await deprovisionTopology(provisioned, setupPair).catch(() => undefined);
+    },
   };
 }
 
@@ -288,7 +395,8 @@ async function measureOne(
     rig.sent.count = 0;
     const openedAt = clock.now;
     const ids = Array.from({ length: AGGREGATES }, (_, i) => `open-${seconds}-${i}`);
-    const request = (id: string) => ({ definition: definition.name, aggregateId: id, expected: 2 });
+    const request =
+      timerCase.request ?? ((id: string) => ({ definition: definition.name, aggregateId: id, expected: 2 }));
     await rig.fanOut({ Records: ids.map((id, i) => record(`req-${i}`, request(id), clock.now)) });
     rig.esm('ingress', ids.length);
     const run = await runUntilClosed(rig, ids, sweepTimes(openedAt, timerCase.dueOffsetsMs));
