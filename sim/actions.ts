@@ -14,7 +14,7 @@ export interface Action {
   /** What the ledger needs beyond the body: the aggregate and reply it is meant for. */
   readonly aggregateId?: string;
   readonly replyId?: string;
-  readonly kind: 'request' | 'reply' | 'control' | 'event';
+  readonly kind: 'request' | 'reply' | 'heartbeat' | 'control' | 'event';
 }
 
 /** A body every reply carries: a value, scores, and a secret naming its aggregate and reply. */

@@ -1,6 +1,15 @@
 import type { Definition, DefinitionInput } from '../shared/engine/definition.ts';
 import { parseDefinitions } from '../shared/engine/definition.ts';
-import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } from './ledger.ts';
+import {
+  canonical,
+  groupBy,
+  idOf,
+  type Ledger,
+  type Publication,
+  type ReplyEvent,
+  type SentInput,
+} from './ledger.ts';
+import { checkResponders } from './responder-invariants.ts';
 
 /**
  * The properties every run must keep, checked on its ledger once it reached quiescence
@@ -45,7 +54,9 @@ import { idOf, type Ledger, type Publication, type ReplyEvent, type SentInput } 
  *   definition cancels, a sub-request with its reply id was sent to that same queue (or, a fan-out
  *   having crashed between marking it asked and sending it, the result does not say it was never
  *   asked), no reply of it was stored while the aggregate was open, it is no member of the result;
- *   and a recipient gets two notices only when a fault touched an invocation that sent one.
+ *   and a recipient gets two notices only when a fault touched an invocation that sent one;
+ * - the responder invariants of sim/responder-invariants.ts (`retry-same`, `retry-bounded`,
+ *   `retry-unanswered`, `retry-before-seal`, `heartbeat-not-member`, `recipient-deadline`).
  */
 export interface Violation {
   readonly invariant: string;
@@ -192,6 +203,9 @@ export function checkInvariants(
     if (definition !== undefined) {
       const strategy = definition.completion.strategy;
       const allowed = [...(COMPLETED_BY[strategy] ?? []), ...ALWAYS];
+      // Recipients with deadlines of their own settle as timed out: all may then be settled.
+      const own = definition.responders?.timeoutSeconds ?? definition.responders?.timeouts;
+      if (own !== undefined && allowed.includes('all-arrived')) allowed.push('all-settled');
       if (typeof output.completedBy === 'string' && !allowed.includes(output.completedBy)) {
         fail(
           'one-definition',
@@ -385,6 +399,7 @@ export function checkInvariants(
     }
   }
   checkCancellations(ledger, definitions, results, fail);
+  checkResponders(ledger, definitions, results, fail);
   for (const rewrite of ledger.rewrites) {
     fail(
       'recorded-once',
@@ -531,43 +546,6 @@ function parse(text: string): Output | undefined {
 
 function aggregateIdOf(o: Output): string | undefined {
   return typeof o.aggregateId === 'string' ? o.aggregateId : undefined;
-}
-
-/** A JSON text in one spelling, so two copies of one value compare equal. */
-function canonical(value: unknown): string {
-  const parsed = typeof value === 'string' ? safeParse(value) : value;
-  return JSON.stringify(sortKeys(parsed));
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
-    );
-  }
-  return value;
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const map = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = map.get(k) ?? [];
-    list.push(item);
-    map.set(k, list);
-  }
-  return map;
 }
 
 function dedupe(violations: Violation[]): Violation[] {

@@ -7,7 +7,7 @@
 
 /** An input message a producer, responder or operator sent. */
 export interface SentInput {
-  readonly kind: 'request' | 'reply' | 'control' | 'event';
+  readonly kind: 'request' | 'reply' | 'heartbeat' | 'control' | 'event';
   readonly messageId: string;
   readonly at: number;
   readonly body: string;
@@ -40,6 +40,13 @@ export interface ResponderSend {
   /** The invocation that sent it (the scheduler's task id). */
   readonly taskId: number;
   readonly task: string;
+  /** When that invocation started (virtual time): it read the aggregate after this. */
+  readonly taskStartedAt: number;
+  /** A sub-request's attempt (`fanin-attempt`; 1 when absent, the first send). */
+  readonly attempt: number;
+  /** The message body and the reply queue it names (`fanin-reply-to`), as sent. */
+  readonly body: string;
+  readonly replyTo?: string;
 }
 
 /** One copy of an output, as published. */
@@ -146,4 +153,42 @@ export function idOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A JSON text in one spelling, so two copies of one value compare equal. */
+export function canonical(value: unknown): string {
+  const parsed = typeof value === 'string' ? safeParse(value) : value;
+  return JSON.stringify(sortKeys(parsed));
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/** Items by a key, each group in the items' order. */
+export function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = map.get(k) ?? [];
+    list.push(item);
+    map.set(k, list);
+  }
+  return map;
 }

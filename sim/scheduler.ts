@@ -17,6 +17,8 @@ export interface Task {
   readonly name: string;
   /** Milliseconds its clock is ahead of (or behind) virtual time. */
   readonly skew: number;
+  /** The virtual time it was spawned at: every read it makes comes after it. */
+  readonly startedAt: number;
   /** Abandoned at an AWS call: no call of it is ever applied or answered again. */
   crashed: boolean;
   /**
@@ -167,6 +169,7 @@ export class Scheduler {
       id: this.seq,
       name,
       skew,
+      startedAt: this.now,
       crashed: false,
       done: false,
       calm,

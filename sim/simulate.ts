@@ -17,12 +17,39 @@ export interface SeedResult {
   readonly calls: number;
   readonly tasks: number;
   readonly aggregates: number;
+  /** How much of looking after the responders the run exercised. */
+  readonly responders: ResponderCounts;
   /** The full trace, when asked for. */
   readonly trace?: readonly string[];
   /** Every output published, in order, when the trace was asked for. */
   readonly publications?: readonly { channel: string; at: number; text: string }[];
   /** A handler that threw something other than an SDK error, if any (a bug in the simulation or fanin). */
   readonly error?: string;
+}
+
+/** Retries and cancellation notices sent, heartbeats sent, and recipients a result says timed out. */
+export interface ResponderCounts {
+  retries: number;
+  heartbeats: number;
+  timedOut: number;
+  notices: number;
+}
+
+/** What a run's ledger shows of looking after the responders. */
+export function responderCounts(ledger: World['ledger']): ResponderCounts {
+  let timedOut = 0;
+  for (const p of ledger.publications) {
+    if (!p.text.includes('"timed-out"')) continue;
+    const output = JSON.parse(p.text) as { id?: string; recipients?: { fate: string }[] };
+    if (output.id?.endsWith('/result') !== true || p.channel === 'events') continue;
+    timedOut += (output.recipients ?? []).filter((r) => r.fate === 'timed-out').length;
+  }
+  return {
+    retries: ledger.asked.filter((s) => s.attempt >= 2).length,
+    heartbeats: ledger.inputs.filter((i) => i.kind === 'heartbeat').length,
+    timedOut,
+    notices: ledger.cancellations.length,
+  };
 }
 
 /** Runs one seed to quiescence and checks every invariant. */
@@ -56,6 +83,7 @@ export async function simulateSeed(
     calls: world.scheduler.counts.calls,
     tasks: world.scheduler.counts.tasks,
     aggregates,
+    responders: responderCounts(world.ledger),
     ...(world.scheduler.trace.lines
       ? { trace: world.scheduler.trace.lines, publications: world.ledger.publications }
       : {}),
@@ -73,6 +101,7 @@ export interface Summary {
   faults: FaultCounts;
   calls: number;
   aggregates: number;
+  responders: ResponderCounts;
 }
 
 /** A fresh summary. */
@@ -86,6 +115,7 @@ export function emptySummary(): Summary {
     faults: noFaults(),
     calls: 0,
     aggregates: 0,
+    responders: { retries: 0, heartbeats: 0, timedOut: 0, notices: 0 },
   };
 }
 
@@ -96,6 +126,8 @@ export function add(summary: Summary, result: SeedResult): void {
   summary.traces.add(result.traceHash);
   summary.calls += result.calls;
   summary.aggregates += result.aggregates;
+  for (const kind of ['retries', 'heartbeats', 'timedOut', 'notices'] as const)
+    summary.responders[kind] += result.responders[kind];
   for (const kind of FAULT_KINDS) summary.faults[kind] += result.faults[kind];
   if (result.violations.length > 0) summary.failures.push(result);
 }

@@ -25,6 +25,10 @@ export interface ResponderPolicy {
   readonly failure: number;
   readonly silent: number;
   readonly late: number;
+  /** A looked-after sub-request's attempt lost (a retry may reach the responder again). */
+  readonly lost: number;
+  /** A looked-after responder thinking up to twice its own deadline, heartbeating if it may. */
+  readonly slow: number;
 }
 
 /** One run's workload. */
@@ -44,17 +48,74 @@ function timeout(random: Random): number {
   return random.pick([5, 20, 60, 300, 900]);
 }
 
+/**
+ * A definition's `responders` (docs/definitions.md, "Looking after the responders"), drawn
+ * within what the definition checks allow: an own deadline of a fifth to a half of the
+ * aggregate's (one value, or per bank of a recipient list), heartbeats, retries whose first
+ * round comes before the longest own deadline, and sometimes a request's own deadline bounds.
+ */
+function lookAfter(
+  random: Random,
+  timeoutSeconds: number,
+  recipients: readonly string[] | undefined,
+): Pick<DefinitionInput, 'responders' | 'requestParameters'> {
+  const own = Math.max(2, Math.round(timeoutSeconds * random.pick([0.2, 0.5])));
+  const byBank = recipients !== undefined && random.chance(0.3);
+  const timeouts = byBank
+    ? Object.fromEntries(recipients.map((r) => [r, random.between(2, own)]))
+    : undefined;
+  const longest = timeouts ? Math.max(...Object.values(timeouts)) : own;
+  const heartbeatSeconds = random.chance(0.5) ? Math.max(1, Math.round(own / 2)) : undefined;
+  const retry = random.chance(0.8)
+    ? {
+        attempts: random.between(1, 3),
+        intervalSeconds: Math.max(1, Math.floor(longest / random.pick([2, 3, 4]))),
+        ...(random.chance(0.5) ? { backoffRate: random.pick([1, 1.5, 2]) } : {}),
+      }
+    : undefined;
+  const bounds = !byBank && random.chance(0.4);
+  return {
+    responders: {
+      ...(timeouts ? { timeouts } : { timeoutSeconds: own }),
+      ...(heartbeatSeconds !== undefined ? { heartbeatSeconds } : {}),
+      ...(retry ? { retry } : {}),
+    },
+    ...(bounds
+      ? { requestParameters: { recipientTimeoutSeconds: { min: 1, max: timeoutSeconds - 1 } } }
+      : {}),
+  };
+}
+
 /** The catalogue: each entry makes one definition (its name is fixed, its settings drawn). */
 const CATALOGUE: Record<string, (random: Random, bus: boolean) => DefinitionInput> = {
-  split: (random, bus) => ({
-    name: 'split',
-    fanOut: { type: 'splitter', itemsPath: '$.items', target: TARGETS[0] },
-    completion: { strategy: 'all' },
-    timeoutSeconds: timeout(random),
-    ...(random.chance(0.5) ? { toleratedFailureCount: random.between(0, 2) } : {}),
-    writeShards: random.pick([1, 1, 2, 4]),
-    outputs: { eventBridge: bus && random.chance(0.5) },
-  }),
+  split: (random, bus) => {
+    const timeoutSeconds = timeout(random);
+    return {
+      name: 'split',
+      fanOut: { type: 'splitter', itemsPath: '$.items', target: TARGETS[0] },
+      completion: { strategy: 'all' },
+      timeoutSeconds,
+      ...(random.chance(0.5) ? { toleratedFailureCount: random.between(0, 2) } : {}),
+      writeShards: random.pick([1, 1, 2, 4]),
+      outputs: { eventBridge: bus && random.chance(0.5) },
+      ...(random.chance(0.3) ? lookAfter(random, timeoutSeconds, undefined) : {}),
+    };
+  },
+  // The loan broker that looks after its banks: deadlines of their own, heartbeats, retries.
+  banks: (random, bus) => {
+    const timeoutSeconds = random.pick([20, 60, 300]);
+    return {
+      name: 'banks',
+      fanOut: { type: 'recipient-list', recipients: [...TARGETS] },
+      completion: random.chance(0.5) ? { strategy: 'all' } : { strategy: 'count', count: 2 },
+      timeoutSeconds,
+      ...(random.chance(0.3) ? { toleratedFailureCount: 1 } : {}),
+      writeShards: random.pick([1, 2]),
+      outputs: { eventBridge: bus && random.chance(0.5) },
+      ...(random.chance(0.5) ? { cancelOutstanding: true } : {}),
+      ...lookAfter(random, timeoutSeconds, TARGETS),
+    };
+  },
   list: (random, bus) => {
     // A count of 2 of the 3 banks ends early: the third is sent a cancellation notice.
     const byCount = random.chance(0.5);
@@ -187,6 +248,7 @@ export function drawWorkload(
       replyPartitions,
       bucket,
       big: options.big ?? false,
+      definition: definitions.find((d) => d.name === name),
     });
   }
   // Operators and external systems, racing whatever is open.
@@ -234,6 +296,8 @@ export function drawWorkload(
     failure: random.pick([0, 0.05, 0.2]),
     silent: random.pick([0, 0.02, 0.1]),
     late: random.pick([0, 0.05]),
+    lost: random.pick([0.1, 0.3, 0.5]),
+    slow: random.pick([0.1, 0.3]),
   };
   return {
     definitions,
@@ -258,6 +322,7 @@ function makeAggregate(
     replyPartitions: number;
     bucket: boolean;
     big: boolean;
+    definition: DefinitionInput | undefined;
   },
 ): void {
   const { name, at, id, actions } = options;
@@ -314,13 +379,18 @@ function makeAggregate(
     const huge = options.big && random.chance(0.1);
     expected = huge ? random.between(129, 160) : random.between(1, 5);
     request.items = Array.from({ length: expected }, (_, i) => ({ sku: `s${i}` }));
-  } else if (name === 'list' || name === 'override') {
+  } else if (name === 'list' || name === 'override' || name === 'banks') {
     expected = 3;
     request.payload = { amount: random.between(1, 9) };
   } else {
     const huge = name === 'first' && options.big && random.chance(0.05);
     expected = huge ? 300 : random.between(1, 4);
     request.expected = expected;
+  }
+  if (options.definition?.requestParameters?.recipientTimeoutSeconds !== undefined && random.chance(0.5)) {
+    // The request's own deadline for its recipients, at and between the bounds.
+    const max = options.definition.requestParameters.recipientTimeoutSeconds.max;
+    request.parameters = { recipientTimeoutSeconds: random.pick([1, Math.ceil(max / 3), max]) };
   }
   if (name === 'params') {
     request.parameters = random.chance(0.5)

@@ -13,6 +13,8 @@ import { createContext } from '../shared/app.ts';
 import type { RuntimeConfig } from '../shared/config.ts';
 import { CancellationAttribute } from '../shared/engine/cancellation.ts';
 import { AggregateStatus } from '../shared/engine/constants.ts';
+import { HEARTBEAT_ATTRIBUTE } from '../shared/engine/responders.ts';
+import { ATTEMPT_ATTRIBUTE } from '../shared/engine/retries.ts';
 import {
   describeTopology,
   OUTPUT_ROLES,
@@ -94,6 +96,8 @@ export class World {
   public readonly topology: Topology;
   public readonly storage: Storage;
   public readonly models: Models;
+  /** The definitions that look after their responders: each one's longest own deadline and heartbeat interval. */
+  private readonly lookedAfter = new Map<string, { ownSeconds: number; heartbeatSeconds?: number }>();
   public readonly config: RuntimeConfig;
   private readonly consumers: Consumer[] = [];
   private readonly byUrl = new Map<string, Consumer>();
@@ -116,6 +120,17 @@ export class World {
       scenarios: new Random(this.seed, SCENARIO_STREAM),
     });
     this.profile = drawProfile(this.random, START);
+    for (const definition of this.workload.definitions) {
+      const responders = definition.responders;
+      if (responders === undefined) continue;
+      const own = Math.max(responders.timeoutSeconds ?? 0, ...Object.values(responders.timeouts ?? {}));
+      this.lookedAfter.set(definition.name, {
+        ownSeconds: own > 0 ? own : (definition.timeoutSeconds ?? 60),
+        ...(responders.heartbeatSeconds !== undefined
+          ? { heartbeatSeconds: responders.heartbeatSeconds }
+          : {}),
+      });
+    }
     this.topology = describeTopology({
       prefix: 'sim',
       definitions: this.workload.definitions,
@@ -318,7 +333,9 @@ export class World {
       };
       const aggregateId = attribute('fanin-aggregate-id');
       const replyId = attribute('fanin-reply-id');
-      if (aggregateId === undefined || replyId === undefined) continue;
+      // A heartbeat is no reply: its arrival says nothing of when its recipient's reply came.
+      if (aggregateId === undefined || replyId === undefined || attribute(HEARTBEAT_ATTRIBUTE) !== undefined)
+        continue;
       const event = this.replyEvent(aggregateId, replyId, attribute('fanin-failure') !== undefined);
       // A receive's SentTimestamp; the event source's batch comes from the store with its SentAt.
       const sent = Number(m.Attributes?.SentTimestamp ?? m.SentAt);
@@ -468,7 +485,12 @@ export class World {
   /** The paced bulk responder's queue (scenario `bulk`), when the run has one. */
   private bulkUrl: string | undefined;
 
-  /** A responder: takes what its queue holds and answers each sub-request by the policy. */
+  /**
+   * A responder: takes what its queue holds and answers each sub-request by the policy. One of a
+   * definition that looks after its responders (`responders`) may also lose an attempt (a retry
+   * may then reach it), think past its own deadline, and send heartbeats while it thinks (some
+   * naming a reply id that is no recipient, all with a body that looks like a reply).
+   */
   private respond(url: string): void {
     if (url === this.bulkUrl) {
       this.respondPaced(url);
@@ -485,13 +507,21 @@ export class World {
       }
       const { attributes, aggregateId, replyId, replyTo } = this.takeSubRequest(url, m);
       if (replyTo === undefined || this.random.chance(policy.silent)) continue;
+      const looked = this.lookedAfter.get(attributes['fanin-definition'] ?? '');
+      if (looked !== undefined && this.random.chance(policy.lost)) continue;
+      const think =
+        looked !== undefined && this.random.chance(policy.slow)
+          ? this.random.between(500, looked.ownSeconds * 2000)
+          : 0;
+      if (think > 0 && looked?.heartbeatSeconds !== undefined && this.random.chance(0.7))
+        this.heartbeats(attributes, { aggregateId, replyId, replyTo }, think, looked.heartbeatSeconds);
       const failure = this.random.chance(policy.failure);
       const copies = this.random.chance(policy.duplicate) ? 2 : 1;
       const late = this.random.chance(policy.late);
       let body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
       for (let c = 0; c < copies + (this.random.chance(policy.differentBody) ? 1 : 0); c += 1) {
         if (c === copies) body = JSON.stringify(replyBody(this.random, aggregateId, replyId));
-        const delay = late ? this.random.between(60_000, 1_200_000) : this.random.between(1, 3000);
+        const delay = think + (late ? this.random.between(60_000, 1_200_000) : this.random.between(1, 3000));
         const sent = body;
         const replyAttributes = failure ? { ...attributes, 'fanin-failure': 'responder down' } : attributes;
         this.scheduler.at(this.scheduler.now + delay, () =>
@@ -508,6 +538,38 @@ export class World {
       }
     }
     this.wake(url, 0);
+  }
+
+  /**
+   * A responder thinking for `thinkMs` sends heartbeats to its reply queue every 30-100 % of the
+   * heartbeat interval until then: each with a body like a reply's, so one taken for a reply would
+   * show in a result. One in twenty names a reply id that is no recipient.
+   */
+  private heartbeats(
+    attributes: Readonly<Record<string, string>>,
+    to: { aggregateId: string; replyId: string; replyTo: string },
+    thinkMs: number,
+    heartbeatSeconds: number,
+  ): void {
+    let at = 0;
+    for (let beat = 0; beat < 20; beat += 1) {
+      at += this.random.between(heartbeatSeconds * 300, heartbeatSeconds * 1000);
+      if (at >= thinkMs) return;
+      const replyId = this.random.chance(0.05) ? '97' : to.replyId;
+      const body = JSON.stringify(replyBody(this.random, to.aggregateId, replyId));
+      const beatAttributes = { ...attributes, 'fanin-reply-id': replyId, [HEARTBEAT_ATTRIBUTE]: '1' };
+      this.scheduler.at(this.scheduler.now + at, () =>
+        this.send({
+          at: 0,
+          queue: this.partitionOf(to.replyTo),
+          body,
+          attributes: beatAttributes,
+          aggregateId: to.aggregateId,
+          replyId,
+          kind: 'heartbeat',
+        }),
+      );
+    }
   }
 
   /** A responder takes a sub-request off its queue: its fanin attributes, recorded in the ledger. */
@@ -710,6 +772,12 @@ export class World {
       afterPublications: this.ledger.publications.length,
       taskId: call.task.id,
       task: call.task.name,
+      taskStartedAt: call.task.startedAt,
+      attempt: Number(attributes[ATTEMPT_ATTRIBUTE]?.StringValue ?? 1),
+      body: this.storage.resolve(entry.MessageBody as string, attributes),
+      ...(attributes['fanin-reply-to']?.StringValue !== undefined
+        ? { replyTo: attributes['fanin-reply-to'].StringValue }
+        : {}),
     };
     if (attributes[CancellationAttribute.CANCELLED] !== undefined) this.ledger.cancellations.push(send);
     else this.ledger.asked.push(send);

@@ -26,14 +26,20 @@ describe('the deterministic simulation', () => {
     expect(shapes.size).toBe(3);
   });
 
-  it('keeps every invariant over its fixed seeds', { timeout: 120_000 }, async () => {
+  it('keeps every invariant over its fixed seeds, retries, heartbeats, recipient deadlines and notices among them', {
+    timeout: 120_000,
+  }, async () => {
     const failures: string[] = [];
+    const exercised = { retries: 0, heartbeats: 0, timedOut: 0, notices: 0 };
     for (const seed of SEEDS) {
       const result = await simulateSeed(seed);
       for (const v of result.violations) {
         failures.push(`seed ${seed} [${v.invariant}] ${v.aggregateId ?? ''}: ${v.detail.slice(0, 300)}`);
       }
+      for (const kind of Object.keys(exercised) as (keyof typeof exercised)[])
+        exercised[kind] += result.responders[kind];
     }
     expect(failures).toEqual([]);
+    for (const count of Object.values(exercised)) expect(count).toBeGreaterThan(0);
   });
 });

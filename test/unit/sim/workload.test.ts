@@ -31,6 +31,35 @@ describe('drawWorkload', () => {
     }
   });
 
+  it('draws definitions that look after their responders, and requests that set their deadline within its bounds', () => {
+    let deadlines = 0;
+    let retries = 0;
+    let heartbeats = 0;
+    let byBank = 0;
+    let requested = 0;
+    for (const w of workloads()) {
+      for (const d of w.definitions) {
+        const responders = d.responders;
+        if (responders === undefined) continue;
+        if (responders.timeoutSeconds !== undefined) deadlines += 1;
+        if (responders.timeouts !== undefined) byBank += 1;
+        if (responders.retry !== undefined) retries += 1;
+        if (responders.heartbeatSeconds !== undefined) heartbeats += 1;
+        const bounds = d.requestParameters?.recipientTimeoutSeconds;
+        for (const a of w.actions) {
+          if (a.kind !== 'request' || !a.body.includes(`"definition":"${d.name}"`)) continue;
+          const own = (JSON.parse(a.body) as { parameters?: { recipientTimeoutSeconds?: number } }).parameters
+            ?.recipientTimeoutSeconds;
+          if (own === undefined) continue;
+          requested += 1;
+          expect(bounds).toBeDefined();
+          expect(own >= (bounds?.min ?? 0) && own <= (bounds?.max ?? 0)).toBe(true);
+        }
+      }
+    }
+    for (const count of [deadlines, retries, heartbeats, byBank, requested]) expect(count).toBeGreaterThan(5);
+  });
+
   it('orders its actions in time and sends each to ingress, control or one of its reply partitions', () => {
     for (const w of workloads()) {
       expect(w.replyPartitions >= 1 && w.replyPartitions <= 3).toBe(true);
