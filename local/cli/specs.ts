@@ -139,7 +139,7 @@ export const list: CommandSpec = {
     "Reads the state table's `due` index (keys only), then each active aggregate. It shows up to --limit aggregates\n" +
     '(100 by default); when there are more it ends with the command that shows the next page (--cursor). With\n' +
     '--publish, also sends the control command `list`, which publishes one page (up to 100) to the status output\n' +
-    '(seed 002: publish the list of active aggregates), with `next` when there are more.',
+    '(the list of active aggregates), with `next` when there are more.',
   options: {
     definition: { type: 'string', placeholder: 'name', description: 'only this definition' },
     limit: { type: 'string', placeholder: 'n', description: 'aggregates a page shows (1-1000, default 100)' },

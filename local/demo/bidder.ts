@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { between, demoProcess } from './common.ts';
 
 /**
- * A bidder of the auction demo (seed 002's self-starting aggregator): there is no request; the
+ * A bidder of the auction demo (a self-starting aggregator, as in the Aggregator pattern's auction): there is no request; the
  * first bid on a lot opens its auction, and every bid is correlated by its `auctionId`. Bids go to
  * the reply destination through the client library, with affinity by auction id so one auction's
  * bids share a partition. With `--late-ms`, one more bid is sent after the auction has closed: it

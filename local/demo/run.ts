@@ -45,14 +45,14 @@ const TSX = import.meta.resolve('tsx');
  * other teams' services would be), and a consumer of fanin's outputs in the runtime, which prints
  * every aggregate as it ends.
  *
- * - `loan`: seed 002's loan broker. Five bank processes with their own rates and latencies; a
+ * - `loan`: the Aggregator pattern's loan broker. Five bank processes with their own rates and latencies; a
  *   producer asks for three quotes. A rate at or under 3.5% completes a quote at once (time-out
  *   with override); otherwise the best quote so far is taken once every bank has answered or
  *   passed its own 8 s (the slow bank-5 buys time with heartbeats, up to the 10 s deadline), with
  *   the banks that did not answer listed as missing, and their quotes arriving later are reported
  *   as late. bank-4 loses the second loan's sub-request and answers fanin's retry at 3 s; the banks
  *   still working when a loan is decided get a cancellation notice.
- * - `auction`: seed 002's auction. Three bidder processes bid on two lots; the first bid opens each
+ * - `auction`: the Aggregator pattern's auction. Three bidder processes bid on two lots; the first bid opens each
  *   auction (self-starting), bids are correlated by auction id, the highest bid at the close wins,
  *   and a bid after the close is late.
  *

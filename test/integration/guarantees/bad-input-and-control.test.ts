@@ -5,7 +5,7 @@ import { FaninUnderTest, takeAll } from '../../support/fanin.ts';
 
 /**
  * Bad input never blocks a queue and is never lost: it lands on the error output with its reason
- * and the original message. The control bus (seed 002's control channel) purges, lists,
+ * and the original message. The control bus (the Aggregator pattern's control channel) purges, lists,
  * completes and changes runtime parameters.
  */
 describe('bad input', () => {

@@ -13,7 +13,7 @@ export function aDefinition(overrides: Partial<DefinitionInput> = {}): Definitio
   return parseDefinition({ name: 'orders', completion: { strategy: 'all' }, ...overrides });
 }
 
-/** The loan broker of seed 002: wait for the banks' quotes, or stop early on a rate at or below 3. */
+/** The Aggregator pattern's loan broker: wait for the banks' quotes, or stop early on a rate at or below 3. */
 export function anOverrideDefinition(
   completion: Partial<Extract<DefinitionInput['completion'], { strategy: 'override' }>> = {},
 ): Definition {
@@ -30,7 +30,7 @@ export function anOverrideDefinition(
   });
 }
 
-/** The auction of seed 002: a self-starting aggregate keyed by the auction id. */
+/** The Aggregator pattern's auction: a self-starting aggregate keyed by the auction id. */
 export function anAuctionDefinition(overrides: Partial<DefinitionInput> = {}): Definition {
   return aDefinition({
     name: 'auction',
