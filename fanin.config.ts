@@ -15,7 +15,7 @@ export default defineConfig({
   responderQueues: ['bank-1', 'bank-2', 'bank-3', 'bank-4', 'bank-5'],
   definitions: (prefix) => [
     {
-      // Seed 002's loan broker (Scatter-Gather): a recipient list to five banks, the lowest rate
+      // The Aggregator pattern's loan broker (Scatter-Gather): a recipient list to five banks, the lowest rate
       // wins, and a rate at or under 3.5% completes at once (time-out with override); otherwise
       // the best rate so far is taken at the deadline, with the banks that did not answer listed.
       name: 'loan-broker',
@@ -56,7 +56,7 @@ export default defineConfig({
       responders: { timeoutSeconds: 8, heartbeatSeconds: 4, retry: { attempts: 1, intervalSeconds: 3 } },
     },
     {
-      // Seed 002's auction: self-starting (the first bid opens it), bids correlated by auction id,
+      // The Aggregator pattern's auction: self-starting (the first bid opens it), bids correlated by auction id,
       // the highest bid when the auction closes wins; a bid after the close is late.
       name: 'auction',
       mode: 'self-starting',

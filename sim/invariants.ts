@@ -205,7 +205,8 @@ export function checkInvariants(
       const allowed = [...(COMPLETED_BY[strategy] ?? []), ...ALWAYS];
       // Recipients with deadlines of their own settle as timed out: all may then be settled.
       const own = definition.responders?.timeoutSeconds ?? definition.responders?.timeouts;
-      if (own !== undefined && allowed.includes('all-arrived')) allowed.push('all-settled');
+      if (own !== undefined)
+        allowed.push(...(allowed.includes('all-arrived') ? ['all-settled'] : []), 'responders-settled');
       if (typeof output.completedBy === 'string' && !allowed.includes(output.completedBy)) {
         fail(
           'one-definition',

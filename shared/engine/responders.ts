@@ -71,11 +71,29 @@ export function recipientDeadline(header: RespondersHeader, replyId: string): nu
   return end === undefined ? due : Math.min(due, end);
 }
 
+/**
+ * The deadline that settles recipient `replyId` on its own (epoch ms): its {@link recipientDeadline}
+ * when that comes before the aggregate's own end; `undefined` when it has none, or when the
+ * aggregate's deadline (or the end of its allowed life) comes first or at the same time: then it
+ * is the aggregate's deadline that decides, as for an aggregate without recipient deadlines, and
+ * the recipient is not timed out on its own.
+ *
+ * @example
+ * // 10 s aggregate deadline, 8 s per recipient, a heartbeat at 7 s extends by 4 s: capped at 10 s
+ * ownDeadline({ openedAt: 0, params: { timeoutSeconds: 10, recipientTimeoutSeconds: 8,
+ *   heartbeatSeconds: 4 }, beats: { '0': 7_000 } }, '0'); // undefined
+ */
+export function ownDeadline(header: RespondersHeader, replyId: string): number | undefined {
+  const due = recipientDeadline(header, replyId);
+  const end = endOf(header);
+  return due !== undefined && (end === undefined || due < end) ? due : undefined;
+}
+
 /** Who of an aggregate's recipients is settled at a time, and when the next one falls due. */
 export interface Settlement {
-  /** Recipients with no reply whose deadline has passed, in reply-id order. */
+  /** Recipients with no reply whose own deadline ({@link ownDeadline}) has passed, in reply-id order. */
   readonly timedOut: readonly string[];
-  /** Whether every recipient has replied (failed or not) or passed its deadline. */
+  /** Whether every recipient has replied (failed or not) or passed its own deadline. */
   readonly allSettled: boolean;
   /** The earliest deadline after `at` of a recipient that has not replied, if any. */
   readonly nextDue?: number;
@@ -95,7 +113,7 @@ export function settlementAt(header: RespondersHeader, replied: ReadonlySet<stri
   for (let index = 0; index < expected; index += 1) {
     const replyId = String(index);
     if (replied.has(replyId)) continue;
-    const due = recipientDeadline(header, replyId);
+    const due = ownDeadline(header, replyId);
     if (due !== undefined && due <= at) {
       timedOut.push(replyId);
       continue;
@@ -125,8 +143,9 @@ export interface RecipientFate {
   readonly replyId: string;
   /**
    * `replied`, `failed` (its reply carried `fanin-failure`), `timed-out` (its own deadline passed
-   * with no reply), `no-reply` (none by the time the aggregate was decided, its deadline not yet
-   * passed or none of its own), `not-asked` (its sub-request was never sent).
+   * with no reply, before the aggregate's), `no-reply` (none by the time the aggregate was
+   * decided, its own deadline not passed, or none of its own before the aggregate's),
+   * `not-asked` (its sub-request was never sent).
    */
   readonly fate: 'replied' | 'failed' | 'timed-out' | 'no-reply' | 'not-asked';
   /** Its own deadline (epoch ms), heartbeats included, when it has one. */
@@ -156,6 +175,7 @@ export function recipientFates(
     const replyId = String(index);
     const member = byId.get(replyId);
     const deadline = recipientDeadline(header, replyId);
+    const own = ownDeadline(header, replyId);
     const beat = header.beats?.[replyId];
     const retries = header.retried?.[replyId];
     const fate: RecipientFate['fate'] = member
@@ -164,7 +184,7 @@ export function recipientFates(
         : 'failed'
       : header.askedUpTo !== undefined && index >= header.askedUpTo
         ? 'not-asked'
-        : deadline !== undefined && deadline <= at
+        : own !== undefined && own <= at
           ? 'timed-out'
           : 'no-reply';
     fates.push({

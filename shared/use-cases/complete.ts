@@ -9,7 +9,7 @@ import type { ExpressionLimits } from '../engine/expression.ts';
 import { keepsRequest } from '../engine/keeps-request.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { resultId } from '../engine/output-ids.ts';
-import { recipientDeadline, recipientFates } from '../engine/responders.ts';
+import { ownDeadline, recipientFates } from '../engine/responders.ts';
 import { ExpressionError, OutputChannelError, OutputTooLargeError } from '../errors.ts';
 import { MetricName, OUTCOME_METRICS } from '../observability/metric-names.ts';
 import { describeError } from '../observability/redaction.ts';
@@ -587,7 +587,7 @@ export function missingOf(
   // so; recipients whose own deadline had passed by `at` (engine/responders.ts): timed out.
   return missing.map((m) => {
     if (asked !== undefined && Number(m.replyId) >= asked) return { ...m, asked: false as const };
-    const due = at === undefined ? undefined : recipientDeadline(header, m.replyId);
+    const due = at === undefined ? undefined : ownDeadline(header, m.replyId);
     return due !== undefined && at !== undefined && due <= at ? { ...m, timedOut: true as const } : m;
   });
 }

@@ -195,7 +195,9 @@ async function lookAtRecipients(
   const moved = next === undefined ? rest : { ...rest, recipientsDue: next };
   const dueAt = nextDueAt(moved);
   if (!(await ctx.store.moveRecipientsDue(header.aggregateId, header.recipientsDue, next, dueAt))) return;
-  if (next !== undefined && dueAt !== undefined)
+  // Armed for what is next due, a recipient's deadline or else the aggregate's own: with no
+  // recipient deadline left, the aggregate's deadline still needs its timer.
+  if (dueAt !== undefined)
     await ctx.timers.arm({ kind: 'deadline', aggregateId: header.aggregateId, dueAt }, now);
 }
 

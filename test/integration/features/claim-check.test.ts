@@ -17,7 +17,7 @@ import { FaninUnderTest, takeAll } from '../../support/fanin.ts';
 const MIB = 1024 * 1024;
 
 /**
- * Seed 003's two delivery paths: small payloads inline in SQS, large ones by claim check in S3 in
+ * Two delivery paths: small payloads inline in SQS, large ones by claim check in S3 in
  * the SQS Extended Client's pointer format; each path fails on its own.
  */
 describe('claim check', () => {

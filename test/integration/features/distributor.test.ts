@@ -88,7 +88,7 @@ async function replyIdsOf(messages: readonly Message[]): Promise<string[]> {
 }
 
 /**
- * Seed 004: the distributor copies from the backlog to a partition only up to its high watermark
+ * High and low watermarks: the distributor copies from the backlog to a partition only up to its high watermark
  * and refills it at its low watermark, so a subscriber that arrives late is not starved by one
  * that took everything; a stalled partition's excess goes back and is processed elsewhere.
  *

@@ -6,7 +6,7 @@ import { aws } from '../../support/clients.ts';
 import { FaninUnderTest, queueDepth } from '../../support/fanin.ts';
 
 /**
- * Seed 001's partitioned destination: one name over N queues, routed by policy, with partitions
+ * A partitioned destination: one name over N queues, routed by policy, with partitions
  * unavailable when send-disabled or at their high message threshold. Each test has a topology of
  * its own: the depths one test asserts cannot include what another left behind.
  */

@@ -126,8 +126,8 @@ describe('fanin.config.ts by the kit', () => {
       await run.advance('4999ms');
       expect(run.result()).toBeUndefined();
       await run.advance('1ms');
-      // the banks' own deadlines end with the aggregate's: every bank is settled at 5 s
-      expect(run.result()).toMatchObject({ completedBy: 'all-settled', closedAt: DEFAULT_START + 5_000 });
+      // the banks' own deadlines are cut off by the aggregate's: the deadline decides, at 5 s
+      expect(run.result()).toMatchObject({ completedBy: 'deadline', closedAt: DEFAULT_START + 5_000 });
     });
     it('two tolerated failures are listed beside the best quote the deadline takes', async () => {
       const run = config.simulate('loan-broker');

@@ -36,7 +36,7 @@ describe('parseDefinition: defaults', () => {
       aggregation: { algorithm: 'collect' },
       unknownTimeoutSeconds: 0,
       latePolicy: 'route',
-      // Seed 002's closed-aggregate list must outlive every redelivery SQS can make: 14 days in
+      // The Aggregator pattern's closed-aggregate list must outlive every redelivery SQS can make: 14 days in
       // the queue, 14 in its DLQ, then a redrive (mutant killed: a 7-day default).
       tombstoneRetentionSeconds: 30 * DAY,
       maxOpenSeconds: 14 * DAY,

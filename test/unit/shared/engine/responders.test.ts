@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   heartbeatExtends,
+  ownDeadline,
   type RespondersHeader,
   recipientDeadline,
   recipientFates,
@@ -35,6 +36,26 @@ describe('recipient deadlines', () => {
 
   it('has no deadline without a recipient timeout', () => {
     expect(recipientDeadline(header({ params: { timeoutSeconds: 300 } }), '0')).toBeUndefined();
+  });
+});
+
+describe('own deadlines', () => {
+  it("settles a recipient on its own only when its deadline comes before the aggregate's end", () => {
+    const h = header({
+      params: { timeoutSeconds: 100, recipientTimeoutSeconds: 30, heartbeatSeconds: 60 },
+      beats: { '1': 50_000 },
+    });
+    // 30 s; a heartbeat at 50 s would carry it to 110 s, capped at the 100 s deadline: the aggregate's
+    expect([0, 1].map((i) => ownDeadline(h, String(i)))).toEqual([30_000, undefined]);
+    expect(recipientDeadline(h, '1')).toBe(100_000);
+    const atEnd = header({ params: { timeoutSeconds: 30, recipientTimeoutSeconds: 30 } });
+    expect(ownDeadline(atEnd, '0')).toBeUndefined();
+  });
+
+  it("never times out, nor awaits, a recipient the aggregate's deadline cuts off", () => {
+    const h = header({ params: { timeoutSeconds: 20, recipientTimeoutSeconds: 30 }, expected: 2 });
+    expect(settlementAt(h, new Set(['0']), 25_000)).toEqual({ timedOut: [], allSettled: false });
+    expect(recipientFates(h, [{ replyId: '0' }], 20_000).map((f) => f.fate)).toEqual(['replied', 'no-reply']);
   });
 });
 

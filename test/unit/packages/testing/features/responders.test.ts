@@ -166,4 +166,69 @@ describe('responders (kit)', () => {
     expect((output.missing as Missing[]).map((m) => m.timedOut)).toEqual([true, true]);
     expect((output.recipients as Fate[]).map((r) => r.fate)).toEqual(['failed', 'timed-out', 'timed-out']);
   });
+
+  // The default loan-broker's shape: 8 s per bank, a heartbeat buys 4 s, the aggregate 10 s.
+  const broker: DefinitionInput = {
+    name: 'broker',
+    fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+    completion: { strategy: 'all' },
+    timeoutSeconds: 10,
+    responders: { timeoutSeconds: 8, heartbeatSeconds: 4 },
+    requestParameters: { timeoutSeconds: { min: 1, max: 60 } },
+  };
+
+  it("a recipient whose heartbeat carries it to the aggregate's deadline is cut off by that deadline: timed out, not completed as settled", async () => {
+    // Prepare
+    const run = simulate(broker);
+    await run.request({ aggregateId: 'loan-cut' });
+    await run.reply('bank-a', { rate: 4 });
+    await run.advance('7s');
+    await run.heartbeat({ replyId: '1' });
+
+    // Act: its own deadline would be 11 s; the aggregate's is 10 s
+    await run.advance('3500ms');
+
+    // Assess (mutant killed: a recipient deadline capped at the aggregate's settles it on its own)
+    const { output } = oneResult(run, 'loan-cut');
+    expect(output).toMatchObject({ outcome: 'timed-out', completedBy: 'deadline' });
+    expect(output.missing as Missing[]).toEqual([{ replyId: '1', label: 'bank-b' }]);
+    expect((output.recipients as Fate[]).map((r) => r.fate)).toEqual(['replied', 'no-reply']);
+  });
+
+  it("a request's deadline before its recipients' own deadlines times the aggregate out at it", async () => {
+    // Prepare
+    const run = simulate(broker);
+    await run.request({ aggregateId: 'loan-short', parameters: { timeoutSeconds: 5 } });
+    await run.reply('bank-a', { rate: 4 });
+
+    // Act
+    await run.advance('5500ms');
+
+    // Assess
+    const { output } = oneResult(run, 'loan-short');
+    expect(output).toMatchObject({ outcome: 'timed-out', completedBy: 'deadline' });
+    expect((output.recipients as Fate[]).map((r) => r.fate)).toEqual(['replied', 'no-reply']);
+  });
+
+  it("once the last recipient deadline has passed, the aggregate's own deadline still fires on time, by its timer", async () => {
+    // Prepare: only bank-a has a deadline of its own; the others wait for the aggregate's, 90 s
+    const run = simulate({
+      name: 'some-own',
+      fanOut: { type: 'recipient-list', recipients: ['bank-a', 'bank-b'] },
+      completion: { strategy: 'all' },
+      timeoutSeconds: 90,
+      responders: { timeouts: { 'bank-a': 5 } },
+    });
+    await run.request({ aggregateId: 'loan-late' });
+    await run.advance('6s');
+    noResult(run, 'loan-late');
+
+    // Act: past the deadline, before the sweep at 120 s could end it
+    await run.advance('85s');
+
+    // Assess (mutant killed: no timer is armed once no recipient deadline is left)
+    const { output } = oneResult(run, 'loan-late');
+    expect(output).toMatchObject({ outcome: 'timed-out', completedBy: 'deadline' });
+    expect((output.recipients as Fate[]).map((r) => r.fate)).toEqual(['timed-out', 'no-reply']);
+  });
 });
