@@ -123,6 +123,27 @@ describe('keepRetriedFailures', () => {
     expect((await ports.store.getHeader('loan-1'))?.failedAttempts).toEqual({ '1': 1 });
   });
 
+  it('judges on the header read again: a heartbeat kept since the reply path read it moves the deadline a round must come before', async () => {
+    // Prepare: bank-b's own deadline 21 s, moved to 45 s by a heartbeat at 15 s the reply path's read missed
+    const params = {
+      timeoutSeconds: 600,
+      recipientTimeoutSeconds: 20,
+      heartbeatSeconds: 30,
+      retry: { attempts: 2, intervalSeconds: 10, backoffRate: 2, failedReplies: true },
+    };
+    const first = anOpenHeader({ params, retryRound: 1, retried: { '1': 1 }, beats: {} });
+    const { ctx, ports } = await opened(first);
+    await ports.store.keepHeartbeat('loan-1', '1', T0 + 15_000);
+    const failed = aReply('1', { 'fanin-failure': 'down', 'fanin-attempt': '2' }, T0 + 25_000);
+
+    // Act: attempt 2 fails at 25 s; the second round (31 s) comes before the moved deadline
+    const recorded = await keepRetriedFailures(ctx, first, [failed]);
+
+    // Assess
+    expect(recorded).toEqual([]);
+    expect((await ports.store.getHeader('loan-1'))?.failedAttempts).toEqual({ '1': 2 });
+  });
+
   it('looks again when its keep loses to a round taken meanwhile', async () => {
     // Prepare: the first keep finds round 1 recorded between the read and the write
     const { ctx, ports, header } = await opened();
