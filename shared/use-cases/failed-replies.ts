@@ -2,9 +2,16 @@ import { failureOf } from '../engine/completion/failures.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { attemptOf, failedReplyCourse } from '../engine/retries.ts';
 import { MetricName } from '../observability/metric-names.ts';
-import type { AggregateHeader } from '../ports.ts';
+import type { AggregateHeader, RawMessage } from '../ports.ts';
 import type { FaninContext } from './context.ts';
-import type { Reply } from './record-replies.ts';
+
+/** What of a reply (record-replies.ts, `Reply`) its course is judged on. */
+export interface FailedReplyLike {
+  readonly raw: Pick<RawMessage, 'attributes'>;
+  readonly replyId: string;
+  /** When it arrived; else now. */
+  readonly receivedAt?: number;
+}
 
 /** How many times a failed reply's course is judged again after its keep lost to a round or a copy. */
 const KEEP_LOOKS = 3;
@@ -23,16 +30,16 @@ const KEEP_LOOKS = 3;
  * to a copy kept meanwhile, is judged again on the header read again. Nothing here costs anything
  * for a definition that does not retry failures, or for a batch without a failed reply.
  */
-export async function keepRetriedFailures(
+export async function keepRetriedFailures<R extends FailedReplyLike>(
   ctx: FaninContext,
   header: AggregateHeader,
-  replies: readonly Reply[],
-): Promise<readonly Reply[]> {
+  replies: readonly R[],
+): Promise<readonly R[]> {
   if (header.params.retry?.failedReplies !== true || completionStageOf(header) !== 'open') return replies;
   const failed = replies.filter((r) => failureOf(r.raw.attributes) !== undefined);
   if (failed.length === 0) return replies;
   let current = await ctx.store.getHeader(header.aggregateId);
-  const settled = new Set<Reply>();
+  const settled = new Set<R>();
   for (const reply of failed) {
     for (let look = 1; ; look += 1) {
       if (!current || completionStageOf(current) !== 'open') return replies.filter((r) => !settled.has(r));

@@ -81,7 +81,7 @@ describe('fates', () => {
   });
 
   it('says which attempt of a recipient failed before it replied or timed out (retry.failedReplies)', () => {
-    const h = header({ retried: { '0': 1, '1': 2 }, failedAttempts: { '0': 1, '1': 2 } });
+    const h = { ...header(), retried: { '0': 1, '1': 2 }, failedAttempts: { '0': 1, '1': 2 } };
     const fates = recipientFates(h, [{ replyId: '0' }], 40_000);
     expect(fates.map((f) => [f.fate, f.retries, f.failedAttempt])).toEqual([
       ['replied', 1, 1],

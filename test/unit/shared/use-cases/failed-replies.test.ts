@@ -41,7 +41,12 @@ function anOpenHeader(overrides: Partial<AggregateHeader> = {}): AggregateHeader
 }
 
 function aReply(replyId: string, attributes: Record<string, string>, receivedAt = T0 + 1_000): Reply {
-  const raw: RawMessage = { messageId: `m-${replyId}-${Math.random()}`, body: '{}', attributes };
+  const raw: RawMessage = {
+    messageId: `m-${replyId}-${Math.random()}`,
+    body: '{}',
+    attributes,
+    receiveCount: 1,
+  };
   return {
     raw,
     inbound: { body: {}, attributes, messageId: raw.messageId },
