@@ -347,6 +347,7 @@ export class FaninObservability extends Construct {
         sum(MetricName.HEARTBEATS_KEPT),
         sum(MetricName.HEARTBEATS_IGNORED),
         sum(MetricName.RETRIES_SENT),
+        sum(MetricName.FAILED_REPLIES_RETRIED),
         sum(MetricName.CANCELLATIONS_SENT),
       ]),
       graph('Completion latency (ms)', [

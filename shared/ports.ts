@@ -49,6 +49,12 @@ export interface AggregateHeader {
   readonly retryRound?: number;
   /** How many times each recipient was sent its sub-request again, by reply id (only those retried). */
   readonly retried?: Readonly<Record<string, number>>;
+  /**
+   * The last attempt of each recipient whose failed reply was kept for a retry instead of recorded
+   * (`responders.retry.failedReplies`, engine/retries.ts), by reply id; present when the
+   * definition retries failures. Written only while open.
+   */
+  readonly failedAttempts?: Readonly<Record<string, number>>;
   readonly params: EffectiveParameters;
   /** The request that opened it (initialized) — a retried request is recognised by it. */
   readonly requestId?: string;
@@ -367,6 +373,14 @@ export interface StateStore {
    * heartbeats, or a newer one is kept.
    */
   keepHeartbeat(aggregateId: string, replyId: string, at: number): Promise<boolean>;
+  /**
+   * Keeps a failed reply of recipient `replyId` to attempt `attempt` on an open aggregate's header
+   * (`failedAttempts`) instead of recording it, so a round of retries asks it again
+   * (engine/retries.ts, failedReplyCourse); only while the last round taken is still `round` (0:
+   * none), the one the course was judged on, and only when no failure of this attempt or a later
+   * one is kept. False when any of that does not hold.
+   */
+  keepFailedAttempt(aggregateId: string, replyId: string, attempt: number, round: number): Promise<boolean>;
   /**
    * Marks snapshot `period` of an open aggregate as taken, on its header: `marked` the first time,
    * `already` when this period was marked before, `passed` when a later one was, `closed` when the

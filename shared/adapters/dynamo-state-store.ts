@@ -203,6 +203,15 @@ export class DynamoStateStore implements StateStore {
     return completion.keepHeartbeat(this.table, aggregateId, replyId, at);
   }
 
+  public keepFailedAttempt(
+    aggregateId: string,
+    replyId: string,
+    attempt: number,
+    round: number,
+  ): Promise<boolean> {
+    return completion.keepFailedAttempt(this.table, aggregateId, replyId, attempt, round);
+  }
+
   public markSnapshot(
     aggregateId: string,
     period: number,

@@ -358,6 +358,37 @@ export async function keepHeartbeat(
   return written !== undefined;
 }
 
+export async function keepFailedAttempt(
+  table: StateTable,
+  aggregateId: string,
+  replyId: string,
+  attempt: number,
+  round: number,
+): Promise<boolean> {
+  const written = await unlessConditionFails(
+    table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { pk: aggregateKey(aggregateId), sk: SortKey.HEADER },
+        // Only while open, only from the round the course was judged on (a round taken meanwhile
+        // may have passed the recipient by), and only a later attempt than the one kept: a copy
+        // of a kept failure changes nothing.
+        UpdateExpression: 'SET failedAttempts.#r = :attempt',
+        ConditionExpression: `#status = :open AND attribute_exists(failedAttempts) AND ${
+          round === 0 ? 'attribute_not_exists(retryRound)' : 'retryRound = :round'
+        } AND (attribute_not_exists(failedAttempts.#r) OR failedAttempts.#r < :attempt)`,
+        ExpressionAttributeNames: { '#status': 'status', '#r': replyId },
+        ExpressionAttributeValues: {
+          ':open': AggregateStatus.OPEN,
+          ':attempt': attempt,
+          ...(round !== 0 ? { ':round': round } : {}),
+        },
+      }),
+    ),
+  );
+  return written !== undefined;
+}
+
 export async function markSnapshot(
   table: StateTable,
   aggregateId: string,

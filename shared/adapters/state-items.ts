@@ -49,6 +49,8 @@ export function headerAttributes(header: AggregateHeader): Record<string, unknow
     replyTo: header.replyTo,
     // The map heartbeats are kept in exists from the open (an update cannot create it and a key in it at once).
     ...(header.params.heartbeatSeconds !== undefined ? { beats: header.beats ?? {} } : {}),
+    // The same for the failures kept for a retry (responders.retry.failedReplies).
+    ...(header.params.retry?.failedReplies === true ? { failedAttempts: header.failedAttempts ?? {} } : {}),
     params: header.params,
     requestId: header.requestId,
     openedBy: header.openedBy,
@@ -354,12 +356,15 @@ export function toHeader(item: Record<string, unknown>, chunked?: MemberSet | 'g
     ...(item.lease ? { lease: String(item.lease) } : {}),
     ...(item.beats && typeof item.beats === 'object' ? { beats: numbersById(item.beats) } : {}),
     ...(item.retried && typeof item.retried === 'object' ? { retried: numbersById(item.retried) } : {}),
+    ...(item.failedAttempts && typeof item.failedAttempts === 'object'
+      ? { failedAttempts: numbersById(item.failedAttempts) }
+      : {}),
     ...(Array.isArray(item.emitted) ? { emitted: item.emitted as OutputChannel[] } : {}),
     ...defined,
   };
 }
 
-/** A map of reply id to a number (the kept heartbeats, epoch ms; the retry counts), numbers only. */
+/** A map of reply id to a number (the kept heartbeats, epoch ms; the retry counts; the failed attempts kept), numbers only. */
 function numbersById(value: object): Record<string, number> {
   return Object.fromEntries(
     Object.entries(value as Record<string, unknown>).flatMap(([id, at]) =>

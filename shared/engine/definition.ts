@@ -111,6 +111,12 @@ const RespondersSchema = z.strictObject({
       attempts: z.int().min(1).max(MAX_RETRY_ATTEMPTS),
       intervalSeconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS),
       backoffRate: z.number().min(1).max(10).optional(),
+      /**
+       * A recipient whose reply is a failure (`fanin-failure`) is asked again too, while a round
+       * is left before its deadline: that failure is kept on the header, not recorded as its
+       * reply; the failure of its last attempt is (engine/retries.ts, failedReplyCourse).
+       */
+      failedReplies: z.boolean().optional(),
     })
     .optional(),
 });
@@ -528,6 +534,7 @@ export function effectiveParameters(
       attempts: retry.attempts,
       intervalSeconds: retry.intervalSeconds,
       backoffRate: retry.backoffRate ?? DEFAULT_BACKOFF_RATE,
+      ...(retry.failedReplies === true ? { failedReplies: true } : {}),
     };
   const threshold = thresholdRuleOf(completion)?.threshold;
   if (threshold !== undefined) params.threshold = overrides.threshold ?? threshold;

@@ -25,4 +25,6 @@ export interface RetryParameters {
   readonly intervalSeconds: number;
   /** What each next interval is multiplied by (1: evenly spaced). */
   readonly backoffRate: number;
+  /** Whether a recipient that replied with a failure is asked again too (absent: only silent ones). */
+  readonly failedReplies?: boolean;
 }

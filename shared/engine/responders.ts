@@ -37,7 +37,7 @@ export function hasRecipientDeadlines(header: Pick<RespondersHeader, 'params'>):
 }
 
 /** The end no recipient deadline passes: the aggregate's absolute deadline or the end of its allowed life. */
-function endOf(header: RespondersHeader): number | undefined {
+export function endOf(header: RespondersHeader): number | undefined {
   const deadline = deadlineOf(header.params, header.openedAt);
   return openDueAt({
     ...(deadline !== undefined ? { deadline } : {}),
@@ -154,6 +154,12 @@ export interface RecipientFate {
   readonly heartbeatAt?: number;
   /** How many times its sub-request was sent again (`responders.retry`), when it was. */
   readonly retries?: number;
+  /**
+   * The last attempt whose failed reply was not its reply but asked again, or overtaken by a
+   * later attempt (`responders.retry.failedReplies`), when one was: a recipient that failed,
+   * then timed out or replied, says so.
+   */
+  readonly failedAttempt?: number;
 }
 
 /**
@@ -164,6 +170,7 @@ export function recipientFates(
   header: RespondersHeader & {
     readonly askedUpTo?: number | undefined;
     readonly retried?: Readonly<Record<string, number>> | undefined;
+    readonly failedAttempts?: Readonly<Record<string, number>> | undefined;
   },
   members: readonly { readonly replyId: string; readonly failure?: string | undefined }[],
   at: number,
@@ -178,6 +185,7 @@ export function recipientFates(
     const own = ownDeadline(header, replyId);
     const beat = header.beats?.[replyId];
     const retries = header.retried?.[replyId];
+    const failedAttempt = header.failedAttempts?.[replyId];
     const fate: RecipientFate['fate'] = member
       ? member.failure === undefined
         ? 'replied'
@@ -193,6 +201,7 @@ export function recipientFates(
       ...(deadline !== undefined ? { deadline } : {}),
       ...(beat !== undefined ? { heartbeatAt: beat } : {}),
       ...(retries !== undefined && retries > 0 ? { retries } : {}),
+      ...(failedAttempt !== undefined ? { failedAttempt } : {}),
     });
   }
   return fates;

@@ -1,9 +1,9 @@
 import type { Definition } from './definition.ts';
-import type { EffectiveParameters } from './effective-parameters.ts';
+import type { EffectiveParameters, RetryParameters } from './effective-parameters.ts';
 import { MAX_FAN_OUT } from './limits.ts';
 import { readPath } from './path.ts';
 import { type RecipientPolicy, recipientListTargets } from './recipients.ts';
-import { type RespondersHeader, recipientDeadline } from './responders.ts';
+import { endOf, type RespondersHeader, recipientDeadline } from './responders.ts';
 import { retryAt } from './retry-times.ts';
 
 /**
@@ -25,6 +25,12 @@ import { retryAt } from './retry-times.ts';
  * while open): a crash between the two sends that round once more, with the same reply ids and
  * the same attempt numbers (and, on a FIFO queue, the same deduplication ids). A reply to any
  * attempt is the recipient's one reply.
+ *
+ * With `failedReplies`, a recipient whose reply is a failure is asked again too, while a round is
+ * left for it before its deadline ({@link failedReplyCourse}): that failure is not its reply but
+ * is kept on the header (`failedAttempts`, the last attempt that failed), and the next round asks
+ * it again whatever its heartbeats say (a failure says it is no longer working). The failure of
+ * its last attempt is recorded as its reply, as without `failedReplies`.
  */
 
 /** The message attribute that carries a sub-request's attempt number: `2` on the first retry. */
@@ -39,6 +45,8 @@ export interface RetryHeader extends RespondersHeader {
   readonly retried?: Readonly<Record<string, number>> | undefined;
   /** No sub-request at or past this index was ever sent. */
   readonly askedUpTo?: number | undefined;
+  /** The last attempt of each recipient whose failed reply was kept for a retry, by reply id (`failedReplies`). */
+  readonly failedAttempts?: Readonly<Record<string, number>> | undefined;
 }
 
 /** One round of retries to send: the round, and each recipient it asks again with its attempt number. */
@@ -75,11 +83,69 @@ export function retryRoundAt(
     if (replied.has(replyId)) continue;
     const deadline = recipientDeadline(header, replyId);
     if (deadline !== undefined && deadline <= now) continue;
+    const sent = (header.retried?.[replyId] ?? 0) + 1;
+    // A failure kept for its last attempt sent says the recipient is no longer working on it.
+    const failed = (header.failedAttempts?.[replyId] ?? 0) >= sent;
     const lastBeat = header.beats?.[replyId];
-    if (beat !== undefined && lastBeat !== undefined && lastBeat + beat * 1000 > now) continue;
-    recipients.push({ replyId, attempt: (header.retried?.[replyId] ?? 0) + 2 });
+    if (!failed && beat !== undefined && lastBeat !== undefined && lastBeat + beat * 1000 > now) continue;
+    recipients.push({ replyId, attempt: sent + 1 });
   }
   return { round, recipients };
+}
+
+/**
+ * The attempt a reply answers: its `fanin-attempt` (a responder copies the sub-request's `fanin-*`
+ * attributes onto its reply), else 1, the fan-out's send. A value that is no attempt the
+ * definition can send (not a whole number from 2 to `attempts + 1`) is taken for 1: a reply
+ * cannot name an attempt that never was.
+ *
+ * @example
+ * attemptOf({ 'fanin-attempt': '3' }, { attempts: 2 }); // 3
+ * attemptOf({ 'fanin-attempt': '9' }, { attempts: 2 }); // 1
+ */
+export function attemptOf(
+  attributes: Readonly<Record<string, string>>,
+  retry: Pick<RetryParameters, 'attempts'> | undefined,
+): number {
+  const text = attributes[ATTEMPT_ATTRIBUTE];
+  if (retry === undefined || text === undefined || !/^[1-9]\d?$/.test(text)) return 1;
+  const attempt = Number(text);
+  return attempt <= retry.attempts + 1 ? attempt : 1;
+}
+
+/**
+ * What becomes of a failed reply of recipient `replyId` to attempt `attempt`, received at `at`,
+ * on an open aggregate (`failedReplies`):
+ *
+ * - `record`: it is the recipient's reply, as without `failedReplies` — the definition does not
+ *   retry failures, it came at or after the recipient's deadline (late, as any reply), or no
+ *   round is left to send a next attempt before that deadline;
+ * - `retry`: it is kept on the header, not recorded, and the recipient stays out — a round left
+ *   before its deadline sends it a next attempt, or a later attempt was sent already (a failure
+ *   of attempt 1 handled after attempt 2 went out is no answer to attempt 2);
+ * - `copy`: a failure of this attempt, or a later one, is kept already (a redelivery, a
+ *   responder's second send): it changes nothing.
+ *
+ * The rounds still to come are counted from the recorded ones (`retryRound`): a failure of an
+ * attempt sent but not yet recorded (a round that crashed after its send) needs one round more,
+ * since that round sends the same attempt again before the next one.
+ */
+export function failedReplyCourse(
+  header: RetryHeader,
+  replyId: string,
+  attempt: number,
+  at: number,
+): 'record' | 'retry' | 'copy' {
+  const retry = header.params.retry;
+  if (retry?.failedReplies !== true) return 'record';
+  const kept = header.failedAttempts?.[replyId];
+  if (kept !== undefined && attempt <= kept) return 'copy';
+  const deadline = recipientDeadline(header, replyId) ?? endOf(header);
+  if (deadline !== undefined && at >= deadline) return 'record';
+  const sent = (header.retried?.[replyId] ?? 0) + 1;
+  if (attempt < sent) return 'retry';
+  const next = retryAt(header, (header.retryRound ?? 0) + (attempt - sent) + 1);
+  return next !== undefined && (deadline === undefined || next < deadline) ? 'retry' : 'record';
 }
 
 /** The retry counts after a round: each recipient it asked counted once more. */

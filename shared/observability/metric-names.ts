@@ -76,6 +76,8 @@ export const MetricName = {
   HEARTBEATS_IGNORED: 'HeartbeatsIgnored',
   /** Sub-requests sent again to recipients that had not replied (`responders.retry`), one per recipient and attempt. */
   RETRIES_SENT: 'RetriesSent',
+  /** A failed reply was kept for a retry instead of recorded (`responders.retry.failedReplies`): its recipient is asked again. */
+  FAILED_REPLIES_RETRIED: 'FailedRepliesRetried',
   /** Cancellation notices sent to recipients that had not replied when their aggregate ended (`cancelOutstanding`). */
   CANCELLATIONS_SENT: 'CancellationsSent',
   /** The sweeper found a `completing` aggregate whose completion lease had run out. */
@@ -111,6 +113,7 @@ export const METRIC_UNITS: Readonly<Record<MetricName, MetricUnitName>> = {
   HeartbeatsKept: 'Count',
   HeartbeatsIgnored: 'Count',
   RetriesSent: 'Count',
+  FailedRepliesRetried: 'Count',
   CancellationsSent: 'Count',
   CompletionsLeaseExpired: 'Count',
   CompletionsResumed: 'Count',

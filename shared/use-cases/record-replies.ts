@@ -17,6 +17,7 @@ import { blocksComplete } from './completion-trigger.ts';
 import type { FaninContext } from './context.ts';
 import { routeError } from './error-output.ts';
 import { evaluate } from './evaluate.ts';
+import { keepRetriedFailures } from './failed-replies.ts';
 import {
   AFTER_DEADLINE,
   afterRecipientDeadline,
@@ -112,7 +113,9 @@ export async function judgeAndRecord(
     }
   }
   if (accepted.length === 0) return;
-  await recordAndEvaluate(ctx, definition, header, accepted, atDeadline);
+  // Failed replies whose recipients a round of retries asks again are kept, not recorded.
+  const recorded = await keepRetriedFailures(ctx, header, accepted);
+  if (recorded.length > 0) await recordAndEvaluate(ctx, definition, header, recorded, atDeadline);
   for (const reply of accepted) await onSettled(originals.get(reply) ?? reply);
 }
 

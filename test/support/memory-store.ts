@@ -110,6 +110,7 @@ export class MemoryStateStore implements StateStore {
       lateCount: 0,
       received: 0,
       ...(header.params.heartbeatSeconds !== undefined ? { beats: header.beats ?? {} } : {}),
+      ...(header.params.retry?.failedReplies === true ? { failedAttempts: header.failedAttempts ?? {} } : {}),
     });
     const due = openDueAt(header);
     record.dueAt =
@@ -293,6 +294,22 @@ export class MemoryStateStore implements StateStore {
     const last = beats[replyId];
     if (last !== undefined && last >= at) return false;
     record.header = { ...record.header, beats: { ...beats, [replyId]: at } };
+    return true;
+  }
+
+  public async keepFailedAttempt(
+    aggregateId: string,
+    replyId: string,
+    attempt: number,
+    round: number,
+  ): Promise<boolean> {
+    const record = this.headerRecord(aggregateId);
+    const kept = record?.header.failedAttempts;
+    if (record?.header.status !== AggregateStatus.OPEN || kept === undefined) return false;
+    if ((record.header.retryRound ?? 0) !== round) return false;
+    const last = kept[replyId];
+    if (last !== undefined && last >= attempt) return false;
+    record.header = { ...record.header, failedAttempts: { ...kept, [replyId]: attempt } };
     return true;
   }
 

@@ -330,12 +330,14 @@ async function fatesOf(
 /**
  * The recipients' fates as `show` prints them: a heading that says whether they are the result's
  * or the fates so far, then one row each (the label column only when one has a label, the retries
- * column only when one says how often its sub-request was sent again).
+ * column only when one says how often its sub-request was sent again, the failed attempt column
+ * only when one failed an attempt that was asked again: `responders.retry.failedReplies`).
  */
 export function fatesTable(view: RecipientsView): string[] {
   const iso = (at: number | undefined) => (at === undefined ? '-' : new Date(at).toISOString());
   const labelled = view.recipients.some((r) => r.label !== undefined);
   const retried = view.recipients.some((r) => r.retries !== undefined);
+  const failedBefore = view.recipients.some((r) => r.failedAttempt !== undefined);
   const heading = view.soFar
     ? `recipients so far (open: their fates at ${iso(view.at)}, not a result's):`
     : `recipients (as the result gives them, at its seal ${iso(view.at)}):`;
@@ -347,6 +349,7 @@ export function fatesTable(view: RecipientsView): string[] {
       'DEADLINE',
       'HEARTBEAT',
       ...(retried ? ['RETRIES'] : []),
+      ...(failedBefore ? ['FAILED ATTEMPT'] : []),
     ],
     ...view.recipients.map((r) => [
       r.replyId,
@@ -355,6 +358,7 @@ export function fatesTable(view: RecipientsView): string[] {
       iso(r.deadline),
       iso(r.heartbeatAt),
       ...(retried ? [r.retries === undefined ? '-' : String(r.retries)] : []),
+      ...(failedBefore ? [r.failedAttempt === undefined ? '-' : String(r.failedAttempt)] : []),
     ]),
   ];
   return [heading, ...table(rows).map((line) => `  ${line}`)];

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { getHeader, openAggregate } from '../../../../shared/adapters/state-aggregates.ts';
 import {
   close,
+  keepFailedAttempt,
   markEmitted,
   markSnapshot,
   moveDeadline,
+  recordRetries,
   recoverAt,
   seal,
   takeOver,
@@ -393,5 +395,62 @@ describe('close', () => {
     expect(chunks.length).toBeGreaterThan(0);
     for (const chunk of chunks) expect(chunk.expiresAt).toBeGreaterThanOrEqual(retention);
     expect((await getHeader(w.table, 'a-1'))?.members).toEqual(members);
+  });
+});
+
+describe('keepFailedAttempt', () => {
+  const failing = (id = 'f-1') =>
+    openHeader(id, {
+      params: {
+        timeoutSeconds: 60,
+        retry: { attempts: 2, intervalSeconds: 10, backoffRate: 2, failedReplies: true },
+      },
+    });
+
+  it('keeps a failed attempt once on the open header, and a later attempt over it, never an older or the same one', async () => {
+    // Prepare
+    const w = world();
+    await openAggregate(w.table, failing());
+
+    // Act
+    const first = await keepFailedAttempt(w.table, 'f-1', '1', 1, 0);
+    const copy = await keepFailedAttempt(w.table, 'f-1', '1', 1, 0);
+    const later = await keepFailedAttempt(w.table, 'f-1', '1', 2, 0);
+    const older = await keepFailedAttempt(w.table, 'f-1', '1', 1, 0);
+
+    // Assess
+    expect([first, copy, later, older]).toEqual([true, false, true, false]);
+    expect((await getHeader(w.table, 'f-1'))?.failedAttempts).toEqual({ '1': 2 });
+  });
+
+  it('keeps one only from the round it was judged on: a round recorded meanwhile refuses it', async () => {
+    // Prepare
+    const w = world();
+    await openAggregate(w.table, failing());
+    await recordRetries(w.table, 'f-1', 0, 1, { '1': 1 }, T0 + 30_000);
+
+    // Act
+    const stale = await keepFailedAttempt(w.table, 'f-1', '1', 1, 0);
+    const current = await keepFailedAttempt(w.table, 'f-1', '1', 2, 1);
+
+    // Assess
+    expect([stale, current]).toEqual([false, true]);
+    expect((await getHeader(w.table, 'f-1'))?.failedAttempts).toEqual({ '1': 2 });
+  });
+
+  it('refuses once sealed, and on a header of a definition that does not retry failures', async () => {
+    // Prepare
+    const w = world();
+    await openAggregate(w.table, failing());
+    await openAggregate(w.table, openHeader('plain'));
+    await seal(w.table, 'f-1', sealOf([]));
+
+    // Act
+    const sealed = await keepFailedAttempt(w.table, 'f-1', '1', 1, 0);
+    const plain = await keepFailedAttempt(w.table, 'plain', '1', 1, 0);
+
+    // Assess
+    expect([sealed, plain]).toEqual([false, false]);
+    expect(headerItem(w, 'plain').failedAttempts).toBeUndefined();
   });
 });

@@ -72,6 +72,26 @@ describe('headerAttributes', () => {
     expect(headerAttributes(openHeader('a-1', { shards: 4 })).shards).toBe(4);
   });
 
+  it('starts the map of failures kept for a retry empty for a definition that retries failures, and only for it', () => {
+    // Prepare
+    const retry = { attempts: 1, intervalSeconds: 10, backoffRate: 2 };
+
+    // Act
+    const on = headerAttributes(
+      openHeader('a-1', { params: { timeoutSeconds: 60, retry: { ...retry, failedReplies: true } } }),
+    );
+    const off = headerAttributes(openHeader('a-1', { params: { timeoutSeconds: 60, retry } }));
+
+    // Assess
+    expect(on.failedAttempts).toEqual({});
+    expect(off.failedAttempts).toBeUndefined();
+    expect(
+      toHeader({ pk: 'A#a-1', sk: 'H', ...on, failedAttempts: { '2': 3, x: 'no' } }).failedAttempts,
+    ).toEqual({
+      '2': 3,
+    });
+  });
+
   it('reads back as the header it was made from', () => {
     // Prepare
     const header = openHeader('a-1', { closeBy: T0 + 9_000, openedBy: 'r-0', shards: 2 });

@@ -683,7 +683,30 @@ describe('parseDefinition: responders.retry', () => {
     });
   });
 
+  it('takes failedReplies into the parameters only when it is on: a definition without it opens as before', () => {
+    const on = parseDefinition({
+      ...banks,
+      responders: { retry: { attempts: 2, intervalSeconds: 30, failedReplies: true } },
+    });
+    const off = parseDefinition({
+      ...banks,
+      responders: { retry: { attempts: 2, intervalSeconds: 30, failedReplies: false } },
+    });
+    expect(effectiveParameters(on).retry).toEqual({
+      attempts: 2,
+      intervalSeconds: 30,
+      backoffRate: 2,
+      failedReplies: true,
+    });
+    expect(effectiveParameters(off).retry).toEqual({ attempts: 2, intervalSeconds: 30, backoffRate: 2 });
+  });
+
   it.each([
+    [
+      'failedReplies that is not a boolean',
+      { responders: { retry: { attempts: 1, intervalSeconds: 10, failedReplies: 'yes' } } },
+      /responders\.retry\.failedReplies/,
+    ],
     [
       'a fan-out none',
       { fanOut: { type: 'none' }, responders: { retry: { attempts: 1, intervalSeconds: 10 } } },

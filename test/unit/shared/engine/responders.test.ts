@@ -100,4 +100,14 @@ describe('fates', () => {
     expect(fates.map((f) => f.fate)).toEqual(['replied', 'failed', 'timed-out', 'timed-out', 'not-asked']);
     expect(recipientFates(h, [], 10_000)[2]).toEqual({ replyId: '2', fate: 'no-reply', deadline: 30_000 });
   });
+
+  it('says which attempt of a recipient failed before it replied or timed out (retry.failedReplies)', () => {
+    const h = { ...header(), retried: { '0': 1, '1': 2 }, failedAttempts: { '0': 1, '1': 2 } };
+    const fates = recipientFates(h, [{ replyId: '0' }], 40_000);
+    expect(fates.map((f) => [f.fate, f.retries, f.failedAttempt])).toEqual([
+      ['replied', 1, 1],
+      ['timed-out', 2, 2],
+      ['timed-out', undefined, undefined],
+    ]);
+  });
 });

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseDefinition } from '../../../../shared/engine/definition.ts';
 import type { RecipientPolicy } from '../../../../shared/engine/recipients.ts';
 import {
+  attemptOf,
+  failedReplyCourse,
   type RetryHeader,
   retriedAfter,
   retryRoundAt,
@@ -124,5 +126,93 @@ describe('retried sub-requests', () => {
     ).toEqual([]);
     const forbidden = { body: { recipients: ['bank-x', 'fanin-ingress'] } };
     expect(retrySubRequests(fromRequest, { expected: 2 }, forbidden, policy, round)).toEqual([]);
+  });
+});
+
+describe('failed replies retried (retry.failedReplies)', () => {
+  // Rounds at 11 s, 31 s and 71 s (opened at 1 s); each recipient's deadline 101 s.
+  const failing = (over: Partial<RetryHeader> = {}): RetryHeader =>
+    header({
+      params: {
+        timeoutSeconds: 600,
+        recipientTimeoutSeconds: 100,
+        heartbeatSeconds: 30,
+        retry: { attempts: 3, intervalSeconds: 10, backoffRate: 2, failedReplies: true },
+      },
+      failedAttempts: {},
+      ...over,
+    });
+
+  it('read the attempt a reply answers from fanin-attempt, and take one that no round can send for the first', () => {
+    const retry = { attempts: 3 };
+    expect(attemptOf({}, retry)).toBe(1);
+    expect(attemptOf({ 'fanin-attempt': '2' }, retry)).toBe(2);
+    expect(attemptOf({ 'fanin-attempt': '4' }, retry)).toBe(4);
+    expect(attemptOf({ 'fanin-attempt': '5' }, retry)).toBe(1);
+    expect(attemptOf({ 'fanin-attempt': '0' }, retry)).toBe(1);
+    expect(attemptOf({ 'fanin-attempt': '2.5' }, retry)).toBe(1);
+    expect(attemptOf({ 'fanin-attempt': '2' }, undefined)).toBe(1);
+  });
+
+  it('keep a failure while a round is left before its recipient deadline', () => {
+    expect(failedReplyCourse(failing(), '1', 1, 5_000)).toBe('retry');
+    expect(failedReplyCourse(failing({ retryRound: 2, retried: { '1': 2 } }), '1', 3, 40_000)).toBe('retry');
+  });
+
+  it('record the failure of the last attempt, and any without failedReplies', () => {
+    const last = failing({ retryRound: 3, retried: { '1': 3 } });
+    expect(failedReplyCourse(last, '1', 4, 80_000)).toBe('record');
+    expect(failedReplyCourse(header(), '1', 1, 5_000)).toBe('record');
+  });
+
+  it('record a failure whose next round comes at or after its recipient deadline', () => {
+    // deadline 21 s: the first round (11 s) is before it, the second (31 s) is not
+    const short = failing({ params: { ...failing().params, recipientTimeoutSeconds: 20 } });
+    expect(failedReplyCourse(short, '1', 1, 5_000)).toBe('retry');
+    expect(failedReplyCourse({ ...short, retryRound: 1, retried: { '1': 1 } }, '1', 2, 15_000)).toBe(
+      'record',
+    );
+  });
+
+  it('record a failure received at or after its recipient deadline (late, as any reply)', () => {
+    expect(failedReplyCourse(failing(), '1', 1, 101_000)).toBe('record');
+  });
+
+  it('take a failure of an attempt kept already, or older than the one kept, for a copy', () => {
+    const kept = failing({ retryRound: 1, retried: { '1': 1 }, failedAttempts: { '1': 2 } });
+    expect(failedReplyCourse(kept, '1', 2, 20_000)).toBe('copy');
+    expect(failedReplyCourse(kept, '1', 1, 20_000)).toBe('copy');
+  });
+
+  it('never take a failure of an attempt older than the last one sent for the last word', () => {
+    // attempt 4 went out in the last round: attempt 2's failure is no answer to it
+    const out = failing({ retryRound: 3, retried: { '1': 3 } });
+    expect(failedReplyCourse(out, '1', 2, 80_000)).toBe('retry');
+  });
+
+  it('count a round sent but not recorded (a crash) when it judges the rounds left', () => {
+    // round 1 sent attempt 2 and crashed before its record: round 1 is taken again (attempt 2 again),
+    // so attempt 3 comes from round 2; with one attempt only, none does
+    expect(failedReplyCourse(failing(), '1', 2, 12_000)).toBe('retry');
+    const once = failing({
+      params: {
+        ...failing().params,
+        retry: { attempts: 1, intervalSeconds: 10, backoffRate: 2, failedReplies: true },
+      },
+    });
+    expect(failedReplyCourse(once, '1', 2, 12_000)).toBe('record');
+  });
+
+  it('ask again a recipient whose failure of its last attempt is kept, whatever its heartbeat', () => {
+    const h = failing({ beats: { '1': 8_000 }, failedAttempts: { '1': 1 } });
+    expect(retryRoundAt(h, new Set(['0', '2']), 11_000)?.recipients).toEqual([{ replyId: '1', attempt: 2 }]);
+    // a failure of an older attempt says nothing of the one it is working on
+    const working = failing({
+      retryRound: 1,
+      retried: { '1': 1 },
+      beats: { '1': 25_000 },
+      failedAttempts: { '1': 1 },
+    });
+    expect(retryRoundAt(working, new Set(['0', '2']), 31_000)?.recipients).toEqual([]);
   });
 });

@@ -408,6 +408,24 @@ describe('the recipients table show prints', () => {
     ]);
   });
 
+  it('shows the last attempt that failed and was asked again when a recipient says', () => {
+    const lines = fatesTable({
+      at: AT,
+      soFar: false,
+      recipients: [
+        { replyId: '0', fate: 'replied', retries: 1, failedAttempt: 1 },
+        { replyId: '1', fate: 'replied' },
+      ],
+    });
+
+    expect(lines).toEqual([
+      'recipients (as the result gives them, at its seal 2026-12-02T12:00:00.000Z):',
+      '  REPLY  FATE     DEADLINE  HEARTBEAT  RETRIES  FAILED ATTEMPT',
+      '  0      replied  -         -          1        1',
+      '  1      replied  -         -          -        -',
+    ]);
+  });
+
   it('leaves the retries column out when no recipient says, and marks a missing label or deadline with -', () => {
     const lines = fatesTable({
       at: AT,
