@@ -62,7 +62,7 @@ export function reportSummary(summary: Summary): string {
     `aggregates          ${summary.aggregates}, AWS calls applied ${summary.calls}`,
     `interleavings       ${summary.traces.size} distinct traces, ${summary.shapes.size} distinct schedule shapes (handler kinds, calls, faults)`,
     `faults injected     ${faults.join(', ') || 'none'}`,
-    `responders          ${summary.responders.retries} retries, ${summary.responders.heartbeats} heartbeats, ${summary.responders.timedOut} recipients timed out, ${summary.responders.notices} cancellation notices`,
+    `responders          ${summary.responders.retries} retries, ${summary.responders.heartbeats} heartbeats, ${summary.responders.timedOut} recipients timed out, ${summary.responders.notices} cancellation notices, ${summary.responders.failedAgain} failed recipients asked again`,
     `invariant failures  ${summary.failures.length}${summary.failures.length > 0 ? `: seeds ${summary.failures.map((f) => f.seed).join(', ')}` : ''}`,
   ].join('\n');
 }

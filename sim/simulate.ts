@@ -27,28 +27,38 @@ export interface SeedResult {
   readonly error?: string;
 }
 
-/** Retries and cancellation notices sent, heartbeats sent, and recipients a result says timed out. */
+/**
+ * Retries and cancellation notices sent, heartbeats sent, recipients a result says timed out, and
+ * recipients a result says failed an attempt that was asked again.
+ */
 export interface ResponderCounts {
   retries: number;
   heartbeats: number;
   timedOut: number;
   notices: number;
+  failedAgain: number;
 }
 
 /** What a run's ledger shows of looking after the responders. */
 export function responderCounts(ledger: World['ledger']): ResponderCounts {
   let timedOut = 0;
+  let failedAgain = 0;
   for (const p of ledger.publications) {
-    if (!p.text.includes('"timed-out"')) continue;
-    const output = JSON.parse(p.text) as { id?: string; recipients?: { fate: string }[] };
-    if (output.id?.endsWith('/result') !== true || p.channel === 'events') continue;
+    if (!p.text.includes('"recipients"') || p.channel === 'events') continue;
+    const output = JSON.parse(p.text) as {
+      id?: string;
+      recipients?: { fate: string; failedAttempt?: number }[];
+    };
+    if (output.id?.endsWith('/result') !== true) continue;
     timedOut += (output.recipients ?? []).filter((r) => r.fate === 'timed-out').length;
+    failedAgain += (output.recipients ?? []).filter((r) => r.failedAttempt !== undefined).length;
   }
   return {
     retries: ledger.asked.filter((s) => s.attempt >= 2).length,
     heartbeats: ledger.inputs.filter((i) => i.kind === 'heartbeat').length,
     timedOut,
     notices: ledger.cancellations.length,
+    failedAgain,
   };
 }
 
@@ -115,7 +125,7 @@ export function emptySummary(): Summary {
     faults: noFaults(),
     calls: 0,
     aggregates: 0,
-    responders: { retries: 0, heartbeats: 0, timedOut: 0, notices: 0 },
+    responders: { retries: 0, heartbeats: 0, timedOut: 0, notices: 0, failedAgain: 0 },
   };
 }
 
@@ -126,7 +136,7 @@ export function add(summary: Summary, result: SeedResult): void {
   summary.traces.add(result.traceHash);
   summary.calls += result.calls;
   summary.aggregates += result.aggregates;
-  for (const kind of ['retries', 'heartbeats', 'timedOut', 'notices'] as const)
+  for (const kind of ['retries', 'heartbeats', 'timedOut', 'notices', 'failedAgain'] as const)
     summary.responders[kind] += result.responders[kind];
   for (const kind of FAULT_KINDS) summary.faults[kind] += result.faults[kind];
   if (result.violations.length > 0) summary.failures.push(result);

@@ -71,6 +71,7 @@ function lookAfter(
         attempts: random.between(1, 3),
         intervalSeconds: Math.max(1, Math.floor(longest / random.pick([2, 3, 4]))),
         ...(random.chance(0.5) ? { backoffRate: random.pick([1, 1.5, 2]) } : {}),
+        ...(random.chance(0.5) ? { failedReplies: true } : {}),
       }
     : undefined;
   const bounds = !byBank && random.chance(0.4);

@@ -26,11 +26,11 @@ describe('the deterministic simulation', () => {
     expect(shapes.size).toBe(3);
   });
 
-  it('keeps every invariant over its fixed seeds, retries, heartbeats, recipient deadlines and notices among them', {
+  it('keeps every invariant over its fixed seeds, retries, heartbeats, recipient deadlines, notices and failures asked again among them', {
     timeout: 120_000,
   }, async () => {
     const failures: string[] = [];
-    const exercised = { retries: 0, heartbeats: 0, timedOut: 0, notices: 0 };
+    const exercised = { retries: 0, heartbeats: 0, timedOut: 0, notices: 0, failedAgain: 0 };
     for (const seed of SEEDS) {
       const result = await simulateSeed(seed);
       for (const v of result.violations) {

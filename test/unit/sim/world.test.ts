@@ -13,9 +13,9 @@ import { World } from '../../../sim/world.ts';
  */
 describe("the simulation's reply receipts", () => {
   it('carry the SentTimestamp of every copy delivered, so a reply sent before the deadline and handled by a clock ahead of it is in time', async () => {
-    // GIVEN seed 153 (one of the six that broke the invariant), whose skews reach 5 s:
+    // GIVEN seed 225 (one of the six that broke the invariant; its draws today), whose skews reach 5 s:
     // replies SQS accepted before the deadline, handled by invocations whose clocks run ahead
-    const world = new World(153);
+    const world = new World(225);
     const restore = neutralise(world.scheduler);
     try {
       await world.run();
