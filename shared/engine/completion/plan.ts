@@ -113,7 +113,12 @@ function onReply(
   if (typeof tally.predicate === 'object')
     return done(Outcome.FAILED, CompletedBy.PREDICATE, `completion predicate: ${tally.predicate.error}`);
   const by = ruleOf(completion).onReply(completion, tally, event.score);
-  return by === undefined ? WAIT : done(Outcome.COMPLETED, by);
+  if (by === undefined) return WAIT;
+  // Every recipient replied or passed its own deadline, and none succeeded: nothing arrived that
+  // counts, so it ends as its deadline would (timed out), never completed with nothing.
+  if (by === CompletedBy.ALL_SETTLED && successesOf(tally) === 0)
+    return atDeadline(definition, tally, CompletedBy.RESPONDERS_SETTLED);
+  return done(Outcome.COMPLETED, by);
 }
 
 function atDeadline(definition: CompletionDefinition, tally: ReplyTally, by: CompletedBy): Decision {

@@ -29,6 +29,17 @@ describe('fanin.config.ts by the kit', () => {
   });
 
   describe('loan-broker', () => {
+    it('no bank answering times the request out once every bank passed its own 8 s, never completed with nothing', async () => {
+      const run = config.simulate('loan-broker');
+      await run.request({ aggregateId: 'loan-none', payload: {} });
+      await run.advance('8s');
+      // (mutant killed: all settled with no success completes with nothing)
+      expect(run.result()).toMatchObject({
+        outcome: 'timed-out',
+        completedBy: 'responders-settled',
+        counts: { expected: 5, received: 0 },
+      });
+    });
     it('asks the five banks; a rate of 3.5% or less completes at once (threshold), the best rate wins', async () => {
       const run = config.simulate('loan-broker');
       await run.request({ aggregateId: 'loan-1', payload: { amount: 250000, termYears: 30 } });

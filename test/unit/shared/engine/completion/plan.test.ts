@@ -737,3 +737,49 @@ describe('the plan: what a completion declares', () => {
     expect(predicateOf(external.completion)).toBeUndefined();
   });
 });
+
+describe('decide: recipients settled by their own deadlines', () => {
+  const settledTally = (received: number, failed: number, timedOut: number): ReplyTally =>
+    tallied(received, { expected: received + timedOut, failed, timedOut });
+  const override = anOverrideDefinition();
+
+  it.each([
+    ['all', all],
+    ['count', count],
+    ['timeout', timeout],
+    ['override', override],
+  ])(
+    '%s: every recipient settled with a success completes as all-settled, with what arrived',
+    (_name, definition) => {
+      expect(decide(definition, settledTally(1, 0, 2), REPLY)).toMatchObject({
+        ...COMPLETED,
+        completedBy: 'all-settled',
+      });
+    },
+  );
+
+  it.each([
+    ['all', all],
+    ['count', count],
+    ['timeout', timeout],
+    ['override', override],
+  ])('%s: every recipient settled with no success times out, as its deadline would', (_name, definition) => {
+    // (mutant killed: all settled with no success completes with nothing)
+    expect(decide(definition, settledTally(0, 0, 3), REPLY)).toMatchObject({
+      ...TIMED_OUT,
+      completedBy: 'responders-settled',
+    });
+  });
+
+  it('all: every recipient settled with only tolerated failures times out too', () => {
+    const tolerant = aDefinition({
+      completion: { strategy: 'all' },
+      timeoutSeconds: 60,
+      toleratedFailureCount: 1,
+    });
+    expect(decide(tolerant, settledTally(1, 1, 2), REPLY)).toMatchObject({
+      ...TIMED_OUT,
+      completedBy: 'responders-settled',
+    });
+  });
+});
