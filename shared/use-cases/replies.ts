@@ -238,7 +238,9 @@ async function handleHeartbeat(
   if (definition?.responders?.heartbeatSeconds === undefined || header.params.heartbeatSeconds === undefined)
     return refuse(`definition "${header.definition}" takes no heartbeats (responders.heartbeatSeconds)`);
   const index = Number(beat.replyId);
-  if (!/^\d+$/.test(beat.replyId) || header.expected === undefined || index >= header.expected)
+  // A recipient's reply id is its index as the fan-out wrote it: `01` names no recipient (and
+  // would otherwise be a key of its own in the header's heartbeats).
+  if (String(index) !== beat.replyId || header.expected === undefined || index >= header.expected)
     return refuse(`reply id "${beat.replyId}" is not a recipient of aggregate ${header.aggregateId}`);
   const at = beat.receivedAt ?? ctx.clock();
   const kept =

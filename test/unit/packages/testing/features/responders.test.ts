@@ -231,4 +231,31 @@ describe('responders (kit)', () => {
     expect(output).toMatchObject({ outcome: 'timed-out', completedBy: 'deadline' });
     expect((output.recipients as Fate[]).map((r) => r.fate)).toEqual(['timed-out', 'no-reply']);
   });
+
+  it('a heartbeat naming a reply id that is no recipient, zero-padded ones included, goes to the error output and changes no deadline', async () => {
+    // Prepare
+    const run = simulate(banks);
+    await run.request({ aggregateId: 'loan-pad' });
+    const asked = run.sent().find((s) => s.replyId === '1');
+    const attributes = Object.fromEntries(
+      Object.entries(asked?.attributes ?? {}).filter(([name]) => name.startsWith('fanin-')),
+    );
+
+    // Act
+    for (const replyId of ['01', '00', '7'])
+      await run.send({}, { ...attributes, 'fanin-reply-id': replyId, 'fanin-heartbeat': '1' });
+    await run.advance('91s');
+
+    // Assess (mutant killed: a heartbeat's reply id is any string of digits below the expected count)
+    const errors = run.outputs('error').map((o) => String(o.reason));
+    expect(errors).toEqual(
+      ['01', '00', '7'].map((id) => `heartbeat: reply id "${id}" is not a recipient of aggregate loan-pad`),
+    );
+    const { output } = oneResult(run, 'loan-pad');
+    expect((output.recipients as Fate[]).map((r) => r.heartbeatAt)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
 });
