@@ -8,6 +8,7 @@ import type { Definition } from '../engine/definition.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { assertCarried } from '../engine/limits.ts';
 import { replyShard } from '../engine/members.ts';
+import { hasRecipientDeadlines, ownDeadline } from '../engine/responders.ts';
 import { isUnfixable } from '../errors.ts';
 import { MetricName, REPLY_FATE_METRICS } from '../observability/metric-names.ts';
 import type { AggregateHeader, RawMessage, ReplyToRecord } from '../ports.ts';
@@ -169,6 +170,7 @@ async function recordAndEvaluate(
   const fates = await ctx.store.putReplies(header.aggregateId, records, header.shards);
   for (const fate of fates)
     if (fate !== 'unknown') ctx.metrics?.count(REPLY_FATE_METRICS[fate], definition.name);
+  await routePastOwnDeadline(ctx, definition, header, replies, records, fates);
   // A reply reported unknown before the aggregate opened (held.ts, publishUnknown) is never
   // counted, and owes the unknown output: its first send may have failed after its fate was fixed
   // (simulation seed 98). Sent again under the same id before this delivery is acknowledged; the
@@ -241,6 +243,51 @@ async function recordAndEvaluate(
     // Another invocation sealed it between our read and our seal: its member set decides.
     const sealed = await ctx.store.getHeader(header.aggregateId);
     if (sealed) await settle(ctx, definition, sealed, replies);
+  }
+}
+
+/**
+ * Replies this batch recorded that came at or after their recipient's own deadline (before the
+ * aggregate's: engine/responders.ts, ownDeadline) are late at once, though the aggregate stays
+ * open: marked late, owing their late output until it is sent (so that the completer sends it if
+ * this invocation dies first, as it sends its own: late.ts, routeLate), and routed. Judged again
+ * on a consistent read of the header when the one read before the put finds any: a heartbeat may
+ * have moved a deadline since, and a deadline only moves later. A reply past the aggregate's own
+ * deadline is left to the deadline's handling, and one to an aggregate no longer open to its seal.
+ */
+async function routePastOwnDeadline(
+  ctx: FaninContext,
+  definition: Definition,
+  header: AggregateHeader,
+  replies: readonly Reply[],
+  records: readonly ReplyToRecord[],
+  fates: readonly string[],
+): Promise<void> {
+  if (!hasRecipientDeadlines(header)) return;
+  const past = (h: AggregateHeader, replyId: string, receivedAt: number) => {
+    const own = ownDeadline(h, replyId);
+    return own !== undefined && receivedAt >= own;
+  };
+  const candidates = replies.flatMap((reply, i) => {
+    const record = records[i];
+    return fates[i] === 'recorded' && record && past(header, reply.replyId, record.receivedAt)
+      ? [{ reply, receivedAt: record.receivedAt }]
+      : [];
+  });
+  if (candidates.length === 0) return;
+  const current = await ctx.store.getHeader(header.aggregateId);
+  if (!current || completionStageOf(current) !== 'open') return;
+  for (const { reply, receivedAt } of candidates) {
+    if (!past(current, reply.replyId, receivedAt)) continue;
+    await routeLate(
+      ctx,
+      definition,
+      current,
+      reply.replyId,
+      { messageId: reply.messageId, body: reply.raw.body, attributes: reply.raw.attributes },
+      afterRecipientDeadline(current, { replyId: reply.replyId, receivedAt }),
+      true,
+    );
   }
 }
 

@@ -69,6 +69,11 @@ describe('responders (kit)', () => {
     // Act: bank-b answers at 40 s, after its 30 s deadline; bank-c (90 s) still has time
     await run.advance('40s');
     await run.reply('bank-b', { rate: 1 });
+
+    // Assess: routed late at once, while the aggregate waits for bank-c (mutant killed: a reply
+    // past its recipient's own deadline is routed only at the seal)
+    noResult(run, 'loan-2');
+    expect(run.outputs('late')).toMatchObject([{ replyId: '1', aggregateStatus: 'open' }]);
     await run.reply('bank-c', { rate: 5 });
 
     // Assess (mutant killed: a reply judged only against the aggregate's deadline becomes a member)
@@ -236,7 +241,7 @@ describe('responders (kit)', () => {
     // Prepare
     const run = simulate(banks);
     await run.request({ aggregateId: 'loan-pad' });
-    const asked = run.sent().find((s) => s.replyId === '1');
+    const asked = run.subRequests().find((s) => s.replyId === '1');
     const attributes = Object.fromEntries(
       Object.entries(asked?.attributes ?? {}).filter(([name]) => name.startsWith('fanin-')),
     );
