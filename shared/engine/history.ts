@@ -2,6 +2,7 @@ import type { AggregateStatus, Outcome } from './constants.ts';
 import type { Definition, EffectiveParameters } from './definition.ts';
 import { encodeMembers } from './members.ts';
 import { replyOutputId, resultId, snapshotId } from './output-ids.ts';
+import { hasRecipientDeadlines, recipientFates } from './responders.ts';
 
 /**
  * The history of one aggregate, assembled from the items the state table keeps of it: its header
@@ -33,6 +34,10 @@ export interface HistoryHeader {
   readonly sources?: Readonly<Record<string, readonly string[]>>;
   readonly emitted?: readonly string[];
   readonly expiresAt?: number;
+  /** Looking after the responders (engine/responders.ts, retries.ts): last heartbeats, retries, failed attempts asked again. */
+  readonly beats?: Readonly<Record<string, number>>;
+  readonly retried?: Readonly<Record<string, number>>;
+  readonly failedAttempts?: Readonly<Record<string, number>>;
 }
 
 /** What a history is assembled from (the port's `AggregateRecords`, and what the caller knows). */
@@ -80,6 +85,7 @@ export const HISTORY_EVENT_KINDS = [
   'deadline-moved',
   'snapshot',
   'sealed',
+  'recipients',
   'published',
   'closed',
   'late',
@@ -346,6 +352,8 @@ export function assembleHistory(input: HistoryInput): History {
         ' ',
       ),
     });
+    const recipients = recipientsEvent(header, input.copies, header.completingAt);
+    if (recipients) push(recipients);
     // The result.
     const to = (header.outcome && input.resultOutputs?.[header.outcome]) ?? header.outcome ?? 'result';
     const eventBridge = definition?.outputs.eventBridge;
@@ -433,7 +441,16 @@ export function assembleHistory(input: HistoryInput): History {
     'deliveries that found a reply already recorded, and messages refused to the error output (bad input): they write nothing',
   );
   if (header.askedUpTo !== undefined && header.askedUpTo > 0) {
-    cannotTell.add('when each sub-request was sent, and how many attempts it took: sends are not recorded');
+    cannotTell.add(
+      header.params.retry !== undefined
+        ? 'when each sub-request and each retry was sent: sends are not recorded (how many times each recipient was asked again is, under recipients)'
+        : 'when each sub-request was sent: sends are not recorded',
+    );
+  }
+  if (definition?.cancelOutstanding === true && header.completingAt !== undefined) {
+    cannotTell.add(
+      'which recipients were sent a cancellation notice: notices are not recorded (each recipient asked and without a reply at the seal is sent one)',
+    );
   }
   return finish(input, events, cannotTell, {
     status: header.status,
@@ -496,4 +513,50 @@ function finish(
     .sort((a, b) => a.order - b.order || rank(a.kind) - rank(b.kind))
     .map(({ order: _, ...event }) => event);
   return { aggregateId: input.aggregateId, ...summary, events: sorted, cannotTell: [...cannotTell] };
+}
+
+/**
+ * The seal's word on each recipient of a definition that looks after its responders: its fate
+ * (engine/responders.ts, recipientFates, at the seal's time as the result gives it), its own
+ * deadline, last heartbeat, retries and last failed attempt asked again. None for an aggregate
+ * without `responders`.
+ */
+function recipientsEvent(
+  header: HistoryHeader,
+  copies: HistoryInput['copies'],
+  sealedAt: number,
+): HistoryEvent | undefined {
+  const params = header.params;
+  const looked =
+    hasRecipientDeadlines(header) || params.retry !== undefined || params.heartbeatSeconds !== undefined;
+  if (!looked || header.expected === undefined) return undefined;
+  const members = new Set(header.members ?? []);
+  const failures = new Map(copies.filter((c) => members.has(c.replyId)).map((c) => [c.replyId, c.failure]));
+  const fates = recipientFates(
+    header,
+    [...members].map((replyId) => ({ replyId, failure: failures.get(replyId) })),
+    sealedAt,
+  );
+  const said = fates.map((f) => {
+    const parts = [`${f.replyId} ${f.fate}`];
+    if (f.deadline !== undefined) parts.push(`own deadline ${iso(f.deadline)}`);
+    if (f.heartbeatAt !== undefined) parts.push(`last heartbeat ${iso(f.heartbeatAt)}`);
+    if (f.retries !== undefined) parts.push(`asked again ${f.retries} ${f.retries === 1 ? 'time' : 'times'}`);
+    const failed = header.failedAttempts?.[f.replyId];
+    if (failed !== undefined) parts.push(`attempt ${failed} failed and was asked again`);
+    return parts.join(', ');
+  });
+  const shown = said.slice(0, NAMED_IN_TEXT).join('; ');
+  const more = said.length > NAMED_IN_TEXT ? ` and ${said.length - NAMED_IN_TEXT} more` : '';
+  return {
+    kind: 'recipients',
+    occurredAt: sealedAt,
+    fates: fates.map((f) => ({
+      ...f,
+      ...(header.failedAttempts?.[f.replyId] !== undefined
+        ? { failedAttempt: header.failedAttempts[f.replyId] }
+        : {}),
+    })),
+    text: `recipients at the seal: ${shown}${more}`,
+  };
 }

@@ -76,6 +76,40 @@ describe('assembleHistory', () => {
     ]);
   });
 
+  it("tells each recipient's fate at the seal when the definition looks after its responders: deadline, heartbeat, retries, failed attempt", () => {
+    // Prepare: 20 s each, heartbeats of 10 s, a retry; bank-b failed its first attempt, was asked
+    // again and sent heartbeats until 25 s; the seal at 40 s
+    const input = closedQuotes(
+      {},
+      {
+        completingAt: s(40),
+        params: {
+          recipientTimeoutSeconds: 20,
+          heartbeatSeconds: 10,
+          retry: { attempts: 1, intervalSeconds: 5, backoffRate: 2 },
+        },
+        beats: { '1': s(25) },
+        retried: { '1': 1 },
+        failedAttempts: { '1': 1 },
+      },
+    );
+
+    // Act
+    const event = assembleHistory(input).events.find((e) => e.kind === 'recipients');
+
+    // Assess
+    expect(event?.occurredAt).toBe(s(40));
+    expect(event?.fates).toEqual([
+      { replyId: '0', fate: 'replied', deadline: s(20) },
+      { replyId: '1', fate: 'timed-out', deadline: s(35), heartbeatAt: s(25), retries: 1, failedAttempt: 1 },
+      { replyId: '2', fate: 'replied', deadline: s(20) },
+    ]);
+    expect(event?.text).toContain(
+      `1 timed-out, own deadline ${new Date(s(35)).toISOString()}, last heartbeat ${new Date(s(25)).toISOString()}, asked again 1 time, attempt 1 failed and was asked again`,
+    );
+    expect(kinds(closedQuotes())).not.toContain('recipients');
+  });
+
   it('names the opening request, the definition and the parameters the seal kept after the close removed them', () => {
     const opened = assembleHistory(closedQuotes()).events[0];
 
