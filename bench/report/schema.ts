@@ -2,7 +2,6 @@ import type { Bill as CamelBill, Usage as CamelUsage } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from '../model/hot-aggregate.ts';
 import type { OpenTimeFigures, OpenTimeResult, ResponderCosts } from '../run/open-time.ts';
-import type { TimerVariant as TimerVariantName } from '../run/timers.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import type { DrainPhase as DrainPhaseName } from '../workload/phases.ts';
 
@@ -153,8 +152,11 @@ export type BatchingComparison = {
   readonly [K in Exclude<keyof ByBatching, DrainedOnly>]: ArrivalFigures[ByBatching[K]];
 } & { readonly [K in DrainedOnly]?: ArrivalFigures[ByBatching[K]] };
 
-/** How a drained phase's sending lay against the drains, and the deadline timer variants (as measured). */
-export type { DrainPhaseName, TimerVariantName };
+/** How a drained phase's sending lay against the drains (as measured). */
+export type { DrainPhaseName };
+
+/** How the requests of a deadline-timer variant were sent, and so how their deadline timers were armed. */
+export type TimerVariantName = 'batched' | 'paced';
 
 /** One deadline-timer variant: how its requests were sent, and what its timers' firing cost. */
 export interface TimerVariantFigures {

@@ -22,7 +22,7 @@ import {
 import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type ComparedBatching, type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
-import { ARRIVAL_TIMER_VARIANT, type TimerFiring, type TimerFirings } from './timers.ts';
+import { ARRIVAL_TIMER_VARIANT, firingUsage, type TimerFiring, type TimerFirings } from './timers.ts';
 
 /** The arrival patterns and the reply batching trade-off. */
 export async function runArrivals(
@@ -176,7 +176,7 @@ function bills(
   prices: Prices,
 ): { fanin: Bill; clients: Bill } {
   const c = phase.counters;
-  const timerUsage = usageOf(timers.counters, 'fanin', Math.max(1, timers.fired), prices);
+  const timerUsage = firingUsage(timers, prices);
   return {
     fanin: billPerMillion(addUsage(usageOf(c, 'fanin', phase.aggregates, prices), timerUsage), prices),
     clients: billPerMillion(usageOf(c, 'clients', phase.aggregates, prices), prices),
