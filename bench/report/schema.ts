@@ -275,10 +275,7 @@ export interface Results {
   /** Saturated, replies independent: from the first reply released to the last result. */
   readonly replies_per_second: number;
   readonly aggregates_per_second: number;
-  readonly completion_latency_ms: {
-    readonly p50: number;
-    readonly p99: number;
-    readonly samples: number;
+  readonly completion_latency_ms: Latency & {
     readonly pattern: ArrivalPatternName;
     readonly offered_replies_per_second: number;
     readonly saturated: { readonly p50: number; readonly p99: number };

@@ -188,11 +188,6 @@ export class Rig {
     this.collector.start();
   }
 
-  /** The reply consumers' batching window now in force (partition 0's; the topology's unless changed). */
-  public get replyBatchingWindowSeconds(): number {
-    return this.replyBatching.windowSeconds;
-  }
-
   /** The reply consumers' setting now in force (partition 0's; the topology's unless changed). */
   public get replyBatching(): ReplyBatching {
     const consumer = this.replyConsumerOf(0);

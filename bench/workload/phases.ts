@@ -246,7 +246,7 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   const firstDrain = drainsDuringSending[0];
   return {
     pattern: workload.pattern,
-    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    batchingWindowSeconds: rig.replyBatching.windowSeconds,
     batchSize: rig.replyBatching.batchSize,
     drainIntervalSeconds,
     drainPhase: drainIntervalSeconds > 0 ? (workload.straddleDrain ? 'straddled' : 'aligned') : undefined,
