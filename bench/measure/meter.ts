@@ -150,39 +150,41 @@ export class Meter {
     name: string,
     handler: (event: Event) => Promise<Result>,
   ): (event: Event) => Promise<Result> {
-    return async (event) => {
-      const started = performance.now();
-      this.add(`lambda.invocations|${name}`);
-      this.add(`lambda.records|${name}`, event.Records?.length ?? 0);
-      const scope: InvocationScope = { handler: name, inFlight: 0, roundTrips: 0 };
-      try {
-        return await invocationScope.run(scope, () => handler(event));
-      } finally {
-        this.add(`lambda.ms|${name}`, performance.now() - started);
-        this.add(`ddb.round_trips|${name}`, scope.roundTrips);
-      }
-    };
+    return this.wrap(name, handler, (event) => event.Records?.length ?? 0);
   }
 
-  /** Wraps a scheduled drain: a handler invoked with no records that receives them itself. */
+  /**
+   * Wraps a scheduled drain: a handler invoked with no records that receives them itself. A drain that received
+   * nothing is counted apart (`lambda.idle_invocations`: the schedule idling).
+   */
   public wrapDrain<Event, Result extends { readonly received: number }>(
     name: string,
     drain: (event: Event) => Promise<Result>,
   ): (event: Event) => Promise<Result> {
+    return this.wrap(name, drain, (_, result) => result?.received, true);
+  }
+
+  /** Times an invocation of `handler` and counts it with its records (`undefined`: it threw), in its scope. */
+  private wrap<Event, Result>(
+    name: string,
+    handler: (event: Event) => Promise<Result>,
+    records: (event: Event, result: Result | undefined) => number | undefined,
+    idleWhenEmpty = false,
+  ): (event: Event) => Promise<Result> {
     return async (event) => {
       const started = performance.now();
       const scope: InvocationScope = { handler: name, inFlight: 0, roundTrips: 0 };
-      let received: number | undefined;
+      let result: Result | undefined;
       try {
-        const result = await invocationScope.run(scope, () => drain(event));
-        received = result.received;
+        result = await invocationScope.run(scope, () => handler(event));
         return result;
       } finally {
-        if (received === 0) {
+        const count = records(event, result);
+        if (idleWhenEmpty && count === 0) {
           this.add(`lambda.idle_invocations|${name}`);
         } else {
           this.add(`lambda.invocations|${name}`);
-          this.add(`lambda.records|${name}`, received ?? 0);
+          this.add(`lambda.records|${name}`, count ?? 0);
           this.add(`lambda.ms|${name}`, performance.now() - started);
           this.add(`ddb.round_trips|${name}`, scope.roundTrips);
         }

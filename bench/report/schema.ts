@@ -2,7 +2,6 @@ import type { Bill as CamelBill, Usage as CamelUsage } from '../cost/usage.ts';
 import type { Calibration } from '../measure/calibrate.ts';
 import type { AwsLimits, HotBounds, HotDesign, HotSimulation } from '../model/hot-aggregate.ts';
 import type { OpenTimeFigures, OpenTimeResult, ResponderCosts } from '../run/open-time.ts';
-import type { TimerVariant as TimerVariantName } from '../run/timers.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import type { DrainPhase as DrainPhaseName } from '../workload/phases.ts';
 
@@ -122,33 +121,42 @@ export interface ArrivalFigures {
   readonly outcomes: ByKey;
 }
 
-/** One reply batching setting (window and batch size, or a drain) at fan-out 10: its per-reply figures. */
-export interface BatchingComparison {
-  readonly batching_window_seconds: number;
-  readonly batch_size: number;
-  /** The reply partitions drained every this many seconds instead of an event source; 0: an event source. */
-  readonly drain_interval_seconds: number;
-  /** Drained rows only: how the phase's sending lay against the drains (see {@link DrainPhaseName}). */
-  readonly drain_phase?: DrainPhaseName;
-  /** Drained rows only: aggregates whose replies were taken by more than one drain. */
-  readonly aggregates_split_across_drains?: number;
-  readonly write_units_per_reply: number;
+/**
+ * `arrival.<pattern>.by_batching`: one reply batching setting (window and batch size, or a drain) at fan-out
+ * 10, each of its fields the {@link ArrivalFigures} field named on the right, in this order.
+ */
+export const BY_BATCHING = {
+  batching_window_seconds: 'batching_window_seconds',
+  batch_size: 'batch_size',
+  /** 0: an event source. */
+  drain_interval_seconds: 'drain_interval_seconds',
+  drain_phase: 'drain_phase',
+  aggregates_split_across_drains: 'aggregates_split_across_drains',
+  write_units_per_reply: 'write_units',
   /** End to end (fanin plus its clients' SQS calls). */
-  readonly cost_per_million_aggregates_usd: number;
-  readonly completion_latency_ms: Latency;
-  readonly replies_per_batch: number;
-  readonly replies_per_aggregate_per_batch: number;
-  readonly reply_invocations_per_reply: number;
-  /** Receives from the reply partitions that returned messages. */
-  readonly reply_receives_per_reply: number;
-  /** fanin's handlers and its event source mappings, empty receives left out. */
-  readonly sqs_calls_per_reply: number;
-  readonly read_units_per_reply: number;
-  readonly reply_span_ms: Span;
-}
+  cost_per_million_aggregates_usd: 'cost_per_million_aggregates_usd',
+  completion_latency_ms: 'completion_latency_ms',
+  replies_per_batch: 'replies_per_batch',
+  replies_per_aggregate_per_batch: 'replies_per_aggregate_per_batch',
+  reply_invocations_per_reply: 'reply_invocations',
+  reply_receives_per_reply: 'reply_receives',
+  sqs_calls_per_reply: 'sqs_calls',
+  read_units_per_reply: 'read_units',
+  reply_span_ms: 'reply_span_ms',
+} as const satisfies Record<string, keyof ArrivalFigures>;
 
-/** How a drained phase's sending lay against the drains, and the deadline timer variants (as measured). */
-export type { DrainPhaseName, TimerVariantName };
+type ByBatching = typeof BY_BATCHING;
+type DrainedOnly = 'drain_phase' | 'aggregates_split_across_drains';
+/** One row of `by_batching` (the drained rows' fields optional, as in {@link ArrivalFigures}). */
+export type BatchingComparison = {
+  readonly [K in Exclude<keyof ByBatching, DrainedOnly>]: ArrivalFigures[ByBatching[K]];
+} & { readonly [K in DrainedOnly]?: ArrivalFigures[ByBatching[K]] };
+
+/** How a drained phase's sending lay against the drains (as measured). */
+export type { DrainPhaseName };
+
+/** How the requests of a deadline-timer variant were sent, and so how their deadline timers were armed. */
+export type TimerVariantName = 'batched' | 'paced';
 
 /** One deadline-timer variant: how its requests were sent, and what its timers' firing cost. */
 export interface TimerVariantFigures {
@@ -267,10 +275,7 @@ export interface Results {
   /** Saturated, replies independent: from the first reply released to the last result. */
   readonly replies_per_second: number;
   readonly aggregates_per_second: number;
-  readonly completion_latency_ms: {
-    readonly p50: number;
-    readonly p99: number;
-    readonly samples: number;
+  readonly completion_latency_ms: Latency & {
     readonly pattern: ArrivalPatternName;
     readonly offered_replies_per_second: number;
     readonly saturated: { readonly p50: number; readonly p99: number };

@@ -12,6 +12,11 @@ const COUNTS: readonly (readonly [string, (row: OpenTimeFigures) => string])[] =
   ['fanin $/M', (row) => usd(row.usd_per_million_aggregates)],
 ];
 
+/** {@link COUNTS} of rows named first: `[name, figures]`. */
+const NAMED_COUNTS = COUNTS.map(
+  ([h, cell]) => [h, ([, row]: [string, OpenTimeFigures]) => cell(row)] as const,
+);
+
 /** What one timer variant's firing took per aggregate. */
 function firing(v: TimerVariantFigures): string {
   const f = v.firing_per_aggregate;
@@ -133,10 +138,7 @@ function respondersSection(r: Results): string[] {
     prose`Looking after the responders (\`timers.responders\`), per aggregate of
       ${costs.recipients_per_aggregate} silent recipients:`,
     '',
-    ...columns(rows, [
-      ['case', ([name]) => name],
-      ...COUNTS.map(([h, cell]) => [h, ([, row]: [string, OpenTimeFigures]) => cell(row)] as const),
-    ]),
+    ...columns(rows, [['case', ([name]) => name], ...NAMED_COUNTS]),
     '',
     prose`Per recipient: a retry adds ${usd(per.retry.usd_per_million)} per million
       (${fmt(per.retry.sqs_calls, 2)} SQS calls, ${fmt(per.retry.read_units, 2)} read and
@@ -157,7 +159,7 @@ function timerKindsSection(r: Results): string[] {
     ...columns(kinds, [
       ['timer', ([kind]) => kind.replaceAll('_', ' ')],
       ['open', ([, row]) => deadlineText(row.open_seconds)],
-      ...COUNTS.map(([h, cell]) => [h, ([, row]: [string, OpenTimeFigures]) => cell(row)] as const),
+      ...NAMED_COUNTS,
     ]),
     '',
   ];

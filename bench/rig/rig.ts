@@ -50,8 +50,12 @@ export class Rig {
   public readonly collector: OutputCollector;
   /** The state table, for capacity accounting. */
   public readonly tableShape: TableShape;
-  private readonly sqs: { readonly fanin: SQSClient; readonly esm: SQSClient; readonly clients: SQSClient };
-  private readonly setup: { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient };
+  /** The unmetered clients used for setup and for the raw-capacity measurement. */
+  public readonly setupClients: SetupClients;
+  /** The client producers and responders use (metered as `clients`). */
+  public readonly clientSqs: SQSClient;
+  private readonly sqs: { readonly fanin: SQSClient; readonly esm: SQSClient };
+  private readonly teardown: () => Promise<void>;
   private readonly pollers: {
     readonly ingress: QueuePoller;
     replies: ReplyConsumer[];
@@ -76,44 +80,25 @@ export class Rig {
   private readonly makeReplyConsumer: (partition: number) => ReplyConsumer;
   /** How the topology was described, to describe it again with other reply batching settings. */
   private readonly topologyOptions: TopologyOptions;
-  private readonly targetUrl: string;
   private inFlight = 0;
   private lastInvocationEnd = 0;
 
-  private constructor(
-    init: Pick<Rig, 'topology' | 'provisioned' | 'meter' | 'targetName' | 'tableShape'> & {
-      targetUrl: string;
-      setup: Rig['setup'];
-      topologyOptions: TopologyOptions;
-      connection: Connection;
-    },
-  ) {
-    this.topology = init.topology;
-    this.provisioned = init.provisioned;
-    this.meter = init.meter;
-    this.targetName = init.targetName;
-    this.targetUrl = init.targetUrl;
-    this.tableShape = init.tableShape;
-    this.setup = init.setup;
-    this.topologyOptions = init.topologyOptions;
+  private constructor(meter: Meter, fanin: MeteredFanin, targetName: string, connection: Connection) {
+    this.topology = fanin.topology;
+    this.provisioned = fanin.provisioned;
+    this.meter = meter;
+    this.targetName = targetName;
+    this.tableShape = fanin.tableShape;
+    this.setupClients = fanin.setup;
+    this.topologyOptions = fanin.options;
+    this.teardown = fanin.teardown;
     // One client per caller, so the meter can tell whose calls they are.
-    const own = () => createClients(init.connection);
-    this.sqs = { fanin: own().sqs, esm: own().sqs, clients: own().sqs };
-    const label = this.queueLabels();
-    for (const role of ['fanin', 'esm', 'clients'] as const)
-      this.meter.instrumentSqs(this.sqs[role], role, label);
+    this.sqs = { fanin: fanin.sqs, esm: createClients(connection).sqs };
+    this.clientSqs = createClients(connection).sqs;
+    meter.instrumentSqs(this.sqs.esm, 'esm', fanin.label);
+    meter.instrumentSqs(this.clientSqs, 'clients', fanin.label);
     this.drainBatches.instrument(this.sqs.fanin);
-    const dynamo = own().dynamoDb;
-    this.meter.instrumentDynamo(dynamo, 'fanin');
-    this.ctx = createContext(
-      {
-        tableName: this.provisioned.tableName,
-        queueUrls: this.provisioned.queueUrls,
-        replyQueueUrls: this.provisioned.replyQueueUrls,
-        definitions: this.topology.definitions,
-      },
-      { sqs: this.sqs.fanin, dynamo: createDocumentClient(dynamo) },
-    );
+    this.ctx = createContext(fanin.config, { sqs: this.sqs.fanin, dynamo: fanin.dynamo });
     const context = () => this.ctx;
     const { queueUrls } = this.provisioned;
     const consumers = this.topology.consumers;
@@ -125,24 +110,14 @@ export class Rig {
     this.replyConsumers = this.topology.replyConsumers;
     this.makeReplyConsumer = this.replyConsumerFactory(context);
     this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
-    this.responders = new Responders(this.sqs.clients, this.targetUrl);
-    this.collector = new OutputCollector(this.sqs.clients, [
-      this.provisioned.queueUrls[QueueRole.COMPLETED],
-      this.provisioned.queueUrls[QueueRole.TIMED_OUT],
-      this.provisioned.queueUrls[QueueRole.ERROR],
-      this.provisioned.queueUrls[QueueRole.LATE],
-      this.provisioned.queueUrls[QueueRole.UNKNOWN],
+    this.responders = new Responders(this.clientSqs, fanin.targetUrl ?? '');
+    this.collector = new OutputCollector(this.clientSqs, [
+      queueUrls[QueueRole.COMPLETED],
+      queueUrls[QueueRole.TIMED_OUT],
+      queueUrls[QueueRole.ERROR],
+      queueUrls[QueueRole.LATE],
+      queueUrls[QueueRole.UNKNOWN],
     ]);
-  }
-
-  /** What each queue is for, as the meter labels its calls (`ingress`, `reply`, `output`, `target`). */
-  private queueLabels(): (url: string) => string {
-    const labels = new Map<string, string>([[this.targetUrl, 'target']]);
-    for (const [role, url] of Object.entries(this.provisioned.queueUrls)) {
-      labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
-    }
-    for (const url of this.provisioned.replyQueueUrls) labels.set(url, 'reply');
-    return (url) => labels.get(url) ?? 'other';
   }
 
   /** A Lambda-style event source on `queueUrl`, configured as the CDK stack configures it. */
@@ -201,36 +176,8 @@ export class Rig {
         ? { ...definition, fanOut: { ...definition.fanOut, target: targetName } }
         : definition,
     );
-    const topologyOptions: TopologyOptions = { prefix, definitions: resolved };
-    const topology = describeTopology(topologyOptions);
-    const setupClients = createClients(connection);
-    const setup = { sqs: setupClients.sqs, dynamo: setupClients.dynamoDb };
-    const provisioned = await provisionTopology(topology, setup);
-    const { QueueUrl } = await setup.sqs.send(new CreateQueueCommand({ QueueName: targetName }));
-    if (!QueueUrl) throw new Error('no URL for the responders queue');
-    const tableShape = tableShapeOf(topology.table);
-    meter.registerTable(tableShape);
-    return new Rig({
-      topology,
-      provisioned,
-      meter,
-      targetName,
-      targetUrl: QueueUrl,
-      tableShape,
-      setup,
-      topologyOptions,
-      connection,
-    });
-  }
-
-  /** The unmetered clients used for setup and for the raw-capacity measurement. */
-  public get setupClients(): { readonly sqs: SQSClient; readonly dynamo: DynamoDBClient } {
-    return this.setup;
-  }
-
-  /** The client producers and responders use (metered as `clients`). */
-  public get clientSqs(): SQSClient {
-    return this.sqs.clients;
+    const fanin = await meteredFanin(connection, meter, { prefix, definitions: resolved }, targetName);
+    return new Rig(meter, fanin, targetName, connection);
   }
 
   /** Starts the fan-out and reply consumers, the responders and the output collector. */
@@ -239,11 +186,6 @@ export class Rig {
     this.startReplyConsumers();
     this.responders.start();
     this.collector.start();
-  }
-
-  /** The reply consumers' batching window now in force (partition 0's; the topology's unless changed). */
-  public get replyBatchingWindowSeconds(): number {
-    return this.replyConsumerOf(0).maxBatchingWindowSeconds;
   }
 
   /** The reply consumers' setting now in force (partition 0's; the topology's unless changed). */
@@ -347,7 +289,7 @@ export class Rig {
   /** Sends requests to the ingress queue in batches of ten, as a producer would. */
   public async sendRequests(bodies: readonly unknown[]): Promise<void> {
     for (let i = 0; i < bodies.length; i += 10) {
-      await this.sqs.clients.send(
+      await this.clientSqs.send(
         new SendMessageBatchCommand({
           QueueUrl: this.provisioned.queueUrls.ingress,
           Entries: bodies
@@ -360,7 +302,7 @@ export class Rig {
 
   /** Sends one request (open-loop pacing sends them one at a time). */
   public async sendRequest(body: unknown): Promise<void> {
-    await this.sqs.clients.send(
+    await this.clientSqs.send(
       new SendMessageCommand({
         QueueUrl: this.provisioned.queueUrls.ingress,
         MessageBody: JSON.stringify(body),
@@ -386,8 +328,7 @@ export class Rig {
       this.responders.stop(),
       this.collector.stop(),
     ]);
-    await this.setup.sqs.send(new DeleteQueueCommand({ QueueUrl: this.targetUrl })).catch(() => undefined);
-    await deprovisionTopology(this.provisioned, this.setup);
+    await this.teardown();
   }
 
   private noteReplySent(event: SQSEvent): void {
@@ -482,3 +423,79 @@ export interface ReplyBatching {
 
 /** Placeholder for the responders queue in a definition's `fanOut.target`. */
 export const RESPONDERS = '<responders>';
+
+/** The unmetered clients of a topology's setup. */
+export interface SetupClients {
+  readonly sqs: SQSClient;
+  readonly dynamo: DynamoDBClient;
+}
+
+/** A topology provisioned afresh with fanin's metered clients: what the rig and `run/open-time.ts` share. */
+export interface MeteredFanin {
+  readonly options: TopologyOptions;
+  readonly topology: Topology;
+  readonly provisioned: Provisioned;
+  readonly tableShape: TableShape;
+  readonly setup: SetupClients;
+  /** fanin's own clients, metered as `fanin`. */
+  readonly sqs: SQSClient;
+  readonly dynamo: ReturnType<typeof createDocumentClient>;
+  /** What each queue is for, as the meter labels its calls (`ingress`, `reply`, `output`, `target`). */
+  readonly label: (url: string) => string;
+  /** The configuration fanin's handlers take (`createContext`). */
+  readonly config: Parameters<typeof createContext>[0];
+  /** The queue named `target` at creation (a fan-out target, not the deployment's). */
+  readonly targetUrl: string | undefined;
+  /** Deletes that queue and the topology. */
+  readonly teardown: () => Promise<void>;
+}
+
+/** Provisions the topology of `options` (and a queue named `target`), its table and fanin's clients metered. */
+export async function meteredFanin(
+  connection: Connection,
+  meter: Meter,
+  options: TopologyOptions,
+  target?: string,
+): Promise<MeteredFanin> {
+  const topology = describeTopology(options);
+  const setupClients = createClients(connection);
+  const setup = { sqs: setupClients.sqs, dynamo: setupClients.dynamoDb };
+  const provisioned = await provisionTopology(topology, setup);
+  const targetUrl =
+    target === undefined
+      ? undefined
+      : (await setup.sqs.send(new CreateQueueCommand({ QueueName: target }))).QueueUrl;
+  if (target !== undefined && !targetUrl) throw new Error(`no URL for the queue ${target}`);
+  const labels = new Map<string, string>(targetUrl ? [[targetUrl, 'target']] : []);
+  for (const [role, url] of Object.entries(provisioned.queueUrls))
+    labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
+  for (const url of provisioned.replyQueueUrls) labels.set(url, 'reply');
+  const label = (url: string) => labels.get(url) ?? 'other';
+  const tableShape = tableShapeOf(topology.table);
+  meter.registerTable(tableShape);
+  const fanin = createClients(connection);
+  meter.instrumentSqs(fanin.sqs, 'fanin', label);
+  meter.instrumentDynamo(fanin.dynamoDb, 'fanin');
+  return {
+    options,
+    topology,
+    provisioned,
+    tableShape,
+    setup,
+    sqs: fanin.sqs,
+    dynamo: createDocumentClient(fanin.dynamoDb),
+    label,
+    config: {
+      tableName: provisioned.tableName,
+      queueUrls: provisioned.queueUrls,
+      replyQueueUrls: provisioned.replyQueueUrls,
+      definitions: topology.definitions,
+    },
+    targetUrl,
+    teardown: async () => {
+      if (targetUrl)
+        await setup.sqs.send(new DeleteQueueCommand({ QueueUrl: targetUrl })).catch(() => undefined);
+      await deprovisionTopology(provisioned, setup);
+    },
+  };
+}

@@ -3,7 +3,13 @@ import type { Prices } from '../cost/prices.ts';
 import { addUsage, type Bill, billPerMillion, usageOf } from '../cost/usage.ts';
 import { grouped, total } from '../measure/counters.ts';
 import { prose } from '../report/format.ts';
-import type { ArrivalFigures, ArrivalPatternResult, BatchingComparison, Results } from '../report/schema.ts';
+import {
+  type ArrivalFigures,
+  type ArrivalPatternResult,
+  type BatchingComparison,
+  BY_BATCHING,
+  type Results,
+} from '../report/schema.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../rig/responders.ts';
 import type { ReplyBatching, Rig } from '../rig/rig.ts';
 import {
@@ -16,7 +22,7 @@ import {
 import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type ComparedBatching, type Plan, ROTATION, SATURATED_RELEASE, SPREAD } from './plan.ts';
-import { ARRIVAL_TIMER_VARIANT, type TimerFiring, type TimerFirings } from './timers.ts';
+import { ARRIVAL_TIMER_VARIANT, firingUsage, type TimerFiring, type TimerFirings } from './timers.ts';
 
 /** The arrival patterns and the reply batching trade-off. */
 export async function runArrivals(
@@ -170,7 +176,7 @@ function bills(
   prices: Prices,
 ): { fanin: Bill; clients: Bill } {
   const c = phase.counters;
-  const timerUsage = usageOf(timers.counters, 'fanin', Math.max(1, timers.fired), prices);
+  const timerUsage = firingUsage(timers, prices);
   return {
     fanin: billPerMillion(addUsage(usageOf(c, 'fanin', phase.aggregates, prices), timerUsage), prices),
     clients: billPerMillion(usageOf(c, 'clients', phase.aggregates, prices), prices),
@@ -277,27 +283,9 @@ function percentiles<L extends number, H extends number>(
 
 /** One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it. */
 function batchingComparison(f: ArrivalFigures): BatchingComparison {
-  return {
-    batching_window_seconds: f.batching_window_seconds,
-    batch_size: f.batch_size,
-    drain_interval_seconds: f.drain_interval_seconds,
-    ...(f.drain_phase === undefined
-      ? {}
-      : {
-          drain_phase: f.drain_phase,
-          aggregates_split_across_drains: f.aggregates_split_across_drains ?? 0,
-        }),
-    write_units_per_reply: f.write_units,
-    cost_per_million_aggregates_usd: f.cost_per_million_aggregates_usd,
-    completion_latency_ms: f.completion_latency_ms,
-    replies_per_batch: f.replies_per_batch,
-    replies_per_aggregate_per_batch: f.replies_per_aggregate_per_batch,
-    reply_invocations_per_reply: f.reply_invocations,
-    reply_receives_per_reply: f.reply_receives,
-    sqs_calls_per_reply: f.sqs_calls,
-    read_units_per_reply: f.read_units,
-    reply_span_ms: f.reply_span_ms,
-  };
+  return Object.fromEntries(
+    Object.entries(BY_BATCHING).map(([name, field]) => [name, f[field]]),
+  ) as BatchingComparison;
 }
 
 /** The results' `arrival`: per pattern, the contract figures. */

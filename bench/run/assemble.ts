@@ -12,13 +12,7 @@ import { addUsage, type Bill, billPerMillion, type Usage, usageOf } from '../cos
 import type { Calibration } from '../measure/calibrate.ts';
 import { grouped, total } from '../measure/counters.ts';
 import { prose } from '../report/format.ts';
-import {
-  type Results,
-  type Sanity,
-  type ScalePoint,
-  snakeKeys,
-  type TimerVariantFigures,
-} from '../report/schema.ts';
+import { type Results, type Sanity, type ScalePoint, snakeKeys } from '../report/schema.ts';
 import type { ReplyBatching } from '../rig/rig.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import {
@@ -42,10 +36,10 @@ import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
 import { fitUnits, type NaiveResult } from './scale.ts';
 import {
   ARRIVAL_TIMER_VARIANT,
-  armingPerAggregate,
-  firingPerTimer,
-  type TimerFiring,
+  firingUsage,
   type TimerFirings,
+  timerSqsCalls,
+  timerVariantFigures,
 } from './timers.ts';
 
 /** Spread beyond which the raw-capacity windows disagree too much for a ratio to mean anything. */
@@ -97,7 +91,7 @@ export function assemble(input: Measured): Results {
   const { saturated } = input;
   const repliesPerSecond = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
   const headline = headlinePhase(input);
-  const bills = headlineBills(input, headline);
+  const cost = costFigures(input, headline);
   const scale = scaleFigures(input.scale);
   const capacity = storeCapacity(input.capacity, repliesPerSecond);
   return {
@@ -136,12 +130,12 @@ export function assemble(input: Measured): Results {
       write_units_per_reply: round(total(saturated.counters, 'ddb.wcu', faninWho) / saturated.replies, 3),
     },
     store_capacity: capacity.figures,
-    cost: costFigures(input, bills),
+    cost,
     scale: input.scale.map(snakeKeys),
     baseline_sampling_check: input.samplingCheck,
     hot_aggregate: hotAggregate(input),
     calibration: snakeKeys(input.calibration),
-    timers: timersFigures(input, bills),
+    timers: timersFigures(input, cost),
     sanity: snakeKeys(input.sanity),
   };
 }
@@ -278,57 +272,23 @@ function storeCapacity(
   };
 }
 
-/** The headline's usage and bills: fanin's (its timer's firing added), its clients', Step Functions'. */
-interface HeadlineBills {
-  readonly timerUsage: Usage;
-  readonly pacedTimerUsage: Usage;
-  readonly faninUsage: Usage;
-  readonly clientUsage: Usage;
-  readonly faninBill: Bill;
-  readonly clientBill: Bill;
-  readonly pacedFaninBill: Bill;
-  readonly sfnTransitions: number;
-  readonly sfnBill: Bill;
-  readonly sfnClientBill: Bill;
-  /** fanin end to end, and Step Functions Standard end to end, per million aggregates. */
-  readonly faninTotal: number;
-  readonly sfnTotal: number;
-}
-
-/** Cost of one aggregate: its own work plus its deadline timer firing later (measured apart). */
-function headlineBills(input: Measured, headline: ArrivalPhaseResult): HeadlineBills {
+/** `cost`: the headline's bills beside Step Functions', the floor, the naive baseline and the fixed costs. */
+function costFigures(input: Measured, headline: ArrivalPhaseResult): Results['cost'] {
   const { prices, timers } = input;
   const { counters: c, aggregates } = headline;
-  const firingUsage = (t: TimerFiring) => usageOf(t.counters, 'fanin', Math.max(1, t.fired), prices);
-  const timerUsage = firingUsage(timers[ARRIVAL_TIMER_VARIANT]);
-  const pacedTimerUsage = firingUsage(timers.paced);
+  // One aggregate's cost: its own work plus its deadline timer firing later (measured apart).
   const ownUsage = usageOf(c, 'fanin', aggregates, prices);
+  const timerUsage = firingUsage(timers[ARRIVAL_TIMER_VARIANT], prices);
+  const pacedTimerUsage = firingUsage(timers.paced, prices);
   const faninUsage = addUsage(ownUsage, timerUsage);
   const clientUsage = usageOf(c, 'clients', aggregates, prices);
   const faninBill = billPerMillion(faninUsage, prices);
   const clientBill = billPerMillion(clientUsage, prices);
+  const pacedFaninBill = billPerMillion(addUsage(ownUsage, pacedTimerUsage), prices);
   const sfn = stepFunctionsUsage(10, c, aggregates, prices);
   const sfnBill = billPerMillion(sfn.orchestration, prices, sfn.transitions);
   const sfnClientBill = billPerMillion(sfn.clients, prices);
-  return {
-    timerUsage,
-    pacedTimerUsage,
-    faninUsage,
-    clientUsage,
-    faninBill,
-    clientBill,
-    pacedFaninBill: billPerMillion(addUsage(ownUsage, pacedTimerUsage), prices),
-    sfnTransitions: sfn.transitions,
-    sfnBill,
-    sfnClientBill,
-    faninTotal: round(faninBill.total + clientBill.total, 2),
-    sfnTotal: round(sfnBill.total + sfnClientBill.total, 2),
-  };
-}
-
-/** `cost`: the headline's bills beside Step Functions', the floor, the naive baseline and the fixed costs. */
-function costFigures(input: Measured, b: HeadlineBills): Results['cost'] {
-  const { prices } = input;
+  const faninTotal = round(faninBill.total + clientBill.total, 2);
   const bill = (x: Bill) => snakeKeys(roundAll(x));
   const usage = (x: Usage) => snakeKeys(roundAll(x));
   return {
@@ -338,26 +298,26 @@ function costFigures(input: Measured, b: HeadlineBills): Results['cost'] {
       deadline timer armed and fired once, result to a FIFO queue`,
     timer_firing: ARRIVAL_TIMER_VARIANT,
     fanin: {
-      usage_per_aggregate: usage(b.faninUsage),
-      per_million_aggregates: bill(b.faninBill),
-      timer_firing_usage: usage(b.timerUsage),
-      timer_firing_usage_paced: usage(b.pacedTimerUsage),
+      usage_per_aggregate: usage(faninUsage),
+      per_million_aggregates: bill(faninBill),
+      timer_firing_usage: usage(timerUsage),
+      timer_firing_usage_paced: usage(pacedTimerUsage),
     },
-    fanin_clients: { usage_per_aggregate: usage(b.clientUsage), per_million_aggregates: bill(b.clientBill) },
-    fanin_total_per_million: b.faninTotal,
-    fanin_total_per_million_timers_paced: round(b.pacedFaninBill.total + b.clientBill.total, 2),
+    fanin_clients: { usage_per_aggregate: usage(clientUsage), per_million_aggregates: bill(clientBill) },
+    fanin_total_per_million: faninTotal,
+    fanin_total_per_million_timers_paced: round(pacedFaninBill.total + clientBill.total, 2),
     step_functions_standard: {
-      transitions_per_aggregate: b.sfnTransitions,
-      orchestration_per_million: bill(b.sfnBill),
-      clients_per_million: bill(b.sfnClientBill),
-      total_per_million: b.sfnTotal,
+      transitions_per_aggregate: sfn.transitions,
+      orchestration_per_million: bill(sfnBill),
+      clients_per_million: bill(sfnClientBill),
+      total_per_million: round(sfnBill.total + sfnClientBill.total, 2),
     },
     step_functions_express: {
       per_million_by_answer_seconds: [0.5, 1, 5, 30, 60, 300].map((seconds) => ({
         seconds,
         per_million_usd: round(stepFunctionsExpressPerMillion(seconds, prices), 2),
       })),
-      cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(b.faninTotal, prices),
+      cheaper_than_fanin_below_seconds: expressBreakEvenSeconds(faninTotal, prices),
     },
     reply_floor_per_million: replyFloors(prices),
     naive_baseline_dynamodb: naiveBaseline(input.naiveHeadline, prices),
@@ -423,7 +383,7 @@ function hotAggregate(input: Measured): Results['hot_aggregate'] {
 }
 
 /** `timers`: both deadline-timer variants, and the open-time dimension against the headline. */
-function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
+function timersFigures(input: Measured, cost: Results['cost']): Results['timers'] {
   const { prices } = input;
   const used = input.timers[ARRIVAL_TIMER_VARIANT];
   return {
@@ -435,9 +395,9 @@ function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
     ...(input.openTime
       ? {
           by_open_seconds: openTimeResults(input.openTime, {
-            headlineUsd: b.faninTotal,
-            stepFunctionsStandardUsd: b.sfnTotal,
-            stepFunctionsClientsUsd: b.sfnClientBill.total,
+            headlineUsd: cost.fanin_total_per_million,
+            stepFunctionsStandardUsd: cost.step_functions_standard.total_per_million,
+            stepFunctionsClientsUsd: cost.step_functions_standard.clients_per_million.total,
             prices,
           }),
           open_time_assumptions: OPEN_TIME_ASSUMPTIONS,
@@ -447,45 +407,6 @@ function timersFigures(input: Measured, b: HeadlineBills): Results['timers'] {
     ...(input.responders
       ? { responders: input.responders, responders_assumptions: RESPONDER_ASSUMPTIONS }
       : {}),
-  };
-}
-
-/** A timer firing's SQS calls. */
-function timerSqsCalls(firing: TimerFiring, per: number): Record<string, number> {
-  return perReply(firing.counters, 'sqs.calls', Math.max(1, firing.fired) * per, (who, d) =>
-    !d.includes('(empty)') && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined,
-  );
-}
-
-/** One timer variant as the results give it: how its requests were sent and what its firing cost. */
-function timerVariantFigures(firing: TimerFiring, prices: Prices): TimerVariantFigures {
-  const perTimer = firingPerTimer(firing);
-  const arming = armingPerAggregate(firing);
-  return {
-    requests:
-      firing.requestsPerSecond === undefined
-        ? 'all at once, in SendMessageBatches of ten (as the arrival phases send them)'
-        : `one SendMessage at a time, ${firing.requestsPerSecond} per second`,
-    requests_per_second: firing.requestsPerSecond ?? null,
-    definition: firing.definition,
-    aggregates: firing.aggregates,
-    fired: firing.fired,
-    fired_early: firing.firedEarly,
-    completed_first: firing.outcomes,
-    arming_per_aggregate: {
-      fan_out_invocations: round(arming.fanOutInvocations, 3),
-      timer_sends: round(arming.timerSends, 3),
-    },
-    firing_per_aggregate: {
-      receives: round(perTimer.receives, 3),
-      deletes: round(perTimer.deletes, 3),
-      invocations: round(perTimer.invocations, 3),
-      records_per_invocation: round(perTimer.recordsPerInvocation, 2),
-    },
-    usage_per_aggregate: snakeKeys(
-      roundAll(usageOf(firing.counters, 'fanin', Math.max(1, firing.fired), prices)),
-    ),
-    sqs_calls_by_operation: timerSqsCalls(firing, 1),
   };
 }
 

@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { CreateQueueCommand, DeleteQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { makeFanOutHandler, makeSweeperHandler, makeTimerHandler } from '../../functions/handlers.ts';
-import { deprovisionTopology, provisionTopology } from '../../local/provision.ts';
 import { createContext } from '../../shared/app.ts';
-import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
+import { type Connection, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
-import { describeTopology, OUTPUT_ROLES } from '../../shared/topology/topology.ts';
+import type { describeTopology } from '../../shared/topology/topology.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { durableFunctionsPerMillion, stepFunctionsExpressPerMillion } from '../cost/anchors.ts';
 import type { Prices } from '../cost/prices.ts';
 import { billPerMillion, usageOf } from '../cost/usage.ts';
-import { tableShapeOf } from '../measure/capacity.ts';
 import { type Counters, diff, total } from '../measure/counters.ts';
 import { Meter } from '../measure/meter.ts';
 import { prose } from '../report/format.ts';
+import { meteredFanin } from '../rig/rig.ts';
+import { round } from './figures.ts';
 
 /** The benchmark's open-time dimension: what an aggregate costs that stays open until its deadline. */
 
@@ -245,51 +245,33 @@ interface OpenTimeRig {
 }
 
 async function openTimeRig(connection: Connection, definition: DefinitionInput): Promise<OpenTimeRig> {
-  const topology = describeTopology({
-    prefix: `benchot${randomBytes(3).toString('hex')}`,
-    definitions: [definition],
-  });
-  const setup = createClients(connection);
-  const setupPair = { sqs: setup.sqs, dynamo: setup.dynamoDb };
-  const provisioned = await provisionTopology(topology, setupPair);
-  // A splitter's target: the responders' queue (theirs, not the deployment's).
-  const fanOut = definition.fanOut;
-  const targetUrl =
-    fanOut?.type === 'splitter'
-      ? (await setup.sqs.send(new CreateQueueCommand({ QueueName: fanOut.target }))).QueueUrl
-      : undefined;
   const meter = new Meter();
-  const fanin = createClients(connection);
-  const label = new Map<string, string>();
-  for (const [role, url] of Object.entries(provisioned.queueUrls))
-    label.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
-  meter.instrumentSqs(fanin.sqs, 'fanin', (url) => label.get(url) ?? 'other');
-  meter.instrumentDynamo(fanin.dynamoDb, 'fanin');
-  meter.registerTable(tableShapeOf(topology.table));
+  const prefix = `benchot${randomBytes(3).toString('hex')}`;
+  // A splitter's target: the responders' queue (theirs, not the deployment's).
+  const target = definition.fanOut?.type === 'splitter' ? definition.fanOut.target : undefined;
+  const fanin = await meteredFanin(connection, meter, { prefix, definitions: [definition] }, target);
   const clock = { now: Date.UTC(2027, 0, 4, 0, 0, 0) };
   const pending: OpenTimeRig['pending'] = [];
   const sent = { count: 0 };
   keepDelays(
     fanin.sqs,
-    provisioned.queueUrls.timer,
+    fanin.provisioned.queueUrls.timer,
     () => clock.now,
     (body, visibleAt) => {
       sent.count += 1;
       pending.push({ body, visibleAt, id: sent.count });
     },
   );
-  const config = {
-    tableName: provisioned.tableName,
-    queueUrls: provisioned.queueUrls,
-    replyQueueUrls: provisioned.replyQueueUrls,
-    definitions: topology.definitions,
-  };
-  const dynamo = createDocumentClient(fanin.dynamoDb);
-  const ctx = createContext(config, { sqs: fanin.sqs, dynamo }, { clock: () => clock.now });
-  const look = createContext(config, { sqs: setup.sqs, dynamo: createDocumentClient(setup.dynamoDb) }).store;
+  const ctx = createContext(
+    fanin.config,
+    { sqs: fanin.sqs, dynamo: fanin.dynamo },
+    { clock: () => clock.now },
+  );
+  const { sqs, dynamo } = fanin.setup;
+  const look = createContext(fanin.config, { sqs, dynamo: createDocumentClient(dynamo) }).store;
   const sweep = makeSweeperHandler(() => ctx);
   return {
-    topology,
+    topology: fanin.topology,
     meter,
     clock,
     pending,
@@ -311,11 +293,7 @@ async function openTimeRig(connection: Connection, definition: DefinitionInput):
       meter.add('sqs.received|esm|std', messages);
     },
     look,
-    stop: async () => {
-      if (targetUrl)
-        await setup.sqs.send(new DeleteQueueCommand({ QueueUrl: targetUrl })).catch(() => undefined);
-      await deprovisionTopology(provisioned, setupPair).catch(() => undefined);
-    },
+    stop: () => fanin.teardown().catch(() => undefined),
   };
 }
 
@@ -485,11 +463,6 @@ function record(messageId: string, body: unknown, now: number): SQSRecord {
     eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench',
     awsRegion: 'us-east-1',
   };
-}
-
-function round(n: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
 }
 
 /** One deadline as the results give it (`timers.by_open_seconds.<seconds>`). */

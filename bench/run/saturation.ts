@@ -31,49 +31,35 @@ export async function warmStore(rig: Rig, plan: Plan, concurrency: number): Prom
 
 /** A warm-up run (not counted) sizes the saturated run to last about as long as a capacity window. */
 export async function runSaturation(rig: Rig, plan: Plan, concurrency: number): Promise<Saturation> {
+  // Replies independent, as fast as they go.
+  const saturatedRun = (idPrefix: string, aggregates: number) =>
+    runArrival(rig, {
+      pattern: 'independent',
+      definition: 'bench-collect',
+      idPrefix,
+      aggregates,
+      fanOut: 10,
+      body: Bodies.kilobyte,
+      release: SATURATED_RELEASE,
+      timeoutMs: 600_000,
+    });
+  const capacity = (label: string, durationMs: number) => {
+    log(`raw store capacity ${label}: PutItem x ${concurrency} writers for ${durationMs} ms`);
+    return storeCapacity(rig, { concurrency, durationMs, body: CAPACITY_BODY, label });
+  };
   log(`warm-up: ${plan.warmupAggregates} aggregates, replies independent, as fast as they go (not counted)`);
-  const warm = await runArrival(rig, {
-    pattern: 'independent',
-    definition: 'bench-collect',
-    idPrefix: 'warm',
-    aggregates: plan.warmupAggregates,
-    fanOut: 10,
-    body: Bodies.kilobyte,
-    release: SATURATED_RELEASE,
-    timeoutMs: 600_000,
-  });
+  const warm = await saturatedRun('warm', plan.warmupAggregates);
   // Sized to last about as long as each capacity window around it.
   const estimate = (warm.replies * 1000) / warm.releaseToLastResultMs;
   const saturatedAggregates = Math.max(30, Math.round((estimate * plan.capacityMs) / 1000 / 10));
-  log(`raw store capacity before: PutItem x ${concurrency} writers for ${plan.capacityMs} ms`);
-  const capacityBefore = await storeCapacity(rig, {
-    concurrency,
-    durationMs: plan.capacityMs,
-    body: CAPACITY_BODY,
-    label: 'before',
-  });
+  const capacityBefore = await capacity('before', plan.capacityMs);
   log(`saturated: ${saturatedAggregates} aggregates x 10 replies of 1 KB, independent, as fast as they go`);
-  const saturated = await runArrival(rig, {
-    pattern: 'independent',
-    definition: 'bench-collect',
-    idPrefix: 'sat',
-    aggregates: saturatedAggregates,
-    fanOut: 10,
-    body: Bodies.kilobyte,
-    release: SATURATED_RELEASE,
-    timeoutMs: 600_000,
-  });
+  const saturated = await saturatedRun('sat', saturatedAggregates);
   // As long as the run was (the estimate that sized it may be off), within reason.
   const afterMs = Math.round(
     Math.min(2 * plan.capacityMs, Math.max(plan.capacityMs / 2, saturated.releaseToLastResultMs)),
   );
-  log(`raw store capacity after: PutItem x ${concurrency} writers for ${afterMs} ms`);
-  const capacityAfter = await storeCapacity(rig, {
-    concurrency,
-    durationMs: afterMs,
-    body: CAPACITY_BODY,
-    label: 'after',
-  });
+  const capacityAfter = await capacity('after', afterMs);
   const saturatedRate = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
   const pace = Math.max(10, Math.min(plan.maxOfferedRepliesPerSecond, saturatedRate / 2));
   // On a slow or busy machine the pace drops: fewer aggregates keep each phase within its time.

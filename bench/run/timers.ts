@@ -1,21 +1,22 @@
+import type { Prices } from '../cost/prices.ts';
+import { type Usage, usageOf } from '../cost/usage.ts';
 import { type Counters, diff, total } from '../measure/counters.ts';
+import { snakeKeys, type TimerVariantFigures, type TimerVariantName } from '../report/schema.ts';
 import type { Rig } from '../rig/rig.ts';
 import { Bodies, runFanin } from '../workload/phases.ts';
 import { sleep } from '../workload/sleep.ts';
+import { faninWho, perReply, round, roundAll } from './figures.ts';
 import { log } from './log.ts';
 
-/** How the requests of a timer variant were sent, and so how their deadline timers were armed. */
-export type TimerVariant = 'batched' | 'paced';
-
 /** The variant whose firing the arrival patterns' all-in figures include. */
-export const ARRIVAL_TIMER_VARIANT: TimerVariant = 'batched';
+export const ARRIVAL_TIMER_VARIANT: TimerVariantName = 'batched';
 
 /** Requests per second of the `paced` variant. */
 export const PACED_REQUESTS_PER_SECOND = 20;
 
 /** The deadline timers' firing, measured apart from the aggregates they were armed for. */
 export interface TimerFiring {
-  readonly variant: TimerVariant;
+  readonly variant: TimerVariantName;
   /** The definition its aggregates ran (`run/plan.ts`: the deadline). */
   readonly definition: string;
   /** Aggregates run (one deadline timer each). */
@@ -49,7 +50,7 @@ export async function runTimers(rig: Rig, aggregates: number): Promise<TimerFiri
   return { batched, paced };
 }
 
-async function runVariant(rig: Rig, variant: TimerVariant, aggregates: number): Promise<TimerFiring> {
+async function runVariant(rig: Rig, variant: TimerVariantName, aggregates: number): Promise<TimerFiring> {
   const requestsPerSecond = variant === 'paced' ? PACED_REQUESTS_PER_SECOND : undefined;
   const definition = variant === 'paced' ? 'bench-timer' : 'bench-timer-batched';
   const completed = await runFanin(rig, {
@@ -90,40 +91,52 @@ async function runVariant(rig: Rig, variant: TimerVariant, aggregates: number): 
   };
 }
 
-/** A timer firing's SQS calls and invocations per fired timer (so per aggregate). */
-export function firingPerTimer(firing: TimerFiring): {
-  readonly receives: number;
-  readonly deletes: number;
-  readonly invocations: number;
-  readonly recordsPerInvocation: number;
-} {
+/** A timer firing's usage per fired timer (so per aggregate: what an aggregate's all-in figures add). */
+export function firingUsage(firing: TimerFiring, prices: Prices): Usage {
+  return usageOf(firing.counters, 'fanin', Math.max(1, firing.fired), prices);
+}
+
+/** One timer variant as the results give it (`timers.<variant>`): how its requests were sent, what its firing cost. */
+export function timerVariantFigures(firing: TimerFiring, prices: Prices): TimerVariantFigures {
+  const a = firing.armingCounters;
   const c = firing.counters;
+  const aggregates = Math.max(1, firing.aggregates);
   const fired = Math.max(1, firing.fired);
   const onTimerQueue = (op: string) => (who: string, detail: string) =>
     who === 'esm' && detail.startsWith(op) && detail.endsWith('|timer') && !detail.includes('(empty)');
+  const timerSend = (who: string, detail: string) =>
+    who.startsWith('fanin') && /^SendMessage(Batch)?\|timer$/.test(detail);
   const invocations = total(c, 'lambda.invocations', (who) => who === 'timer');
   return {
-    receives: total(c, 'sqs.calls', onTimerQueue('ReceiveMessage')) / fired,
-    deletes: total(c, 'sqs.calls', onTimerQueue('DeleteMessage')) / fired,
-    invocations: invocations / fired,
-    recordsPerInvocation: firing.fired / Math.max(1, invocations),
+    requests:
+      firing.requestsPerSecond === undefined
+        ? 'all at once, in SendMessageBatches of ten (as the arrival phases send them)'
+        : `one SendMessage at a time, ${firing.requestsPerSecond} per second`,
+    requests_per_second: firing.requestsPerSecond ?? null,
+    definition: firing.definition,
+    aggregates: firing.aggregates,
+    fired: firing.fired,
+    fired_early: firing.firedEarly,
+    completed_first: firing.outcomes,
+    // How the timers were armed, from the aggregates' own run.
+    arming_per_aggregate: {
+      fan_out_invocations: round(total(a, 'lambda.invocations', (who) => who === 'fan-out') / aggregates, 3),
+      timer_sends: round(total(a, 'sqs.calls', timerSend) / aggregates, 3),
+    },
+    firing_per_aggregate: {
+      receives: round(total(c, 'sqs.calls', onTimerQueue('ReceiveMessage')) / fired, 3),
+      deletes: round(total(c, 'sqs.calls', onTimerQueue('DeleteMessage')) / fired, 3),
+      invocations: round(invocations / fired, 3),
+      records_per_invocation: round(firing.fired / Math.max(1, invocations), 2),
+    },
+    usage_per_aggregate: snakeKeys(roundAll(firingUsage(firing, prices))),
+    sqs_calls_by_operation: timerSqsCalls(firing, 1),
   };
 }
 
-/** How a variant's timers were armed, per aggregate, from the aggregates' own run. */
-export function armingPerAggregate(firing: TimerFiring): {
-  readonly fanOutInvocations: number;
-  readonly timerSends: number;
-} {
-  const c = firing.armingCounters;
-  const per = Math.max(1, firing.aggregates);
-  return {
-    fanOutInvocations: total(c, 'lambda.invocations', (who) => who === 'fan-out') / per,
-    timerSends:
-      total(
-        c,
-        'sqs.calls',
-        (who, detail) => who.startsWith('fanin') && /^SendMessage(Batch)?\|timer$/.test(detail),
-      ) / per,
-  };
+/** A timer firing's SQS calls per fired timer and `per`, by who, operation and queue. */
+export function timerSqsCalls(firing: TimerFiring, per: number): Record<string, number> {
+  return perReply(firing.counters, 'sqs.calls', Math.max(1, firing.fired) * per, (who, d) =>
+    !d.includes('(empty)') && (faninWho(who) || who === 'esm') ? `${who} ${d}` : undefined,
+  );
 }

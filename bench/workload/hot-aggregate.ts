@@ -95,7 +95,7 @@ export async function runHotAggregate(
     definition: options.definition,
     writeShards: definition.writeShards,
     replies: options.replies,
-    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    batchingWindowSeconds: rig.replyBatching.windowSeconds,
     elapsedMs,
     repliesPerSecond: (options.replies * 1000) / elapsedMs,
     ...hotFigures(diff(meter.snapshot(), before), byKey(meter, id), options.replies),

@@ -64,14 +64,7 @@ export class NaiveAggregateStore {
     await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: {
-          pk: { S: `N#${aggregateId}` },
-          sk: { S: 'A' },
-          status: { S: 'open' },
-          expected: { N: String(expected) },
-          received: { N: '0' },
-          replies: { M: {} },
-        },
+        Item: this.item(aggregateId, expected, []),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -116,19 +109,25 @@ export class NaiveAggregateStore {
     bodies: readonly string[],
   ): Promise<void> {
     await client.send(
-      new PutItemCommand({
-        TableName: this.tableName,
-        Item: {
-          pk: { S: `N#${aggregateId}` },
-          sk: { S: 'A' },
-          status: { S: 'open' },
-          expected: { N: String(expected) },
-          received: { N: String(bodies.length) },
-          replies: { M: Object.fromEntries(bodies.map((body, i) => [String(i), stored(body)])) },
-        },
-      }),
+      new PutItemCommand({ TableName: this.tableName, Item: this.item(aggregateId, expected, bodies) }),
     );
     this.expected.set(aggregateId, expected);
+  }
+
+  /** An aggregate's item, open, holding `bodies` as its first replies. */
+  private item(
+    aggregateId: string,
+    expected: number,
+    bodies: readonly string[],
+  ): Record<string, AttributeValue> {
+    return {
+      pk: { S: `N#${aggregateId}` },
+      sk: { S: 'A' },
+      status: { S: 'open' },
+      expected: { N: String(expected) },
+      received: { N: String(bodies.length) },
+      replies: { M: Object.fromEntries(bodies.map((body, i) => [String(i), stored(body)])) },
+    };
   }
 
   /** Reads every reply (the result is built from them) and closes the item, dropping the replies. */

@@ -138,15 +138,7 @@ export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<Fanin
       await rig.sendRequest(request);
     }
   }
-  const { finished, counters, latenciesMs, outcomes } = await collect(rig, ids, workload.timeoutMs, before);
-  return {
-    aggregates: ids.length,
-    replies: ids.length * workload.fanOut,
-    elapsedMs: finished - started,
-    latenciesMs,
-    outcomes,
-    counters,
-  };
+  return (await collect(rig, workload, ids, { before, started })).result;
 }
 
 /** The workload's aggregate ids and requests, the responders told what to expect and answer. */
@@ -165,11 +157,16 @@ function prepare(rig: Rig, workload: Omit<FaninWorkload, 'requestsPerSecond'>) {
 }
 
 /** Waits for every result, then for the handlers to be idle: what the phase counted and found. */
-async function collect(rig: Rig, ids: readonly string[], timeoutMs: number, before: Counters) {
-  await rig.collector.waitFor(ids, timeoutMs);
+async function collect(
+  rig: Rig,
+  workload: Pick<FaninWorkload, 'fanOut' | 'timeoutMs'>,
+  ids: readonly string[],
+  from: { readonly before: Counters; readonly started: number },
+): Promise<{ result: FaninPhaseResult; finished: number }> {
+  await rig.collector.waitFor(ids, workload.timeoutMs);
   const finished = Math.max(...ids.map((id) => rig.collector.results.get(id)?.at ?? 0));
   await rig.idle();
-  const counters = diff(rig.meter.snapshot(), before);
+  const counters = diff(rig.meter.snapshot(), from.before);
   const latenciesMs: number[] = [];
   const outcomes: Record<string, number> = {};
   for (const id of ids) {
@@ -178,7 +175,12 @@ async function collect(rig: Rig, ids: readonly string[], timeoutMs: number, befo
     if (result) outcomes[result.type] = (outcomes[result.type] ?? 0) + 1;
     if (result && sent !== undefined) latenciesMs.push(result.at - sent);
   }
-  return { finished, counters, latenciesMs, outcomes };
+  const replies = ids.length * workload.fanOut;
+  const elapsedMs = finished - from.started;
+  return {
+    result: { aggregates: ids.length, replies, elapsedMs, latenciesMs, outcomes, counters },
+    finished,
+  };
 }
 
 /** A batch of aggregates whose replies the responders hold, then send in an arrival pattern. */
@@ -240,13 +242,13 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   } finally {
     rig.responders.holding = false;
   }
-  const { finished, counters, latenciesMs, outcomes } = await collect(rig, ids, workload.timeoutMs, before);
+  const { result, finished } = await collect(rig, workload, ids, { before, started });
   const drainIntervalSeconds = rig.replyBatching.drainIntervalSeconds ?? 0;
   const drainsDuringSending = rig.drainStartsBetween(released, sendingEnded);
   const firstDrain = drainsDuringSending[0];
   return {
     pattern: workload.pattern,
-    batchingWindowSeconds: rig.replyBatchingWindowSeconds,
+    batchingWindowSeconds: rig.replyBatching.windowSeconds,
     batchSize: rig.replyBatching.batchSize,
     drainIntervalSeconds,
     drainPhase: drainIntervalSeconds > 0 ? (workload.straddleDrain ? 'straddled' : 'aligned') : undefined,
@@ -256,13 +258,8 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
     firstDrainAfterReleaseMs: firstDrain === undefined ? undefined : firstDrain - released,
     replySpansMs: rig.replySpansMs(ids),
     offeredRepliesPerSecond: workload.release.repliesPerSecond,
-    aggregates: ids.length,
-    replies: ids.length * workload.fanOut,
-    elapsedMs: finished - started,
+    ...result,
     releaseToLastResultMs: finished - released,
-    latenciesMs,
-    outcomes,
-    counters,
   };
 }
 
