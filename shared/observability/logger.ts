@@ -15,6 +15,15 @@ export function functionLogger(): Logger {
   return instance;
 }
 
+/**
+ * Forgets the function's logger, as a new execution environment starts without one: the next
+ * {@link functionLogger} builds a new one, whose first Lambda context is a cold start again. For
+ * tests that share one module graph across files (a worker that already ran an invocation).
+ */
+export function newExecutionEnvironment(): void {
+  instance = undefined;
+}
+
 /** True for Lambda's invocation context (the local runtime and tests call handlers without one). */
 function isLambdaContext(value: unknown): value is Context {
   if (typeof value !== 'object' || value === null) return false;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { instrumented, makeReplyHandler } from '../../../functions/handlers.ts';
 import { PowertoolsMetricsAdapter } from '../../../shared/adapters/powertools-metrics.ts';
 import { powertoolsLog } from '../../../shared/app.ts';
+import { newExecutionEnvironment } from '../../../shared/observability/logger.ts';
 import { FaninUnderTest } from '../../support/fanin.ts';
 
 /**
@@ -91,6 +92,9 @@ describe('logs carry the Lambda context', () => {
     // GIVEN the reply function's entry point as Lambda runs it (an on-demand execution environment,
     // as Lambda's AWS_LAMBDA_INITIALIZATION_TYPE says), logging with the function's logger
     vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
+    // A new execution environment: a file run before this one in the same worker may have
+    // invoked a handler on the function's logger already.
+    newExecutionEnvironment();
     fanin.buildContext({ log: powertoolsLog() });
     const metrics = new PowertoolsMetricsAdapter({ definitions: ['plain'], serviceName: 'fanin' });
     const handler = instrumented(

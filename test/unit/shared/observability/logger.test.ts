@@ -1,5 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { addLambdaContext, functionLogger } from '../../../../shared/observability/logger.ts';
+import {
+  addLambdaContext,
+  functionLogger,
+  newExecutionEnvironment,
+} from '../../../../shared/observability/logger.ts';
 
 /**
  * The handlers' one logger (docs/observability.md, "Logs"): every line of an invocation carries its
@@ -24,6 +28,14 @@ const CONTEXT = {
 describe('the function logger', () => {
   it('is one logger per execution environment', () => {
     expect(functionLogger()).toBe(functionLogger());
+  });
+
+  it('is a new logger in a new execution environment, then the one logger of that environment', () => {
+    const before = functionLogger();
+    newExecutionEnvironment();
+    const after = functionLogger();
+    expect(after).not.toBe(before);
+    expect(functionLogger()).toBe(after);
   });
 
   it("adds a Lambda invocation's context to the lines it writes", () => {
