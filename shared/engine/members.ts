@@ -51,3 +51,16 @@ export function replyShard(replyId: string, shards: number): number {
   for (let i = 0; i < replyId.length; i += 1) hash = (hash * 31 + replyId.charCodeAt(i)) | 0;
   return Math.abs(hash) % shards;
 }
+
+/**
+ * Whether `replyId` is the reply id of one of `expected` recipients of a splitter or recipient
+ * list: the index `0` to `expected - 1` as the fan-out writes it (no sign, no leading zero, no
+ * exponent), so that `01` or `-1` names no recipient and never becomes a key of its own.
+ *
+ * @example
+ * isRecipientIndex('2', 3); // true
+ * isRecipientIndex('02', 3); // false
+ */
+export function isRecipientIndex(replyId: string, expected: number): boolean {
+  return /^(0|[1-9]\d{0,9})$/.test(replyId) && Number(replyId) < expected;
+}

@@ -7,7 +7,7 @@ import { type InboundMessage, replyIdOf, replyIdSource, WireAttribute } from '..
 import type { Definition } from '../engine/definition.ts';
 import { completionStageOf } from '../engine/lifecycle.ts';
 import { assertCarried } from '../engine/limits.ts';
-import { replyShard } from '../engine/members.ts';
+import { isRecipientIndex, replyShard } from '../engine/members.ts';
 import { hasRecipientDeadlines, ownDeadline } from '../engine/responders.ts';
 import { isUnfixable } from '../errors.ts';
 import { MetricName, REPLY_FATE_METRICS } from '../observability/metric-names.ts';
@@ -139,14 +139,10 @@ function refusalOf(definition: Definition, header: AggregateHeader, reply: Reply
     return `reply names definition "${reply.claimed.name}" but aggregate "${header.aggregateId}" is of definition "${header.definition}"`;
   }
   const indexed = definition.fanOut?.type === 'splitter' || definition.fanOut?.type === 'recipient-list';
-  if (indexed && header.expected !== undefined && !isIndexBelow(reply.replyId, header.expected)) {
+  if (indexed && header.expected !== undefined && !isRecipientIndex(reply.replyId, header.expected)) {
     return `reply id "${reply.replyId}" is not one of aggregate "${header.aggregateId}"'s reply ids (0 to ${header.expected - 1}; responders echo ${WireAttribute.REPLY_ID})`;
   }
   return undefined;
-}
-
-function isIndexBelow(replyId: string, expected: number): boolean {
-  return /^(0|[1-9]\d{0,9})$/.test(replyId) && Number(replyId) < expected;
 }
 
 async function recordAndEvaluate(

@@ -16,6 +16,7 @@ import {
   MAX_AGGREGATE_ID_BYTES,
   MAX_KEY_LENGTH,
 } from '../engine/limits.ts';
+import { isRecipientIndex } from '../engine/members.ts';
 import { HEARTBEAT_ATTRIBUTE, heartbeatExtends } from '../engine/responders.ts';
 import { BadMessageError, CorrelationError, isUnfixable } from '../errors.ts';
 import { MetricName } from '../observability/metric-names.ts';
@@ -237,10 +238,9 @@ async function handleHeartbeat(
     return refuse(`it names definition "${beat.claimed.name}", not the aggregate's "${header.definition}"`);
   if (definition?.responders?.heartbeatSeconds === undefined || header.params.heartbeatSeconds === undefined)
     return refuse(`definition "${header.definition}" takes no heartbeats (responders.heartbeatSeconds)`);
-  const index = Number(beat.replyId);
   // A recipient's reply id is its index as the fan-out wrote it: `01` names no recipient (and
   // would otherwise be a key of its own in the header's heartbeats).
-  if (String(index) !== beat.replyId || header.expected === undefined || index >= header.expected)
+  if (header.expected === undefined || !isRecipientIndex(beat.replyId, header.expected))
     return refuse(`reply id "${beat.replyId}" is not a recipient of aggregate ${header.aggregateId}`);
   const at = beat.receivedAt ?? ctx.clock();
   const kept =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMembers, encodeMembers } from '../../../../shared/engine/members.ts';
+import { decodeMembers, encodeMembers, isRecipientIndex } from '../../../../shared/engine/members.ts';
 
 describe('member sets', () => {
   it.each([
@@ -33,4 +33,17 @@ describe('member sets', () => {
   it('duplicates count once', () => {
     expect(decodeMembers(encodeMembers(['2', '2', 'x', 'x']))).toEqual(['2', 'x']);
   });
+});
+
+describe('recipient indexes', () => {
+  it.each(['0', '1', '2'])('%s is a recipient of three', (id) => {
+    expect(isRecipientIndex(id, 3)).toBe(true);
+  });
+
+  it.each(['3', '01', '00', '-1', '-0', '1e0', '1.0', ' 1', '+1', 'abc', ''])(
+    '"%s" is no recipient of three: not an index as the fan-out writes it',
+    (id) => {
+      expect(isRecipientIndex(id, 3)).toBe(false);
+    },
+  );
 });
