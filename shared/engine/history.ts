@@ -542,8 +542,7 @@ function recipientsEvent(
     if (f.deadline !== undefined) parts.push(`own deadline ${iso(f.deadline)}`);
     if (f.heartbeatAt !== undefined) parts.push(`last heartbeat ${iso(f.heartbeatAt)}`);
     if (f.retries !== undefined) parts.push(`asked again ${f.retries} ${f.retries === 1 ? 'time' : 'times'}`);
-    const failed = header.failedAttempts?.[f.replyId];
-    if (failed !== undefined) parts.push(`attempt ${failed} failed and was asked again`);
+    if (f.failedAttempt !== undefined) parts.push(`attempt ${f.failedAttempt} failed and was asked again`);
     return parts.join(', ');
   });
   const shown = said.slice(0, NAMED_IN_TEXT).join('; ');
@@ -551,12 +550,7 @@ function recipientsEvent(
   return {
     kind: 'recipients',
     occurredAt: sealedAt,
-    fates: fates.map((f) => ({
-      ...f,
-      ...(header.failedAttempts?.[f.replyId] !== undefined
-        ? { failedAttempt: header.failedAttempts[f.replyId] }
-        : {}),
-    })),
+    fates,
     text: `recipients at the seal: ${shown}${more}`,
   };
 }
