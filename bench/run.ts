@@ -10,11 +10,11 @@ import { grouped, total } from './measure/counters.ts';
 import { Meter } from './measure/meter.ts';
 import { prose } from './report/format.ts';
 import { renderMarkdown, renderScaleSvg } from './report/markdown.ts';
-import type { Results, Sanity } from './report/schema.ts';
+import type { Results } from './report/schema.ts';
 import { ARRIVAL_PATTERNS } from './rig/responders.ts';
 import { Rig } from './rig/rig.ts';
 import { runArrivals } from './run/arrival.ts';
-import { assemble, type Measured } from './run/assemble.ts';
+import { assemble, type Measured, type Sanity } from './run/assemble.ts';
 import { runHot } from './run/hot.ts';
 import { log } from './run/log.ts';
 import {

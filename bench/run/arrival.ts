@@ -3,18 +3,12 @@ import type { Prices } from '../cost/prices.ts';
 import { addUsage, type Bill, billPerMillion, usageOf } from '../cost/usage.ts';
 import { grouped, total } from '../measure/counters.ts';
 import { prose } from '../report/format.ts';
-import {
-  type ArrivalFigures,
-  type ArrivalPatternResult,
-  type BatchingComparison,
-  BY_BATCHING,
-  type Results,
-} from '../report/schema.ts';
 import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../rig/responders.ts';
 import type { ReplyBatching, Rig } from '../rig/rig.ts';
 import {
   type ArrivalPhaseResult,
   Bodies,
+  type DrainPhase,
   packedWriteUnitsPerReply,
   percentile,
   runArrival,
@@ -192,8 +186,43 @@ function endToEnd(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices
   return round(bill.fanin.total + bill.clients.total, 2);
 }
 
-/** One arrival phase's figures, all-in: its share of the deadline timers' firing added. */
-function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices: Prices): ArrivalFigures {
+/**
+ * `arrival.<pattern>.by_batching`: one reply batching setting (window and batch size, or a drain) at fan-out
+ * 10, each of its fields the {@link ArrivalFigures} field named on the right, in this order.
+ */
+const BY_BATCHING = {
+  batching_window_seconds: 'batching_window_seconds',
+  batch_size: 'batch_size',
+  /** 0: an event source. */
+  drain_interval_seconds: 'drain_interval_seconds',
+  drain_phase: 'drain_phase',
+  aggregates_split_across_drains: 'aggregates_split_across_drains',
+  write_units_per_reply: 'write_units',
+  /** End to end (fanin plus its clients' SQS calls). */
+  cost_per_million_aggregates_usd: 'cost_per_million_aggregates_usd',
+  completion_latency_ms: 'completion_latency_ms',
+  replies_per_batch: 'replies_per_batch',
+  replies_per_aggregate_per_batch: 'replies_per_aggregate_per_batch',
+  reply_invocations_per_reply: 'reply_invocations',
+  reply_receives_per_reply: 'reply_receives',
+  sqs_calls_per_reply: 'sqs_calls',
+  read_units_per_reply: 'read_units',
+  reply_span_ms: 'reply_span_ms',
+} as const satisfies Record<string, keyof ArrivalFigures>;
+
+type ArrivalFigures = ReturnType<typeof arrivalFigures>;
+type ByBatching = typeof BY_BATCHING;
+type DrainedOnly = 'drain_phase' | 'aggregates_split_across_drains';
+/** One row of `by_batching` (the drained rows' fields optional, as in {@link ArrivalFigures}). */
+type BatchingComparison = {
+  readonly [K in Exclude<keyof ByBatching, DrainedOnly>]: ArrivalFigures[ByBatching[K]];
+} & { readonly [K in DrainedOnly]?: ArrivalFigures[ByBatching[K]] };
+
+/**
+ * One arrival phase's figures, per reply unless named otherwise, all-in: its share of the deadline timers'
+ * firing added.
+ */
+function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices: Prices) {
   const timers = firings[ARRIVAL_TIMER_VARIANT];
   const c = phase.counters;
   const { aggregates, replies } = phase;
@@ -254,7 +283,19 @@ function arrivalFigures(phase: ArrivalPhaseResult, firings: TimerFirings, prices
 }
 
 /** Drained rows only: how the phase's sending lay against the drains. */
-function drainFigures(phase: ArrivalPhaseResult): Partial<ArrivalFigures> {
+function drainFigures(phase: ArrivalPhaseResult): {
+  readonly drain_phase?: DrainPhase;
+  /** Aggregates whose replies were taken by more than one drain. */
+  readonly aggregates_split_across_drains?: number;
+  readonly drain_timing?: {
+    /** From the first reply released to the last sent. */
+    readonly sending_ms: number;
+    /** Drains (one per partition and interval) that started while the replies were being sent. */
+    readonly partition_drains_during_sending: number;
+    /** From the first reply released to the first of those drains; null when none started. */
+    readonly first_drain_after_release_ms: number | null;
+  };
+} {
   if (phase.drainPhase === undefined) return {};
   const first = phase.firstDrainAfterReleaseMs;
   return {
@@ -294,53 +335,60 @@ export function arrivalResults(
   defaultBatching: ReplyBatching,
   timers: TimerFirings,
   prices: Prices,
-): Results['arrival'] {
+): Record<ArrivalPattern, ArrivalPatternResult> {
   const out: Partial<Record<ArrivalPattern, ArrivalPatternResult>> = {};
   for (const pattern of ARRIVAL_PATTERNS) {
     const mine = phases.filter((p) => p.pattern === pattern);
     const atDefault = mine.filter((p) => atBatching(p, defaultBatching));
     const paced = atDefault.find((p) => p.replies / p.aggregates === 10);
     if (!paced) continue;
-    const figures = atDefault.map((p) => arrivalFigures(p, timers, prices));
-    const headline = arrivalFigures(paced, timers, prices);
-    const own = ownWork(paced, headline, timers, prices);
-    const byFanOut = (pick: (f: ArrivalFigures) => number) =>
-      Object.fromEntries(figures.map((f) => [String(f.fan_out), pick(f)]));
-    const others = mine
-      .filter((p) => !atBatching(p, defaultBatching))
-      .map((p) => arrivalFigures(p, timers, prices));
-    out[pattern] = {
-      write_units_per_reply: byFanOut((f) => f.write_units),
-      read_units_per_reply: byFanOut((f) => f.read_units),
-      sqs_calls_per_reply: byFanOut((f) => f.sqs_calls),
-      cost_per_million_aggregates_usd: headline.cost_per_million_aggregates_usd,
-      cost_per_million_aggregates_usd_timers_paced: headline.cost_per_million_aggregates_usd_timers_paced,
-      ...own,
-      timer_firing: ARRIVAL_TIMER_VARIANT,
-      completion_latency_ms: headline.completion_latency_ms,
-      batching_window_seconds: defaultBatching.windowSeconds,
-      batch_size: defaultBatching.batchSize,
-      measured: figures,
-      other_batching_windows: others,
-      by_batching: [headline, ...others.filter((f) => f.fan_out === 10)].map(batchingComparison),
-    };
+    const others = mine.filter((p) => !atBatching(p, defaultBatching));
+    out[pattern] = patternResult({ paced, atDefault, others, defaultBatching, timers, prices });
   }
-  return out as Results['arrival'];
+  return out as Record<ArrivalPattern, ArrivalPatternResult>;
+}
+
+type ArrivalPatternResult = ReturnType<typeof patternResult>;
+
+/** One arrival pattern (`arrival.<pattern>`): the contract fields first, then every phase measured. */
+function patternResult(run: {
+  /** The pattern's fan-out 10 phase at the topology's batching. */
+  readonly paced: ArrivalPhaseResult;
+  readonly atDefault: readonly ArrivalPhaseResult[];
+  readonly others: readonly ArrivalPhaseResult[];
+  readonly defaultBatching: ReplyBatching;
+  readonly timers: TimerFirings;
+  readonly prices: Prices;
+}) {
+  const { timers, prices } = run;
+  const figures = run.atDefault.map((p) => arrivalFigures(p, timers, prices));
+  const headline = arrivalFigures(run.paced, timers, prices);
+  const byFanOut = (pick: (f: ArrivalFigures) => number) =>
+    Object.fromEntries(figures.map((f) => [String(f.fan_out), pick(f)]));
+  const others = run.others.map((p) => arrivalFigures(p, timers, prices));
+  return {
+    write_units_per_reply: byFanOut((f) => f.write_units),
+    read_units_per_reply: byFanOut((f) => f.read_units),
+    sqs_calls_per_reply: byFanOut((f) => f.sqs_calls),
+    /** Fan-out 10, end to end (fanin plus its clients' SQS calls). */
+    cost_per_million_aggregates_usd: headline.cost_per_million_aggregates_usd,
+    cost_per_million_aggregates_usd_timers_paced: headline.cost_per_million_aggregates_usd_timers_paced,
+    ...ownWork(run.paced, headline, timers, prices),
+    timer_firing: ARRIVAL_TIMER_VARIANT,
+    completion_latency_ms: headline.completion_latency_ms,
+    batching_window_seconds: run.defaultBatching.windowSeconds,
+    batch_size: run.defaultBatching.batchSize,
+    /** At the topology's batching setting, every fan-out. */
+    measured: figures,
+    /** Fan-out 10 at the other batching settings. */
+    other_batching_windows: others,
+    /** Every reply batching setting measured with this pattern at fan-out 10, the topology's first. */
+    by_batching: [headline, ...others.filter((f) => f.fan_out === 10)].map(batchingComparison),
+  };
 }
 
 /** The aggregate's own work of one fan-out 10 phase. */
-function ownWork(
-  phase: ArrivalPhaseResult,
-  figures: ArrivalFigures,
-  timers: TimerFirings,
-  prices: Prices,
-): Pick<
-  ArrivalPatternResult,
-  | 'own_work_per_million_aggregates_usd'
-  | 'own_work_by_service_usd'
-  | 'reply_floor_per_million_aggregates_usd'
-  | 'reply_floor_batching'
-> {
+function ownWork(phase: ArrivalPhaseResult, figures: ArrivalFigures, timers: TimerFirings, prices: Prices) {
   const fanOut = phase.replies / phase.aggregates;
   const batching = measuredFloorBatching(figures, fanOut, packedWriteUnitsPerReply());
   const floor = replyFloorBill(fanOut, batching, prices);

@@ -12,7 +12,6 @@ import { addUsage, type Bill, billPerMillion, type Usage, usageOf } from '../cos
 import type { Calibration } from '../measure/calibrate.ts';
 import { grouped, total } from '../measure/counters.ts';
 import { prose } from '../report/format.ts';
-import { type Results, type Sanity, type ScalePoint, snakeKeys } from '../report/schema.ts';
 import type { ReplyBatching } from '../rig/rig.ts';
 import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import {
@@ -23,7 +22,7 @@ import {
   storedPayloadBytes,
 } from '../workload/phases.ts';
 import { arrivalResults, independentSpanSeconds } from './arrival.ts';
-import { faninWho, perReply, round, roundAll } from './figures.ts';
+import { faninWho, perReply, round, roundAll, snakeKeys } from './figures.ts';
 import type { HotModelRow } from './hot.ts';
 import {
   OPEN_TIME_ASSUMPTIONS,
@@ -33,7 +32,7 @@ import {
   type ResponderCosts,
 } from './open-time.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
-import { fitUnits, type NaiveResult } from './scale.ts';
+import { fitUnits, type NaiveResult, type runScale, type ScalePoint } from './scale.ts';
 import {
   ARRIVAL_TIMER_VARIANT,
   firingUsage,
@@ -44,6 +43,18 @@ import {
 
 /** Spread beyond which the raw-capacity windows disagree too much for a ratio to mean anything. */
 const CAPACITY_SPREAD_LIMIT = 0.25;
+
+/** What went wrong during the run: failures, errors and items the meter could not cost. */
+export interface Sanity {
+  readonly failedRecords: number;
+  readonly pollerErrors: number;
+  readonly responderErrors: number;
+  readonly collectorErrors: number;
+  readonly outputsSeen: Readonly<Record<string, number>>;
+  /** Transactional updates of items the meter had not seen, by who (costed as 1 KB). */
+  readonly transactionSizesUnknown: Readonly<Record<string, number>>;
+  readonly unregisteredTables: number;
+}
 
 /** Everything a run measured, as the results need it. */
 export interface Measured {
@@ -77,7 +88,7 @@ export interface Measured {
   readonly readmeAtRest: number | undefined;
   readonly naiveHeadline: NaiveResult;
   readonly scale: ScalePoint[];
-  readonly samplingCheck: Results['baseline_sampling_check'];
+  readonly samplingCheck: Awaited<ReturnType<typeof runScale>>['samplingCheck'];
   readonly hot: HotMeasurement;
   readonly hotSharded: HotMeasurement;
   readonly model: readonly HotModelRow[];
@@ -85,7 +96,7 @@ export interface Measured {
 }
 
 /** The results (`bench/results/*.json`, see `report/schema.ts`) from what the phases measured. */
-export function assemble(input: Measured): Results {
+export function assemble(input: Measured) {
   const arrival = arrivalResults(input.arrival, input.defaultBatching, input.timers, input.prices);
   const head = arrival[HEADLINE_PATTERN];
   const { saturated } = input;
@@ -156,12 +167,10 @@ function headlinePhase(input: Measured): ArrivalPhaseResult {
 }
 
 /** When, where and how the run was made. */
-function runFigures(
-  input: Measured,
-): Pick<Results, 'schema' | 'date' | 'commit' | 'quick' | 'command' | 'duration_seconds' | 'machine'> {
+function runFigures(input: Measured) {
   const args = process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [];
   return {
-    schema: 2,
+    schema: 2 as const,
     date: new Date().toISOString(),
     commit: commitOf(),
     quick: input.quick,
@@ -179,9 +188,7 @@ function runFigures(
 }
 
 /** The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out. */
-function scaleFigures(
-  points: readonly ScalePoint[],
-): Pick<Results, 'write_units_per_reply' | 'baseline_ratio' | 'write_units_fit'> {
+function scaleFigures(points: readonly ScalePoint[]) {
   const byFanOut = (value: (p: ScalePoint) => number) =>
     Object.fromEntries(points.map((p) => [String(p.fanOut), value(p)]));
   const fit = fitUnits(points);
@@ -193,7 +200,7 @@ function scaleFigures(
 }
 
 /** The headline run per reply: units, calls and invocations by who and operation. */
-function headlineFigures(headline: ArrivalPhaseResult, timers: TimerFirings): Results['headline'] {
+function headlineFigures(headline: ArrivalPhaseResult, timers: TimerFirings) {
   const { replies, counters: c } = headline;
   const notEmpty = (detail: string) => !detail.includes('(empty)');
   const byFaninOp = (metric: string) =>
@@ -240,10 +247,7 @@ function headlineFigures(headline: ArrivalPhaseResult, timers: TimerFirings): Re
 }
 
 /** The raw store capacity before and after the saturated run, and whether a fraction of it means anything. */
-function storeCapacity(
-  capacity: Measured['capacity'],
-  repliesPerSecond: number,
-): { figures: Results['store_capacity']; mean: number; meaningful: boolean } {
+function storeCapacity(capacity: Measured['capacity'], repliesPerSecond: number) {
   const { before, after } = capacity;
   const mean = (before.writesPerSecond + after.writesPerSecond) / 2;
   const spread = Math.abs(after.writesPerSecond - before.writesPerSecond) / mean;
@@ -273,7 +277,7 @@ function storeCapacity(
 }
 
 /** `cost`: the headline's bills beside Step Functions', the floor, the naive baseline and the fixed costs. */
-function costFigures(input: Measured, headline: ArrivalPhaseResult): Results['cost'] {
+function costFigures(input: Measured, headline: ArrivalPhaseResult) {
   const { prices, timers } = input;
   const { counters: c, aggregates } = headline;
   // One aggregate's cost: its own work plus its deadline timer firing later (measured apart).
@@ -326,7 +330,7 @@ function costFigures(input: Measured, headline: ArrivalPhaseResult): Results['co
 }
 
 /** The floor of any design at fan-out 10, one reply per batch to whole packs. */
-function replyFloors(prices: Prices): Results['cost']['reply_floor_per_million'] {
+function replyFloors(prices: Prices) {
   const packed = packedWriteUnitsPerReply();
   const floor = (batching: Parameters<typeof replyFloorPerMillion>[1]) =>
     round(replyFloorPerMillion(10, batching, prices), 2);
@@ -344,7 +348,7 @@ function replyFloors(prices: Prices): Results['cost']['reply_floor_per_million']
 }
 
 /** The naive baseline's DynamoDB usage and bill at the headline. */
-function naiveBaseline(naive: NaiveResult, prices: Prices): Results['cost']['naive_baseline_dynamodb'] {
+function naiveBaseline(naive: NaiveResult, prices: Prices) {
   const units = (metric: string) =>
     total(naive.counters, metric, (who) => who === 'naive') / naive.aggregates;
   const usage = { writeUnits: units('ddb.wcu'), readUnits: units('ddb.rcu'), sqsStandard: 0, sqsFifo: 0 };
@@ -358,7 +362,7 @@ function naiveBaseline(naive: NaiveResult, prices: Prices): Results['cost']['nai
 }
 
 /** What an idle deployment costs a month, beside README's figure. */
-function fixedFigures(input: Measured): Results['cost']['fixed_monthly'] {
+function fixedFigures(input: Measured) {
   const fixed = fixedMonthly(input.prices, input.topology);
   return {
     items: fixed.items.map((i) => ({ ...i, usd: round(i.usd, 3) })),
@@ -369,7 +373,7 @@ function fixedFigures(input: Measured): Results['cost']['fixed_monthly'] {
 }
 
 /** The hot aggregate's two layouts as measured and the AWS model's rows. */
-function hotAggregate(input: Measured): Results['hot_aggregate'] {
+function hotAggregate(input: Measured) {
   return {
     measured: { ...snakeKeys(roundAll(input.hot)), counters: undefined },
     sharded: { ...snakeKeys(roundAll(input.hotSharded)), counters: undefined },
@@ -383,7 +387,7 @@ function hotAggregate(input: Measured): Results['hot_aggregate'] {
 }
 
 /** `timers`: both deadline-timer variants, and the open-time dimension against the headline. */
-function timersFigures(input: Measured, cost: Results['cost']): Results['timers'] {
+function timersFigures(input: Measured, cost: ReturnType<typeof costFigures>) {
   const { prices } = input;
   const used = input.timers[ARRIVAL_TIMER_VARIANT];
   return {
@@ -410,7 +414,7 @@ function timersFigures(input: Measured, cost: Results['cost']): Results['timers'
   };
 }
 
-function capacityFigures(sample: CapacitySample): Results['store_capacity']['before'] {
+function capacityFigures(sample: CapacitySample) {
   return {
     puts_per_second: round(sample.writesPerSecond, 1),
     per_second: sample.perSecond,

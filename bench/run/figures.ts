@@ -29,3 +29,29 @@ export function perReply(
       .map(([key, value]) => [key, round(value / replies, 4)]),
   );
 }
+
+/** `writeUnits` → `write_units`, as a type. */
+type SnakeCase<S extends string> = S extends `${infer C}${infer R}`
+  ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${SnakeCase<R>}`
+  : S;
+
+/** `T` with every field named in snake_case, as the results JSON names them. */
+export type Snake<T> = T extends readonly (infer U)[]
+  ? readonly Snake<U>[]
+  : T extends object
+    ? { readonly [K in keyof T as K extends string ? SnakeCase<K> : K]: Snake<T[K]> }
+    : T;
+
+/** A copy of `value` with every camelCase field name in snake_case, at any depth. */
+export function snakeKeys<T>(value: T): Snake<T> {
+  if (Array.isArray(value)) return value.map(snakeKeys) as Snake<T>;
+  if (value === null || typeof value !== 'object') return value as Snake<T>;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const name = /^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/.test(key)
+      ? key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+      : key;
+    out[name] = snakeKeys(v);
+  }
+  return out as Snake<T>;
+}

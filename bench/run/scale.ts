@@ -1,6 +1,5 @@
 import { type Counters, diff, total } from '../measure/counters.ts';
 import type { Meter } from '../measure/meter.ts';
-import type { Results, ScalePoint } from '../report/schema.ts';
 import type { Rig } from '../rig/rig.ts';
 import { type NaiveAggregateStore, runNaive, sampleNaive } from '../workload/naive-baseline.ts';
 import { Bodies, type FaninPhaseResult, runFanin } from '../workload/phases.ts';
@@ -8,12 +7,38 @@ import { faninWho, round } from './figures.ts';
 import { log } from './log.ts';
 import { type Plan, SAMPLED_POSITIONS } from './plan.ts';
 
+/** One fan-out of the scale curve: fanin and the naive baseline on the same replies. */
+export interface ScalePoint {
+  readonly fanOut: number;
+  readonly aggregates: number;
+  readonly replies: number;
+  readonly fanin: {
+    readonly writeUnitsPerReply: number;
+    readonly recordingWriteUnitsPerReply: number;
+    readonly indexWriteUnitsPerReply: number;
+    readonly readUnitsPerReply: number;
+    readonly repliesPerSecond: number;
+    readonly outcomes: Readonly<Record<string, number>>;
+  };
+  readonly baseline: {
+    /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
+    readonly method: string;
+    readonly writeUnitsPerReply: number;
+    readonly recordingWriteUnitsPerReply: number;
+    readonly readUnitsPerReply: number;
+    /** Null when sampled. */
+    readonly repliesPerSecond: number | null;
+  };
+  /** Baseline write units per reply over fanin's. */
+  readonly ratio: number;
+}
+
 /** The scale curve: at each of the plan's fan-outs, small replies arriving together through fanin. */
 export async function runScale(
   rig: Rig,
   naive: NaiveAggregateStore,
   options: { readonly plan: Plan; readonly replayUpTo: number; readonly concurrency: number },
-): Promise<{ scale: ScalePoint[]; samplingCheck: Results['baseline_sampling_check'] }> {
+) {
   const { plan, replayUpTo, concurrency } = options;
   const meter = rig.meter;
   const scale: ScalePoint[] = [];
@@ -49,19 +74,21 @@ export async function runScale(
   }
   // The sampling is checked at the largest fan-out that was replayed.
   const replayed = scale.filter((p) => p.baseline.method === 'replayed').at(-1);
-  let samplingCheck: Results['baseline_sampling_check'];
-  if (replayed) {
-    const positions = Math.min(SAMPLED_POSITIONS, Math.max(10, replayed.fanOut / 10));
-    log(`baseline sampling check: fan-out ${replayed.fanOut} sampled at ${positions} positions`);
-    const sampled = await sampledNaiveFigures(meter, naive, rig, 'ncheck', replayed.fanOut, positions);
-    samplingCheck = {
-      fan_out: replayed.fanOut,
-      positions,
-      replayed_write_units_per_reply: round(replayed.baseline.writeUnitsPerReply, 3),
-      sampled_write_units_per_reply: round(sampled.writeUnitsPerReply, 3),
-    };
-  }
+  const samplingCheck = replayed ? await checkSampling(rig, naive, replayed) : undefined;
   return { scale, samplingCheck };
+}
+
+/** The baseline at one fan-out both replayed and sampled: how far the sampling is from the replay. */
+async function checkSampling(rig: Rig, naive: NaiveAggregateStore, replayed: ScalePoint) {
+  const positions = Math.min(SAMPLED_POSITIONS, Math.max(10, replayed.fanOut / 10));
+  log(`baseline sampling check: fan-out ${replayed.fanOut} sampled at ${positions} positions`);
+  const sampled = await sampledNaiveFigures(rig.meter, naive, rig, 'ncheck', replayed.fanOut, positions);
+  return {
+    fan_out: replayed.fanOut,
+    positions,
+    replayed_write_units_per_reply: round(replayed.baseline.writeUnitsPerReply, 3),
+    sampled_write_units_per_reply: round(sampled.writeUnitsPerReply, 3),
+  };
 }
 
 /** One run of the naive baseline. */

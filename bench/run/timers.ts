@@ -1,12 +1,14 @@
 import type { Prices } from '../cost/prices.ts';
 import { type Usage, usageOf } from '../cost/usage.ts';
 import { type Counters, diff, total } from '../measure/counters.ts';
-import { snakeKeys, type TimerVariantFigures, type TimerVariantName } from '../report/schema.ts';
 import type { Rig } from '../rig/rig.ts';
 import { Bodies, runFanin } from '../workload/phases.ts';
 import { sleep } from '../workload/sleep.ts';
-import { faninWho, perReply, round, roundAll } from './figures.ts';
+import { faninWho, perReply, round, roundAll, snakeKeys } from './figures.ts';
 import { log } from './log.ts';
+
+/** How the requests of a deadline-timer variant were sent, and so how their deadline timers were armed. */
+export type TimerVariantName = 'batched' | 'paced';
 
 /** The variant whose firing the arrival patterns' all-in figures include. */
 export const ARRIVAL_TIMER_VARIANT: TimerVariantName = 'batched';
@@ -97,7 +99,7 @@ export function firingUsage(firing: TimerFiring, prices: Prices): Usage {
 }
 
 /** One timer variant as the results give it (`timers.<variant>`): how its requests were sent, what its firing cost. */
-export function timerVariantFigures(firing: TimerFiring, prices: Prices): TimerVariantFigures {
+export function timerVariantFigures(firing: TimerFiring, prices: Prices) {
   const a = firing.armingCounters;
   const c = firing.counters;
   const aggregates = Math.max(1, firing.aggregates);
@@ -112,10 +114,12 @@ export function timerVariantFigures(firing: TimerFiring, prices: Prices): TimerV
       firing.requestsPerSecond === undefined
         ? 'all at once, in SendMessageBatches of ten (as the arrival phases send them)'
         : `one SendMessage at a time, ${firing.requestsPerSecond} per second`,
+    /** Null: all at once, in batches of ten. */
     requests_per_second: firing.requestsPerSecond ?? null,
     definition: firing.definition,
     aggregates: firing.aggregates,
     fired: firing.fired,
+    /** Timer records taken before the aggregates' run was over, so outside the window (0 normally). */
     fired_early: firing.firedEarly,
     completed_first: firing.outcomes,
     // How the timers were armed, from the aggregates' own run.
