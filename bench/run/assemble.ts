@@ -29,7 +29,7 @@ import {
   type OpenTimeFigures,
   openTimeResults,
   RESPONDER_ASSUMPTIONS,
-  type ResponderCosts,
+  type responderCosts,
 } from './open-time.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
 import { fitUnits, type NaiveResult, type runScale, type ScalePoint } from './scale.ts';
@@ -83,7 +83,7 @@ export interface Measured {
   /** The other long timers (`open-time.ts`, `TIMER_KINDS`): by kind. */
   readonly timerKinds?: Readonly<Record<string, OpenTimeFigures>>;
   /** Looking after the responders (`open-time.ts`, `runResponderCosts`): a retry and a cancellation. */
-  readonly responders?: ResponderCosts;
+  readonly responders?: ReturnType<typeof responderCosts>;
   readonly topology: Parameters<typeof fixedMonthly>[1];
   readonly readmeAtRest: number | undefined;
   readonly naiveHeadline: NaiveResult;

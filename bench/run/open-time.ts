@@ -5,8 +5,6 @@ import { makeFanOutHandler, makeSweeperHandler, makeTimerHandler } from '../../f
 import { createContext } from '../../shared/app.ts';
 import { type Connection, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
-import type { describeTopology } from '../../shared/topology/topology.ts';
-import type { FaninContext } from '../../shared/use-cases/context.ts';
 import { durableFunctionsPerMillion, stepFunctionsExpressPerMillion } from '../cost/anchors.ts';
 import type { Prices } from '../cost/prices.ts';
 import { billPerMillion, usageOf } from '../cost/usage.ts';
@@ -26,27 +24,8 @@ export const OPEN_SECONDS_FULL = [...OPEN_SECONDS_QUICK, 2_592_000] as const;
 const AGGREGATES = 10;
 const MINUTE = 60_000;
 
-/** What one deadline's aggregates cost, per aggregate. */
-export interface OpenTimeFigures {
-  readonly open_seconds: number;
-  readonly aggregates: number;
-  /** Timer messages the timer handler took (re-arms included). */
-  readonly timer_fires: number;
-  /** Timer messages sent (by the fan-out, the timer handler and the sweep). */
-  readonly timer_sends: number;
-  /** SQS API calls of fanin and its event sources (the timer queue's receives and deletes included). */
-  readonly sqs_calls: number;
-  /** Lambda invocations (fan-out, timer; a sweep's counted only for what it adds: none). */
-  readonly invocations: number;
-  readonly read_units: number;
-  readonly write_units: number;
-  /** fanin's side, dollars per million aggregates (the producer's request send is not counted). */
-  readonly usd_per_million_aggregates: number;
-  /** How the aggregates ended. */
-  readonly outcomes: Readonly<Record<string, number>>;
-  /** Virtual seconds between each deadline and the expiry acting on it: max over the aggregates. */
-  readonly fired_late_ms_max: number;
-}
+/** What one deadline's aggregates cost, per aggregate (`timers.by_open_seconds`, `timers.by_kind`). */
+export type OpenTimeFigures = ReturnType<typeof openTimeFigures>;
 
 /** Runs the dimension on its own topology; returns the figures by deadline. */
 export async function runOpenTime(
@@ -151,27 +130,8 @@ function respondersCase(variant: 'base' | 'retry' | 'cancellation'): TimerCase {
   };
 }
 
-/** What one recipient's retry or cancellation adds to an aggregate, per recipient. */
-export interface PerRecipient {
-  readonly usd_per_million: number;
-  readonly sqs_calls: number;
-  readonly invocations: number;
-  readonly timer_fires: number;
-  readonly read_units: number;
-  readonly write_units: number;
-}
-
-/** The responders' cases side by side, and what a retry and a cancellation add per recipient. */
-export interface ResponderCosts {
-  readonly recipients_per_aggregate: number;
-  readonly base: OpenTimeFigures;
-  readonly retry: OpenTimeFigures;
-  readonly cancellation: OpenTimeFigures;
-  readonly per_recipient: { readonly retry: PerRecipient; readonly cancellation: PerRecipient };
-}
-
 /** Runs the responders' three cases on their own topologies. */
-export async function runResponderCosts(connection: Connection, prices: Prices): Promise<ResponderCosts> {
+export async function runResponderCosts(connection: Connection, prices: Prices) {
   const base = await measureOne(connection, prices, respondersCase('base'));
   const retry = await measureOne(connection, prices, respondersCase('retry'));
   const cancellation = await measureOne(connection, prices, respondersCase('cancellation'));
@@ -179,12 +139,8 @@ export async function runResponderCosts(connection: Connection, prices: Prices):
 }
 
 /** What `with` adds over `base`, per recipient (both per aggregate of {@link RESPONDER_RECIPIENTS}). */
-export function responderCosts(
-  base: OpenTimeFigures,
-  retry: OpenTimeFigures,
-  cancellation: OpenTimeFigures,
-): ResponderCosts {
-  const over = (added: OpenTimeFigures): PerRecipient => {
+export function responderCosts(base: OpenTimeFigures, retry: OpenTimeFigures, cancellation: OpenTimeFigures) {
+  const over = (added: OpenTimeFigures) => {
     const per = (a: number, b: number) => round((a - b) / RESPONDER_RECIPIENTS, 3);
     return {
       usd_per_million: per(added.usd_per_million_aggregates, base.usd_per_million_aggregates),
@@ -224,34 +180,19 @@ export async function runTimerKinds(
   return figures;
 }
 
-/** One measurement's topology on the emulators, its metered handlers and its virtual clock. */
-interface OpenTimeRig {
-  readonly topology: ReturnType<typeof describeTopology>;
-  readonly meter: Meter;
-  /** The virtual clock, which the run moves forward. */
-  readonly clock: { now: number };
-  /** Timer messages sent and not yet taken, by when they become visible. */
-  readonly pending: { body: string; visibleAt: number; id: number }[];
-  /** Timer messages sent since the last reset. */
-  readonly sent: { count: number };
-  readonly fanOut: (event: { Records: SQSRecord[] }) => Promise<unknown>;
-  readonly timer: (event: { Records: SQSRecord[] }) => Promise<unknown>;
-  readonly sweeper: (event: { Records?: readonly unknown[] }) => Promise<unknown>;
-  /** The event source's receive and delete of `messages` from `queue`, counted as the pollers make them. */
-  readonly esm: (queue: string, messages: number) => void;
-  /** The bench's own look at the aggregates, on unmetered clients. */
-  readonly look: FaninContext['store'];
-  readonly stop: () => Promise<void>;
-}
+/** What one measurement runs on. */
+type OpenTimeRig = Awaited<ReturnType<typeof openTimeRig>>;
 
-async function openTimeRig(connection: Connection, definition: DefinitionInput): Promise<OpenTimeRig> {
+/** One measurement's topology on the emulators, its metered handlers and its virtual clock. */
+async function openTimeRig(connection: Connection, definition: DefinitionInput) {
   const meter = new Meter();
   const prefix = `benchot${randomBytes(3).toString('hex')}`;
   // A splitter's target: the responders' queue (theirs, not the deployment's).
   const target = definition.fanOut?.type === 'splitter' ? definition.fanOut.target : undefined;
   const fanin = await meteredFanin(connection, meter, { prefix, definitions: [definition] }, target);
   const clock = { now: Date.UTC(2027, 0, 4, 0, 0, 0) };
-  const pending: OpenTimeRig['pending'] = [];
+  /** Timer messages sent and not yet taken, by when they become visible. */
+  const pending: { body: string; visibleAt: number; id: number }[] = [];
   const sent = { count: 0 };
   keepDelays(
     fanin.sqs,
@@ -285,13 +226,15 @@ async function openTimeRig(connection: Connection, definition: DefinitionInput):
       makeTimerHandler(() => ctx),
     ),
     sweeper: meter.wrapHandler('sweeper', (_: { Records?: readonly unknown[] }) => sweep()),
-    esm: (queue, messages) => {
+    /** The event source's receive and delete of `messages` from `queue`, counted as the pollers make them. */
+    esm: (queue: string, messages: number) => {
       for (const op of ['ReceiveMessage', 'DeleteMessageBatch']) {
         meter.add(`sqs.calls|esm|${op}|${queue}`);
         meter.add(`sqs.billed|esm|std|${op}|${queue}`);
       }
       meter.add('sqs.received|esm|std', messages);
     },
+    /** The bench's own look at the aggregates, on unmetered clients. */
     look,
     stop: () => fanin.teardown().catch(() => undefined),
   };
@@ -397,7 +340,7 @@ async function measureOne(
 function openTimeFigures(
   measured: Counters,
   run: { seconds: number; sent: number; outcomes: Record<string, number>; late: number; prices: Prices },
-): OpenTimeFigures {
+) {
   const usage = usageOf(measured, 'fanin', AGGREGATES, run.prices);
   const perAggregate = (n: number) => round(n / AGGREGATES, 3);
   const fanin = (who: string, d: string) =>
@@ -405,14 +348,18 @@ function openTimeFigures(
   return {
     open_seconds: run.seconds,
     aggregates: AGGREGATES,
+    /** Timer messages the timer handler took (re-arms included). */
     timer_fires: perAggregate(total(measured, 'lambda.records', (who) => who === 'timer')),
+    /** Timer messages sent (by the fan-out, the timer handler and the sweep). */
     timer_sends: perAggregate(run.sent),
     sqs_calls: perAggregate(total(measured, 'sqs.calls', fanin)),
     invocations: round(usage.invocations, 3),
     read_units: round(usage.readUnits, 3),
     write_units: round(usage.writeUnits, 3),
+    /** fanin's side (the producer's request send is not counted). */
     usd_per_million_aggregates: round(billPerMillion(usage, run.prices).total, 2),
     outcomes: run.outcomes,
+    /** Virtual ms between each deadline and the expiry acting on it: max over the aggregates. */
     fired_late_ms_max: run.late,
   };
 }
@@ -465,22 +412,6 @@ function record(messageId: string, body: unknown, now: number): SQSRecord {
   };
 }
 
-/** One deadline as the results give it (`timers.by_open_seconds.<seconds>`). */
-export interface OpenTimeResult extends OpenTimeFigures {
-  /** What it costs more than the 1-minute deadline, fanin's side, dollars per million aggregates. */
-  readonly increase_over_one_minute_usd_per_million: number;
-  /** End to end with replies independent: the headline's cost per million aggregates. */
-  readonly all_in_usd_per_million: number;
-  /** {@link all_in_usd_per_million} over the 1-minute deadline's. */
-  readonly all_in_ratio_to_one_minute: number;
-  /** The anchors on the same workload, dollars per million aggregates (null where one does not apply). */
-  readonly anchors: {
-    readonly step_functions_standard: number;
-    readonly lambda_durable_functions: number;
-    readonly step_functions_express: number | null;
-  };
-}
-
 /** The anchors' assumptions, written out in the results beside the figures. */
 export const OPEN_TIME_ASSUMPTIONS = prose`Per deadline, ten aggregates opened by one fan-out
     invocation stay open until their deadline (no reply arrives, so replies are independent) and are timed
@@ -506,18 +437,20 @@ export function openTimeResults(
     readonly stepFunctionsClientsUsd: number;
     readonly prices: Prices;
   },
-): Record<string, OpenTimeResult> {
+) {
   const oneMinute = figures.find((f) => f.open_seconds === 60) ?? figures[0];
   const base = oneMinute?.usd_per_million_aggregates ?? 0;
-  const out: Record<string, OpenTimeResult> = {};
-  for (const f of figures) {
+  const byDeadline = figures.map((f) => {
     const increase = f.usd_per_million_aggregates - base;
     const allIn = context.headlineUsd + increase;
-    out[String(f.open_seconds)] = {
+    const result = {
       ...f,
+      /** What it costs more than the 1-minute deadline, fanin's side. */
       increase_over_one_minute_usd_per_million: round(increase, 2),
+      /** End to end with replies independent: the headline's cost plus that increase. */
       all_in_usd_per_million: round(allIn, 2),
       all_in_ratio_to_one_minute: round(allIn / context.headlineUsd, 4),
+      /** The anchors on the same workload (null where one does not apply). */
       anchors: {
         step_functions_standard: context.stepFunctionsStandardUsd,
         lambda_durable_functions: round(
@@ -530,6 +463,7 @@ export function openTimeResults(
             : null,
       },
     };
-  }
-  return out;
+    return [String(f.open_seconds), result] as const;
+  });
+  return Object.fromEntries(byDeadline);
 }

@@ -100,18 +100,7 @@ export interface FaninWorkload {
 }
 
 /** What one fanin phase measured. */
-export interface FaninPhaseResult {
-  readonly aggregates: number;
-  readonly replies: number;
-  /** From the first request sent to the last result visible on an output queue. */
-  readonly elapsedMs: number;
-  /** Last reply sent → result visible, per aggregate, in ms. */
-  readonly latenciesMs: readonly number[];
-  /** Results by output type. */
-  readonly outcomes: Readonly<Record<string, number>>;
-  /** Everything the meter counted during the phase (until the handlers were idle again). */
-  readonly counters: Counters;
-}
+export type FaninPhaseResult = Awaited<ReturnType<typeof runFanin>>;
 
 /** Aggregate ids of a workload. */
 export function aggregateIds(workload: Pick<FaninWorkload, 'idPrefix' | 'aggregates'>): string[] {
@@ -122,7 +111,7 @@ export function aggregateIds(workload: Pick<FaninWorkload, 'idPrefix' | 'aggrega
 }
 
 /** Runs aggregates end to end: requests to the ingress queue, the fan-out handler sends the sub-requests. */
-export async function runFanin(rig: Rig, workload: FaninWorkload): Promise<FaninPhaseResult> {
+export async function runFanin(rig: Rig, workload: FaninWorkload) {
   const { ids, requests } = prepare(rig, workload);
   await rig.idle();
   const before = rig.meter.snapshot();
@@ -162,7 +151,7 @@ async function collect(
   workload: Pick<FaninWorkload, 'fanOut' | 'timeoutMs'>,
   ids: readonly string[],
   from: { readonly before: Counters; readonly started: number },
-): Promise<{ result: FaninPhaseResult; finished: number }> {
+) {
   await rig.collector.waitFor(ids, workload.timeoutMs);
   const finished = Math.max(...ids.map((id) => rig.collector.results.get(id)?.at ?? 0));
   await rig.idle();
@@ -177,10 +166,19 @@ async function collect(
   }
   const replies = ids.length * workload.fanOut;
   const elapsedMs = finished - from.started;
-  return {
-    result: { aggregates: ids.length, replies, elapsedMs, latenciesMs, outcomes, counters },
-    finished,
+  const result = {
+    aggregates: ids.length,
+    replies,
+    /** From the first request sent to the last result visible on an output queue. */
+    elapsedMs,
+    /** Last reply sent → result visible, per aggregate. */
+    latenciesMs,
+    /** Results by output type. */
+    outcomes,
+    /** Everything the meter counted during the phase (until the handlers were idle again). */
+    counters,
   };
+  return { result, finished };
 }
 
 /** A batch of aggregates whose replies the responders hold, then send in an arrival pattern. */
@@ -194,35 +192,11 @@ export interface ArrivalWorkload extends Omit<FaninWorkload, 'requestsPerSecond'
 /** How a drained phase's sending lies against the drains: `aligned` or `straddled`. */
 export type DrainPhase = 'aligned' | 'straddled';
 
-/** What one arrival phase measured. */
-export interface ArrivalPhaseResult extends FaninPhaseResult {
-  readonly pattern: ArrivalPattern;
-  /** The reply consumers' batching window during the phase. */
-  readonly batchingWindowSeconds: number;
-  /** The reply consumers' batch size (most replies per invocation, or per drain's batch) during the phase. */
-  readonly batchSize: number;
-  /** The reply partitions' drain interval during the phase (s); 0: event sources. */
-  readonly drainIntervalSeconds: number;
-  /** With drained partitions, how the sending lay against the drains; undefined with event sources. */
-  readonly drainPhase: DrainPhase | undefined;
-  /** Drains (one per partition and interval) that started while the replies were being sent. */
-  readonly drainsDuringSending: number;
-  /** With drained partitions, how many aggregates had their replies taken by more than one drain. */
-  readonly aggregatesSplitAcrossDrains: number | undefined;
-  /** From the first reply released to the last sent (ms). */
-  readonly sendingMs: number;
-  /** From the first reply released to the first drain that started while they were sent (ms). */
-  readonly firstDrainAfterReleaseMs: number | undefined;
-  /** Per aggregate, its first reply's send to its last's, as the reply consumer received them (ms). */
-  readonly replySpansMs: readonly number[];
-  /** Replies per second offered by the responders (`Infinity`: as fast as they could send). */
-  readonly offeredRepliesPerSecond: number;
-  /** From the first reply released to the last result visible. */
-  readonly releaseToLastResultMs: number;
-}
+/** What one arrival phase measured: what a fanin phase measures, and how its replies arrived. */
+export type ArrivalPhaseResult = Awaited<ReturnType<typeof runArrival>>;
 
 /** Runs aggregates end to end with the replies in an arrival pattern: every request is sent at once. */
-export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<ArrivalPhaseResult> {
+export async function runArrival(rig: Rig, workload: ArrivalWorkload) {
   const { ids, requests } = prepare(rig, workload);
   await rig.idle();
   const before = rig.meter.snapshot();
@@ -246,17 +220,26 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload): Promise<A
   const drainIntervalSeconds = rig.replyBatching.drainIntervalSeconds ?? 0;
   const drainsDuringSending = rig.drainStartsBetween(released, sendingEnded);
   const firstDrain = drainsDuringSending[0];
+  const drainPhase: DrainPhase = workload.straddleDrain ? 'straddled' : 'aligned';
   return {
     pattern: workload.pattern,
+    /** The reply consumers' setting during the phase (batch size: most replies per invocation or batch). */
     batchingWindowSeconds: rig.replyBatching.windowSeconds,
     batchSize: rig.replyBatching.batchSize,
+    /** 0: event sources. */
     drainIntervalSeconds,
-    drainPhase: drainIntervalSeconds > 0 ? (workload.straddleDrain ? 'straddled' : 'aligned') : undefined,
+    /** Drained partitions only: how the sending lay against the drains. */
+    drainPhase: drainIntervalSeconds > 0 ? drainPhase : undefined,
+    /** Drains (one per partition and interval) that started while the replies were being sent. */
     drainsDuringSending: drainsDuringSending.length,
+    /** Drained partitions only: aggregates whose replies more than one drain took. */
     aggregatesSplitAcrossDrains: drainIntervalSeconds > 0 ? rig.aggregatesSplitAcrossDrains(ids) : undefined,
+    /** From the first reply released to the last sent. */
     sendingMs: sendingEnded - released,
     firstDrainAfterReleaseMs: firstDrain === undefined ? undefined : firstDrain - released,
+    /** Per aggregate, its first reply's send to its last's, as the reply consumer received them. */
     replySpansMs: rig.replySpansMs(ids),
+    /** `Infinity`: as fast as the responders could send. */
     offeredRepliesPerSecond: workload.release.repliesPerSecond,
     ...result,
     releaseToLastResultMs: finished - released,
