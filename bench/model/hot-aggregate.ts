@@ -42,23 +42,10 @@ export interface AwsLimits {
 }
 
 /** The bounds one design meets, in replies per second for one aggregate. */
-export interface HotBounds {
-  /** Write units per reply on the busiest key: shard 0, which holds 1/S of the replies and the header. */
-  readonly busiestKeyWriteUnitsPerReply: number;
-  /** 1,000 write units/s on the busiest key. */
-  readonly writeBound: number;
-  /** 3,000 read units/s on the header's key. */
-  readonly readBound: number;
-  /** What the reply partition's consumers do: consumers × batch per invocation time. */
-  readonly consumerBound: number;
-  /** The DynamoDB bound (writes and reads) and the smallest of all. */
-  readonly dynamoBound: number;
-  readonly bound: number;
-  readonly bindingConstraint: string;
-}
+export type HotBounds = ReturnType<typeof hotBounds>;
 
-/** The arithmetic: each limit of {@link HotBounds} for a design. */
-export function hotBounds(design: HotDesign, limits: AwsLimits): HotBounds {
+/** The arithmetic: each limit a design meets (a per-key limit over the units per reply on its key). */
+export function hotBounds(design: HotDesign, limits: AwsLimits) {
   const busiestKeyWriteUnitsPerReply = design.replyUnits / design.shards + design.headerKeyWriteUnitsPerReply;
   const writeBound = limits.keyWriteUnitsPerSecond / busiestKeyWriteUnitsPerReply;
   const readBound =
@@ -72,7 +59,9 @@ export function hotBounds(design: HotDesign, limits: AwsLimits): HotBounds {
     entry[1] < min[1] ? entry : min,
   );
   return {
+    /** Shard 0 holds 1/S of the replies and the header. */
     busiestKeyWriteUnitsPerReply,
+    /** 1,000 write units/s on the busiest key, 3,000 read units/s on the header's, consumers × batch. */
     ...all,
     dynamoBound: Math.min(writeBound, readBound),
     bound,
@@ -81,21 +70,10 @@ export function hotBounds(design: HotDesign, limits: AwsLimits): HotBounds {
 }
 
 /** What {@link simulateHot} found. */
-export interface HotSimulation {
-  readonly design: string;
-  readonly replies: number;
-  /** Until the last reply was recorded. */
-  readonly seconds: number;
-  /** 95 % of the replies over the time they took: the rate the aggregate sustains. */
-  readonly sustainedRepliesPerSecond: number;
-  /** Put attempts refused by a key's limit (each retried in place after a jittered back-off). */
-  readonly throttles: number;
-  /** Replies whose put exhausted its retries: failed back to SQS. */
-  readonly redeliveries: number;
-}
+export type HotSimulation = ReturnType<typeof simulateHot>;
 
 /** A discrete-event model of one hot aggregate on AWS, with the protocol as it is. */
-export function simulateHot(design: HotDesign, limits: AwsLimits, replies: number, seed = 1): HotSimulation {
+export function simulateHot(design: HotDesign, limits: AwsLimits, replies: number, seed = 1) {
   const sim = new HotSimulator(design, limits, replies, mulberry32(seed));
   for (let consumer = 0; consumer < design.consumers; consumer += 1)
     sim.queue.push(0, () => sim.startBatch(0));
@@ -113,9 +91,13 @@ export function simulateHot(design: HotDesign, limits: AwsLimits, replies: numbe
   return {
     design: design.name,
     replies,
+    /** Until the last reply was recorded. */
     seconds: sim.stats.finishedAt / 1000,
+    /** 95 % of the replies over the time they took: the rate the aggregate sustains. */
     sustainedRepliesPerSecond: (0.95 * replies * 1000) / Math.max(sim.stats.at95, 1e-9),
+    /** Put attempts refused by a key's limit (each retried in place after a jittered back-off). */
     throttles: sim.stats.throttles,
+    /** Replies whose put exhausted its retries: failed back to SQS. */
     redeliveries: sim.stats.redeliveries,
   };
 }
@@ -219,55 +201,23 @@ class HotSimulator {
   }
 }
 
-/** A min-heap of timed callbacks (ties in insertion order). */
+/** Timed callbacks, earliest first (ties in insertion order); a sorted list, as few are ever due at once. */
 class EventQueue {
-  private readonly heap: { at: number; seq: number; run: () => void }[] = [];
-  private seq = 0;
+  private readonly due: { at: number; run: () => void }[] = [];
 
   public push(at: number, run: () => void): void {
-    this.heap.push({ at, seq: this.seq++, run });
-    let i = this.heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.before(i, parent)) break;
-      this.swap(i, parent);
-      i = parent;
+    // After every callback due at or before `at`: a binary search for the first one due later.
+    let low = 0;
+    let high = this.due.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if ((this.due[mid]?.at ?? 0) <= at) low = mid + 1;
+      else high = mid;
     }
+    this.due.splice(low, 0, { at, run });
   }
 
   public pop(): (() => void) | undefined {
-    const top = this.heap[0];
-    const last = this.heap.pop();
-    if (!top || !last) return undefined;
-    if (this.heap.length > 0) {
-      this.heap[0] = last;
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        const right = left + 1;
-        let smallest = i;
-        if (left < this.heap.length && this.before(left, smallest)) smallest = left;
-        if (right < this.heap.length && this.before(right, smallest)) smallest = right;
-        if (smallest === i) break;
-        this.swap(i, smallest);
-        i = smallest;
-      }
-    }
-    return top.run;
-  }
-
-  private before(a: number, b: number): boolean {
-    const x = this.heap[a];
-    const y = this.heap[b];
-    if (!x || !y) return false;
-    return x.at < y.at || (x.at === y.at && x.seq < y.seq);
-  }
-
-  private swap(a: number, b: number): void {
-    const x = this.heap[a];
-    const y = this.heap[b];
-    if (!x || !y) return;
-    this.heap[a] = y;
-    this.heap[b] = x;
+    return this.due.shift()?.run;
   }
 }
