@@ -41,10 +41,10 @@ export interface AwsLimits {
   readonly visibilityTimeoutSeconds: number;
 }
 
-/** The bounds one design meets, in replies per second for one aggregate. */
-export type HotBounds = ReturnType<typeof hotBounds>;
-
-/** The arithmetic: each limit a design meets (a per-key limit over the units per reply on its key). */
+/**
+ * The bounds one design meets, in replies per second for one aggregate: each limit over what one reply
+ * takes of it.
+ */
 export function hotBounds(design: HotDesign, limits: AwsLimits) {
   const busiestKeyWriteUnitsPerReply = design.replyUnits / design.shards + design.headerKeyWriteUnitsPerReply;
   const writeBound = limits.keyWriteUnitsPerSecond / busiestKeyWriteUnitsPerReply;
@@ -68,9 +68,6 @@ export function hotBounds(design: HotDesign, limits: AwsLimits) {
     bindingConstraint,
   };
 }
-
-/** What {@link simulateHot} found. */
-export type HotSimulation = ReturnType<typeof simulateHot>;
 
 /** A discrete-event model of one hot aggregate on AWS, with the protocol as it is. */
 export function simulateHot(design: HotDesign, limits: AwsLimits, replies: number, seed = 1) {

@@ -23,7 +23,7 @@ import {
 } from '../workload/phases.ts';
 import { arrivalResults, independentSpanSeconds } from './arrival.ts';
 import { faninWho, perReply, round, roundAll, snakeKeys } from './figures.ts';
-import type { HotModelRow } from './hot.ts';
+import type { runHot } from './hot.ts';
 import {
   OPEN_TIME_ASSUMPTIONS,
   type OpenTimeFigures,
@@ -91,7 +91,7 @@ export interface Measured {
   readonly samplingCheck: Awaited<ReturnType<typeof runScale>>['samplingCheck'];
   readonly hot: HotMeasurement;
   readonly hotSharded: HotMeasurement;
-  readonly model: readonly HotModelRow[];
+  readonly model: Awaited<ReturnType<typeof runHot>>['model'];
   readonly sanity: Sanity;
 }
 

@@ -1,27 +1,11 @@
-import {
-  type HotBounds,
-  type HotDesign,
-  type HotSimulation,
-  hotBounds,
-  simulateHot,
-} from '../model/hot-aggregate.ts';
+import { type HotDesign, hotBounds, simulateHot } from '../model/hot-aggregate.ts';
 import type { Rig } from '../rig/rig.ts';
 import { type HotMeasurement, runHotAggregate } from '../workload/hot-aggregate.ts';
 import { log } from './log.ts';
 import { AWS_LIMITS, HOT_SHARDS, type Plan } from './plan.ts';
 
-/** One layout of the AWS model: the design and what the arithmetic and the simulation found. */
-export interface HotModelRow {
-  readonly design: HotDesign;
-  readonly bounds: HotBounds;
-  readonly simulation: HotSimulation;
-}
-
 /** One hot aggregate through the real reply handler, once per layout (`writeShards` 1 and `HOT_SHARDS`). */
-export async function runHot(
-  rig: Rig,
-  plan: Plan,
-): Promise<{ hot: HotMeasurement; hotSharded: HotMeasurement; model: HotModelRow[] }> {
+export async function runHot(rig: Rig, plan: Plan) {
   log(`hot aggregate: one aggregate, ${plan.hotReplies} replies as fast as they come, writeShards 1`);
   const hot = await runHotAggregate(rig, {
     definition: 'bench-hot',
@@ -75,6 +59,7 @@ export async function runHot(
       headerKeyWriteUnitsPerReply: 0,
     },
   ];
+  // One row per layout: the design and what the arithmetic and the simulation found.
   const model = designs.map((design) => ({
     design,
     bounds: hotBounds(design, AWS_LIMITS),

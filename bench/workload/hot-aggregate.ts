@@ -8,52 +8,7 @@ import { sleep } from './sleep.ts';
 /** One aggregate receiving replies as fast as they come. */
 
 /** What the hot-aggregate measurement found, for one layout (the definition's `writeShards`). */
-export interface HotMeasurement {
-  readonly definition: string;
-  /** The definition's `writeShards`: partition keys the aggregate's replies are spread over. */
-  readonly writeShards: number;
-  readonly replies: number;
-  /** The reply consumers' batching window in force during the run. */
-  readonly batchingWindowSeconds: number;
-  /** First reply sent → result visible. */
-  readonly elapsedMs: number;
-  /** On the emulator, which enforces no per-partition limit. */
-  readonly repliesPerSecond: number;
-  /** fanin's write units per reply, all-in (recording, the completion trigger, seal, close). */
-  readonly writeUnitsPerReply: number;
-  /** The reply `PutItem`s only, per reply. */
-  readonly recordingWriteUnitsPerReply: number;
-  /** Other table writes on the header's key `A#<id>` (the seal, the close), per reply. */
-  readonly headerKeyOtherWriteUnitsPerReply: number;
-  /** fanin's read units per reply, all-in; of which header reads (`GetItem`) and reply-set reads. */
-  readonly readUnitsPerReply: number;
-  readonly headerReadUnitsPerReply: number;
-  readonly setReadUnitsPerReply: number;
-  /** `TransactWriteItems` made by the reply handler (0 since a reply is one put). */
-  readonly transactions: number;
-  /** Reply handler invocations and the replies each took (its batch). */
-  readonly invocations: number;
-  readonly repliesPerInvocation: number;
-  /** DynamoDB calls of the reply handler per invocation, by operation. */
-  readonly callsPerInvocation: Readonly<Record<string, number>>;
-  /** Table write units per partition key of the aggregate (`shard 0` is `A#<id>`, the header's key). */
-  readonly unitsByKey: Readonly<Record<string, number>>;
-  /** Share of the aggregate's table write units on its busiest partition key, and that key. */
-  readonly busiestKey: string;
-  readonly busiestKeyShare: number;
-  /** Write units per reply on the busiest key: what 1,000 units/s per key divides. */
-  readonly busiestKeyWriteUnitsPerReply: number;
-  /** Table read units per partition key of the aggregate, as {@link unitsByKey}. */
-  readonly readUnitsByKey: Readonly<Record<string, number>>;
-  /** Read units per reply on the key read most: what 3,000 units/s per key divides. */
-  readonly busiestKeyReadUnitsPerReply: number;
-  /** Sequential DynamoDB round trips per reply handler invocation (parallel calls count once). */
-  readonly roundTripsPerInvocation: number;
-  /** Share of the reply puts' units on the key that got most of them (1/S when even). */
-  readonly busiestKeyReplyShare: number;
-  readonly outcome: string;
-  readonly counters: Counters;
-}
+export type HotMeasurement = Awaited<ReturnType<typeof runHotAggregate>>;
 
 /**
  * Opens one aggregate (fan-out `none`, `expected` = `replies`) and sends it `replies` replies as fast as
@@ -67,7 +22,7 @@ export async function runHotAggregate(
     readonly senders: number;
     readonly timeoutMs: number;
   },
-): Promise<HotMeasurement> {
+) {
   const definition = rig.ctx.definitions.get(options.definition);
   if (!definition) throw new Error(`hot aggregate: no definition ${options.definition}`);
   const id = `hot-${definition.writeShards}-${Date.now().toString(36)}`;
@@ -96,7 +51,9 @@ export async function runHotAggregate(
     writeShards: definition.writeShards,
     replies: options.replies,
     batchingWindowSeconds: rig.replyBatching.windowSeconds,
+    /** First reply sent → result visible. */
     elapsedMs,
+    /** On the emulator, which enforces no per-partition limit. */
     repliesPerSecond: (options.replies * 1000) / elapsedMs,
     ...hotFigures(diff(meter.snapshot(), before), byKey(meter, id), options.replies),
     outcome: result?.type ?? 'none',
@@ -172,16 +129,7 @@ function hotFigures(
   counters: Counters,
   keys: { writes: Record<string, number>; reads: Record<string, number> },
   replies: number,
-): Omit<
-  HotMeasurement,
-  | 'definition'
-  | 'writeShards'
-  | 'replies'
-  | 'batchingWindowSeconds'
-  | 'elapsedMs'
-  | 'repliesPerSecond'
-  | 'outcome'
-> {
+) {
   const replyHandler = (who: string) => who === 'fanin:reply';
   const units = total(counters, 'ddb.wcu', (who) => who.startsWith('fanin'));
   const recording = total(counters, 'ddb.wcu', (who, op) => replyHandler(who) && op === 'PutItem');
@@ -210,8 +158,11 @@ function hotFigures(
   const readOf = (op?: string) =>
     total(counters, 'ddb.rcu', (who, detail) => who.startsWith('fanin') && (!op || detail === op)) / replies;
   return {
+    /** All-in (recording, the completion trigger, seal, close). */
     writeUnitsPerReply: units / replies,
+    /** The reply `PutItem`s only. */
     recordingWriteUnitsPerReply: recording / replies,
+    /** Other table writes on the header's key `A#<id>` (the seal, the close). */
     headerKeyOtherWriteUnitsPerReply: other / replies,
     readUnitsPerReply: readOf(),
     headerReadUnitsPerReply: readOf('GetItem'),
@@ -219,14 +170,19 @@ function hotFigures(
     transactions: total(counters, 'ddb.calls', (who, op) => replyHandler(who) && op === 'TransactWriteItems'),
     invocations,
     repliesPerInvocation: perInvocation(records),
+    /** DynamoDB calls of the reply handler per invocation, by operation. */
     callsPerInvocation,
+    /** Table write units per partition key of the aggregate (`shard 0` is `A#<id>`, the header's key). */
     unitsByKey,
     busiestKey,
     busiestKeyShare: busiest / Math.max(1e-9, keyTotal),
+    /** What 1,000 units/s per key divides (3,000 for the reads on the key read most). */
     busiestKeyWriteUnitsPerReply: busiest / replies,
     readUnitsByKey: keys.reads,
     busiestKeyReadUnitsPerReply: Math.max(0, ...Object.values(keys.reads)) / replies,
+    /** Sequential DynamoDB round trips per reply handler invocation (parallel calls count once). */
     roundTripsPerInvocation: perInvocation(total(counters, 'ddb.round_trips', (who) => who === 'reply')),
+    /** Share of the reply puts' units on the key that got most of them (1/S when even). */
     busiestKeyReplyShare: Math.max(0, ...replyUnitsByKey) / Math.max(1e-9, recording),
     counters,
   };
