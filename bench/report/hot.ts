@@ -169,11 +169,10 @@ function modelSection(h: Hot): string[] {
     ]),
     '',
     prose`The consumer bound is the reply partition's invocations (\`replyConcurrency\` × batch per invocation
-      time): at the default concurrency (5) it binds a sharded aggregate before its keys do;
-      \`replyConcurrency\` (topology and construct option, per partition) lifts it, and \`writeShards\`
-      lifts the keys'. The simulation models the keys only (the DynamoDB side), with as many consumers as
-      the row. The last row is the reply puts alone (no other write on the busiest key): the difference to
-      the first rows is what the completion trigger's counter update per batch takes from the busiest key.`,
+      time): at the default concurrency (5) it binds a sharded aggregate before its keys do; \`replyConcurrency\`
+      lifts it, \`writeShards\` the keys' (the simulation models the keys only): [docs/hot-aggregates.md](../../docs/hot-aggregates.md#the-limits-it-meets-on-aws). The last row
+      is the reply puts alone: what the completion trigger's counter update per batch takes from the busiest
+      key.`,
     '',
   ];
 }

@@ -133,56 +133,33 @@ export const AWS_LIMITS: AwsLimits = {
 /** The write shards of the second hot layout (`bench-hot-sharded`). */
 export const HOT_SHARDS = 8;
 
+const splitter = { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS };
+const collect = { algorithm: 'collect' as const };
+const condense = { algorithm: 'condense' as const, field: '$.v' };
+
+/** A definition of the benchmark: strategy `all`, its replies collected or condensed. */
+function definition(
+  name: string,
+  fanOut: typeof splitter | { readonly type: 'none' },
+  aggregation: typeof collect | typeof condense,
+  timeoutSeconds = 600,
+) {
+  return { name, fanOut, completion: { strategy: 'all' as const }, aggregation, timeoutSeconds };
+}
+
 /** The benchmark's definitions; `RESPONDERS` is replaced by the rig's responders queue. */
 export const DEFINITIONS = [
-  {
-    name: 'bench-collect',
-    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
-    completion: { strategy: 'all' as const },
-    aggregation: { algorithm: 'collect' as const },
-    timeoutSeconds: 600,
-  },
-  {
-    // Large fan-outs condense: collecting 10,000 replies would make a result bigger than a message.
-    name: 'bench-condense',
-    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
-    completion: { strategy: 'all' as const },
-    aggregation: { algorithm: 'condense' as const, field: '$.v' },
-    timeoutSeconds: 600,
-  },
-  {
-    // The paced timer variant: one request at a time, each aggregate complete well within 3 s.
-    name: 'bench-timer',
-    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
-    completion: { strategy: 'all' as const },
-    aggregation: { algorithm: 'collect' as const },
-    timeoutSeconds: 3,
-  },
-  {
-    // The batched timer variant: every request at once, so the last replies are in later (300
-    // replies take about 3 s on a small machine); the deadline must not fire before completion.
-    name: 'bench-timer-batched',
-    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target: RESPONDERS },
-    completion: { strategy: 'all' as const },
-    aggregation: { algorithm: 'collect' as const },
-    timeoutSeconds: 10,
-  },
-  {
-    name: 'bench-hot',
-    fanOut: { type: 'none' as const },
-    completion: { strategy: 'all' as const },
-    aggregation: { algorithm: 'condense' as const, field: '$.v' },
-    timeoutSeconds: 600,
-  },
-  {
-    // The same hot aggregate with its replies spread over HOT_SHARDS partition keys by the adapter.
-    name: 'bench-hot-sharded',
-    fanOut: { type: 'none' as const },
-    completion: { strategy: 'all' as const },
-    aggregation: { algorithm: 'condense' as const, field: '$.v' },
-    timeoutSeconds: 600,
-    writeShards: HOT_SHARDS,
-  },
+  definition('bench-collect', splitter, collect),
+  // Large fan-outs condense: collecting 10,000 replies would make a result bigger than a message.
+  definition('bench-condense', splitter, condense),
+  // The paced timer variant: one request at a time, each aggregate complete well within 3 s.
+  definition('bench-timer', splitter, collect, 3),
+  // The batched timer variant: every request at once, so the last replies are in later (300
+  // replies take about 3 s on a small machine); the deadline must not fire before completion.
+  definition('bench-timer-batched', splitter, collect, 10),
+  definition('bench-hot', { type: 'none' }, condense),
+  // The same hot aggregate with its replies spread over HOT_SHARDS partition keys by the adapter.
+  { ...definition('bench-hot-sharded', { type: 'none' }, condense), writeShards: HOT_SHARDS },
 ];
 
 /** Largest fan-out the baseline replays reply by reply; above it, it is sampled (see `sampleNaive`). */
