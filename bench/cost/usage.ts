@@ -75,16 +75,10 @@ export function addUsage(a: Usage, b: Usage): Usage {
 }
 
 /** Dollars per million of whatever the usage is per, by service. */
-export interface Bill {
-  readonly dynamodb: number;
-  readonly sqs: number;
-  readonly lambda: number;
-  readonly stepFunctions: number;
-  readonly total: number;
-}
+export type Bill = ReturnType<typeof billPerMillion>;
 
 /** Prices a usage per million units of work. */
-export function billPerMillion(usage: Usage, prices: Prices, transitions = 0): Bill {
+export function billPerMillion(usage: Usage, prices: Prices, transitions = 0) {
   const million = 1_000_000;
   const gbSecond = gbSecondPrice(prices);
   const dynamodb =

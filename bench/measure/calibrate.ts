@@ -7,23 +7,10 @@ import {
 import { indexEntrySize, itemSize, type TableShape, type WireItem, writeUnits } from './capacity.ts';
 
 /** How DynamoDB's rules, as `capacity.ts` applies them, compare with what the emulator reports. */
-export interface Calibration {
-  /** Single `PutItem` probes whose table and index units were compared. */
-  readonly probes: number;
-  /** Probes where the model and the emulator agreed on both. */
-  readonly agreeing: number;
-  readonly mismatches: readonly string[];
-  /** A transaction whose actions all cost different amounts: the emulator then counts it right. */
-  readonly distinctTransaction: { readonly model: number; readonly reported: number };
-  /** Ten equal 3 KB puts in one transaction: what the emulator reports against DynamoDB's rules. */
-  readonly equalTransaction: { readonly model: number; readonly reported: number };
-}
+export type Calibration = Awaited<ReturnType<typeof calibrateCapacityModel>>;
 
 /** Checks the capacity model against the emulator on writes it counts right. */
-export async function calibrateCapacityModel(
-  client: DynamoDBClient,
-  table: TableShape,
-): Promise<Calibration> {
+export async function calibrateCapacityModel(client: DynamoDBClient, table: TableShape) {
   const puts: { label: string; item: WireItem }[] = [10, 900, 990, 1_000, 1_100, 2_500, 4_000, 9_000].map(
     (size, i) => ({
       label: `put ${size} B`,
@@ -62,7 +49,16 @@ export async function calibrateCapacityModel(
       `transaction of distinct sizes: model ${distinctTransaction.model}, emulator ${distinctTransaction.reported}`,
     );
   }
-  return { probes: puts.length, agreeing, mismatches, distinctTransaction, equalTransaction };
+  return {
+    /** Single `PutItem` probes whose table and index units were compared, and those that agreed on both. */
+    probes: puts.length,
+    agreeing,
+    mismatches,
+    /** A transaction whose actions all cost different amounts: the emulator then counts it right. */
+    distinctTransaction,
+    /** Ten equal 3 KB puts in one transaction: what the emulator reports against DynamoDB's rules. */
+    equalTransaction,
+  };
 }
 
 /** One put, its units as the emulator reports them against the model's: a mismatch, or nothing. */

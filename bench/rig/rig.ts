@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -51,7 +50,7 @@ export class Rig {
   /** The state table, for capacity accounting. */
   public readonly tableShape: TableShape;
   /** The unmetered clients used for setup and for the raw-capacity measurement. */
-  public readonly setupClients: SetupClients;
+  public readonly setupClients: MeteredFanin['setup'];
   /** The client producers and responders use (metered as `clients`). */
   public readonly clientSqs: SQSClient;
   private readonly sqs: { readonly fanin: SQSClient; readonly esm: SQSClient };
@@ -424,31 +423,8 @@ export interface ReplyBatching {
 /** Placeholder for the responders queue in a definition's `fanOut.target`. */
 export const RESPONDERS = '<responders>';
 
-/** The unmetered clients of a topology's setup. */
-export interface SetupClients {
-  readonly sqs: SQSClient;
-  readonly dynamo: DynamoDBClient;
-}
-
 /** A topology provisioned afresh with fanin's metered clients: what the rig and `run/open-time.ts` share. */
-export interface MeteredFanin {
-  readonly options: TopologyOptions;
-  readonly topology: Topology;
-  readonly provisioned: Provisioned;
-  readonly tableShape: TableShape;
-  readonly setup: SetupClients;
-  /** fanin's own clients, metered as `fanin`. */
-  readonly sqs: SQSClient;
-  readonly dynamo: ReturnType<typeof createDocumentClient>;
-  /** What each queue is for, as the meter labels its calls (`ingress`, `reply`, `output`, `target`). */
-  readonly label: (url: string) => string;
-  /** The configuration fanin's handlers take (`createContext`). */
-  readonly config: Parameters<typeof createContext>[0];
-  /** The queue named `target` at creation (a fan-out target, not the deployment's). */
-  readonly targetUrl: string | undefined;
-  /** Deletes that queue and the topology. */
-  readonly teardown: () => Promise<void>;
-}
+type MeteredFanin = Awaited<ReturnType<typeof meteredFanin>>;
 
 /** Provisions the topology of `options` (and a queue named `target`), its table and fanin's clients metered. */
 export async function meteredFanin(
@@ -456,7 +432,7 @@ export async function meteredFanin(
   meter: Meter,
   options: TopologyOptions,
   target?: string,
-): Promise<MeteredFanin> {
+) {
   const topology = describeTopology(options);
   const setupClients = createClients(connection);
   const setup = { sqs: setupClients.sqs, dynamo: setupClients.dynamoDb };
@@ -481,17 +457,23 @@ export async function meteredFanin(
     topology,
     provisioned,
     tableShape,
+    /** The unmetered clients of the setup. */
     setup,
+    /** fanin's own clients, metered as `fanin`. */
     sqs: fanin.sqs,
     dynamo: createDocumentClient(fanin.dynamoDb),
+    /** What each queue is for, as the meter labels its calls (`ingress`, `reply`, `output`, `target`). */
     label,
+    /** The configuration fanin's handlers take (`createContext`). */
     config: {
       tableName: provisioned.tableName,
       queueUrls: provisioned.queueUrls,
       replyQueueUrls: provisioned.replyQueueUrls,
       definitions: topology.definitions,
     },
+    /** The queue named `target` at creation (a fan-out target, not the deployment's). */
     targetUrl,
+    /** Deletes that queue and the topology. */
     teardown: async () => {
       if (targetUrl)
         await setup.sqs.send(new DeleteQueueCommand({ QueueUrl: targetUrl })).catch(() => undefined);
