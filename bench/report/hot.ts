@@ -169,10 +169,10 @@ function modelSection(h: Hot): string[] {
     ]),
     '',
     prose`The consumer bound is the reply partition's invocations (\`replyConcurrency\` × batch per invocation
-      time): at the default concurrency (5) it binds a sharded aggregate before its keys do; \`replyConcurrency\`
-      lifts it, \`writeShards\` the keys' (the simulation models the keys only): [docs/hot-aggregates.md](../../docs/hot-aggregates.md#the-limits-it-meets-on-aws). The last row
-      is the reply puts alone: what the completion trigger's counter update per batch takes from the busiest
-      key.`,
+      time): at the default concurrency (5) it binds a sharded aggregate before its keys do;
+      \`replyConcurrency\` lifts it, \`writeShards\` the keys' (the simulation models the keys only):
+      [docs/hot-aggregates.md](../../docs/hot-aggregates.md#the-limits-it-meets-on-aws). The last row is the
+      reply puts alone: what the completion trigger's counter update per batch takes from the busiest key.`,
     '',
   ];
 }

@@ -7,6 +7,7 @@ import { ARRIVAL_PATTERNS, type ArrivalPattern } from '../rig/responders.ts';
 import type { ReplyBatching, Rig } from '../rig/rig.ts';
 import {
   type ArrivalPhaseResult,
+  type ArrivalWorkload,
   Bodies,
   type DrainPhase,
   packedWriteUnitsPerReply,
@@ -36,6 +37,13 @@ export async function runArrivals(
       consecutive replies are as many replies apart and its 10 replies span about ${span.toFixed(1)} s
       first to last at ${pace.toFixed(0)} replies/s`,
   );
+  const run = async (what: string, workload: Omit<ArrivalWorkload, 'body'>) => {
+    const { pattern, aggregates, fanOut } = workload;
+    log(`arrival ${pattern}, ${what}: ${aggregates} aggregates x ${fanOut} replies of 1 KB`);
+    const phase = await runArrival(rig, { ...workload, body: Bodies.kilobyte });
+    logPhase(phase);
+    arrival.push(phase);
+  };
   const settings: ComparedBatching[] = [
     { ...defaultBatching, patterns: ARRIVAL_PATTERNS },
     ...plan.comparedBatching.filter((s) => !sameBatching(s, defaultBatching)),
@@ -49,50 +57,37 @@ export async function runArrivals(
       ...(drain > 0 ? (setting.straddled ?? []).map((pattern) => ({ pattern, straddled: true })) : []),
     ];
     for (const { pattern, straddled } of phases) {
-      log(phaseText(setting, pattern, straddled, { arrivalAggregates, pace, span }));
       const kind = drain > 0 ? `d${drain}${straddled ? 's' : ''}` : `w${window}`;
-      const phase = await runArrival(rig, {
+      const consumer =
+        drain > 0 ? `drained every ${drain} s${straddled ? ', straddled' : ''}` : `window ${window} s`;
+      await run(`${consumer}, batch size ${batchSize}, ${pace.toFixed(0)} replies/s`, {
         pattern,
         definition: 'bench-collect',
         idPrefix: `${pattern.slice(0, 3)}${kind}${atDefault ? '' : `b${batchSize}`}`,
         aggregates: arrivalAggregates,
         fanOut: 10,
-        body: Bodies.kilobyte,
         release: { repliesPerSecond: pace, rotation: ROTATION, spread: SPREAD, senders: 4 },
         timeoutMs: 600_000,
         straddleDrain: straddled,
       });
-      logPhase(phase);
-      arrival.push(phase);
     }
-    if (atDefault && plan.largeFanOut !== undefined) arrival.push(...(await runLarge(rig, plan.largeFanOut)));
+    const large = plan.largeFanOut;
+    if (!atDefault || !large) continue;
+    // Each pattern at the plan's large fan-out, replies as fast as they go (condensed results).
+    for (const pattern of ARRIVAL_PATTERNS) {
+      await run('as fast as they go (condensed)', {
+        pattern,
+        definition: 'bench-condense',
+        idPrefix: `${pattern.slice(0, 3)}f${large.fanOut}`,
+        aggregates: large.aggregates,
+        fanOut: large.fanOut,
+        release: { ...SATURATED_RELEASE, rotation: large.aggregates },
+        timeoutMs: 900_000,
+      });
+    }
   }
   await rig.setReplyBatching(defaultBatching);
   return arrival;
-}
-
-/** What an arrival phase is about to run, for the log. */
-function phaseText(
-  setting: ReplyBatching,
-  pattern: ArrivalPattern,
-  straddled: boolean,
-  run: { arrivalAggregates: number; pace: number; span: number },
-): string {
-  const { windowSeconds: window, batchSize, drainIntervalSeconds: drain = 0 } = setting;
-  const what = `${run.arrivalAggregates} aggregates x 10 replies of 1 KB at ${run.pace.toFixed(0)} replies/s`;
-  if (drain > 0) {
-    const sent = straddled
-      ? `sent from half their ${((run.arrivalAggregates * 10) / run.pace).toFixed(0)} s before a drain; `
-      : '';
-    return prose`arrival ${pattern}, reply partitions drained every ${drain} s in batches of
-      ${batchSize}${straddled ? ', straddled' : ''}: ${what} (${sent}an aggregate completes at the first
-      drain after its last reply)`;
-  }
-  const short =
-    pattern === 'independent' && window > 0 && window < run.span
-      ? ` (the window is shorter than the ${run.span.toFixed(1)} s an aggregate's replies span)`
-      : '';
-  return `arrival ${pattern}, reply batching window ${window} s, batch size ${batchSize}: ${what}${short}`;
 }
 
 /** What an arrival phase found, for the log. */
@@ -111,30 +106,6 @@ function logPhase(phase: ArrivalPhaseResult): void {
       ${phase.aggregatesSplitAcrossDrains ?? 0} of ${phase.aggregates} aggregates had replies taken by two
       drains or more`,
   );
-}
-
-/** Each pattern at the plan's large fan-out, replies as fast as they go (condensed results). */
-async function runLarge(rig: Rig, large: NonNullable<Plan['largeFanOut']>): Promise<ArrivalPhaseResult[]> {
-  const phases: ArrivalPhaseResult[] = [];
-  for (const pattern of ARRIVAL_PATTERNS) {
-    log(
-      prose`arrival ${pattern} at fan-out ${large.fanOut}: ${large.aggregates} aggregates, replies of 1 KB as
-        fast as they go (condensed)`,
-    );
-    phases.push(
-      await runArrival(rig, {
-        pattern,
-        definition: 'bench-condense',
-        idPrefix: `${pattern.slice(0, 3)}f${large.fanOut}`,
-        aggregates: large.aggregates,
-        fanOut: large.fanOut,
-        body: Bodies.kilobyte,
-        release: { ...SATURATED_RELEASE, rotation: large.aggregates },
-        timeoutMs: 900_000,
-      }),
-    );
-  }
-  return phases;
 }
 
 /** First to last reply of an aggregate in `independent` (`Responders.release`). */
