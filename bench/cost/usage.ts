@@ -64,14 +64,8 @@ export function usageOf(counters: Counters, side: Side, per: number, prices: Pri
 
 /** Adds usages (e.g. an aggregate and the firing of its deadline timer). */
 export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    writeUnits: a.writeUnits + b.writeUnits,
-    readUnits: a.readUnits + b.readUnits,
-    sqsStandard: a.sqsStandard + b.sqsStandard,
-    sqsFifo: a.sqsFifo + b.sqsFifo,
-    invocations: a.invocations + b.invocations,
-    lambdaMs: a.lambdaMs + b.lambdaMs,
-  };
+  const sum = (key: keyof Usage) => [key, a[key] + b[key]];
+  return Object.fromEntries((Object.keys(a) as (keyof Usage)[]).map(sum)) as Usage;
 }
 
 /** Dollars per million of whatever the usage is per, by service. */

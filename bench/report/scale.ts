@@ -9,14 +9,11 @@ export function scaleSection(r: Results, svgName: string): string[] {
     `![write units per reply vs fan-out](${svgName})`,
     '',
     prose`Write units per reply at each fan-out, small replies (a score and an id), fanin through its real
-      handlers, the naive baseline`,
-    prose`(\`bench/workload/naive-baseline.ts\`: one item per aggregate holding every reply,
-      one conditional \`UpdateItem\` per
-      reply) on the same replies`,
-    prose`against the same DynamoDB Local. DynamoDB bills an update by the larger of the item before and after,
-      so each naive reply`,
-    prose`pays for every reply before it: its cost per reply grows linearly with the fan-out, and the item would
-      stop at 400 KB.`,
+      handlers, the naive baseline (\`bench/workload/naive-baseline.ts\`: one item per aggregate holding every
+      reply, one conditional \`UpdateItem\` per reply) on the same replies against the same DynamoDB Local.
+      DynamoDB bills an update by the larger of the item before and after, so each naive reply pays for every
+      reply before it: its cost per reply grows linearly with the fan-out (what fanin pays per reply should
+      not), and the item would stop at 400 KB.`,
     '',
     ...columns(r.scale, [
       ['fan-out', (p) => fmt(p.fan_out, 0)],
@@ -41,11 +38,8 @@ export function scaleSection(r: Results, svgName: string): string[] {
       does not depend on the fan-out.`,
     '',
     prose`"All-in" is every write unit of the aggregate's life over its replies; "recording" only the reply
-      handler's writes that`,
-    prose`record replies (a transaction per batch, or a conditional put per reply; for the baseline, its
-      per-reply updates).`,
-    prose`Each naive reply pays for every reply before it, so its cost grows with the fan-out; what fanin pays
-      per reply should not.`,
+      handler's writes that record replies (a transaction per batch, or a conditional put per reply; for the
+      baseline, its per-reply updates).`,
     '',
   ];
 }

@@ -50,51 +50,41 @@ interface TimerCase {
   readonly request?: (id: string) => Record<string, unknown>;
 }
 
-function deadlineCase(seconds: number): TimerCase {
-  return {
-    definition: {
-      name: `bench-open-${seconds}`,
-      fanOut: { type: 'none' },
-      completion: { strategy: 'all' },
-      timeoutSeconds: seconds,
-      // Its allowed life beyond the deadline, so the deadline decides.
-      maxOpenSeconds: Math.max(3_600, seconds + 86_400),
-    } as DefinitionInput,
-    openSeconds: seconds,
-    dueOffsetsMs: [seconds * 1000],
-  };
+/** A case of one definition (fan-out `none`, strategy `all`, then `fields`) open for `openSeconds`. */
+function timerCase(
+  name: string,
+  fields: Partial<DefinitionInput>,
+  openSeconds: number,
+  dueOffsetsMs: readonly number[],
+): TimerCase {
+  const definition = { name, fanOut: { type: 'none' }, completion: { strategy: 'all' }, ...fields };
+  return { definition: definition as DefinitionInput, openSeconds, dueOffsetsMs };
 }
+
+function deadlineCase(seconds: number): TimerCase {
+  // Its allowed life beyond the deadline, so the deadline decides.
+  const fields = { timeoutSeconds: seconds, maxOpenSeconds: Math.max(3_600, seconds + 86_400) };
+  return timerCase(`bench-open-${seconds}`, fields, seconds, [seconds * 1000]);
+}
+
+const DAY = 86_400;
 
 /** The other long timers whose interval can reach beyond SQS's 15-minute delay. */
 export const TIMER_KINDS = {
   snapshot_daily_7_days: (): TimerCase => {
-    const day = 86_400;
-    const open = 7 * day + 3_600;
-    return {
-      definition: {
-        name: 'bench-kind-snapshot',
-        fanOut: { type: 'none' },
-        completion: { strategy: 'all' },
-        timeoutSeconds: open,
-        snapshotIntervalSeconds: day,
-      } as DefinitionInput,
-      openSeconds: open,
-      // Days 1 to 7, the deadline, and day 8 (armed before the close, it finds the aggregate closed).
-      dueOffsetsMs: [...Array.from({ length: 8 }, (_, i) => (i + 1) * day * 1000), open * 1000].sort(
-        (a, b) => a - b,
-      ),
-    };
+    const open = 7 * DAY + 3_600;
+    // Days 1 to 7, the deadline, and day 8 (armed before the close, it finds the aggregate closed).
+    const due = [...Array.from({ length: 8 }, (_, i) => (i + 1) * DAY * 1000), open * 1000];
+    const fields = { timeoutSeconds: open, snapshotIntervalSeconds: DAY };
+    return timerCase(
+      'bench-kind-snapshot',
+      fields,
+      open,
+      due.sort((a, b) => a - b),
+    );
   },
-  allowed_life_7_days: (): TimerCase => ({
-    definition: {
-      name: 'bench-kind-life',
-      fanOut: { type: 'none' },
-      completion: { strategy: 'all' },
-      maxOpenSeconds: 7 * 86_400,
-    } as DefinitionInput,
-    openSeconds: 7 * 86_400,
-    dueOffsetsMs: [7 * 86_400 * 1000],
-  }),
+  allowed_life_7_days: (): TimerCase =>
+    timerCase('bench-kind-life', { maxOpenSeconds: 7 * DAY }, 7 * DAY, [7 * DAY * 1000]),
 } as const;
 
 /** Sub-requests per aggregate in the responders' cases: a splitter of ten items to one queue. */
@@ -108,20 +98,17 @@ export const RESPONDER_RECIPIENTS = 10;
 function respondersCase(variant: 'base' | 'retry' | 'cancellation'): TimerCase {
   const name = `bench-responders-${variant}`;
   const target = `benchrcp${randomBytes(3).toString('hex')}`;
+  const fields = {
+    fanOut: { type: 'splitter' as const, itemsPath: '$.items', target },
+    timeoutSeconds: 60,
+    responders: {
+      timeoutSeconds: 30,
+      ...(variant === 'retry' ? { retry: { attempts: 1, intervalSeconds: 10 } } : {}),
+    },
+    ...(variant === 'cancellation' ? { cancelOutstanding: true } : {}),
+  };
   return {
-    definition: {
-      name,
-      fanOut: { type: 'splitter', itemsPath: '$.items', target },
-      completion: { strategy: 'all' },
-      timeoutSeconds: 60,
-      responders: {
-        timeoutSeconds: 30,
-        ...(variant === 'retry' ? { retry: { attempts: 1, intervalSeconds: 10 } } : {}),
-      },
-      ...(variant === 'cancellation' ? { cancelOutstanding: true } : {}),
-    } as DefinitionInput,
-    openSeconds: 30,
-    dueOffsetsMs: variant === 'retry' ? [10_000, 30_000] : [30_000],
+    ...timerCase(name, fields, 30, variant === 'retry' ? [10_000, 30_000] : [30_000]),
     request: (id) => ({
       definition: name,
       aggregateId: id,
