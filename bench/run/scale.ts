@@ -8,30 +8,7 @@ import { log } from './log.ts';
 import { type Plan, SAMPLED_POSITIONS } from './plan.ts';
 
 /** One fan-out of the scale curve: fanin and the naive baseline on the same replies. */
-export interface ScalePoint {
-  readonly fanOut: number;
-  readonly aggregates: number;
-  readonly replies: number;
-  readonly fanin: {
-    readonly writeUnitsPerReply: number;
-    readonly recordingWriteUnitsPerReply: number;
-    readonly indexWriteUnitsPerReply: number;
-    readonly readUnitsPerReply: number;
-    readonly repliesPerSecond: number;
-    readonly outcomes: Readonly<Record<string, number>>;
-  };
-  readonly baseline: {
-    /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
-    readonly method: string;
-    readonly writeUnitsPerReply: number;
-    readonly recordingWriteUnitsPerReply: number;
-    readonly readUnitsPerReply: number;
-    /** Null when sampled. */
-    readonly repliesPerSecond: number | null;
-  };
-  /** Baseline write units per reply over fanin's. */
-  readonly ratio: number;
-}
+export type ScalePoint = ReturnType<typeof scalePoint>;
 
 /** The scale curve: at each of the plan's fan-outs, small replies arriving together through fanin. */
 export async function runScale(
@@ -92,12 +69,7 @@ async function checkSampling(rig: Rig, naive: NaiveAggregateStore, replayed: Sca
 }
 
 /** One run of the naive baseline. */
-export interface NaiveResult {
-  readonly aggregates: number;
-  readonly replies: number;
-  readonly elapsedMs: number;
-  readonly counters: Counters;
-}
+export type NaiveResult = Awaited<ReturnType<typeof measureNaive>>;
 
 /** Runs `aggregates` through the naive baseline, all replies of each, and counts what it did. */
 export async function measureNaive(
@@ -110,7 +82,7 @@ export async function measureNaive(
     body: (a: string, r: string) => string;
     concurrency: number;
   },
-): Promise<NaiveResult> {
+) {
   const before = meter.snapshot();
   const run = await runNaive(store, {
     aggregates: Array.from({ length: options.aggregates }, (_, i) => ({
@@ -134,7 +106,16 @@ export async function measureNaive(
 /** The reply handler's writes that record replies: a transaction per batch. */
 const RECORDING_OPERATIONS = new Set(['TransactWriteItems', 'PutItem']);
 
-type BaselineFigures = ScalePoint['baseline'];
+/** The baseline at one fan-out, per reply. */
+interface BaselineFigures {
+  /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
+  readonly method: string;
+  readonly writeUnitsPerReply: number;
+  readonly recordingWriteUnitsPerReply: number;
+  readonly readUnitsPerReply: number;
+  /** Null when sampled. */
+  readonly repliesPerSecond: number | null;
+}
 
 function naiveFigures(result: NaiveResult): BaselineFigures {
   const naiveOnly = (who: string) => who === 'naive';
@@ -175,12 +156,7 @@ async function sampledNaiveFigures(
   };
 }
 
-function scalePoint(
-  fanOut: number,
-  aggregates: number,
-  fanin: FaninPhaseResult,
-  baseline: BaselineFigures,
-): ScalePoint {
+function scalePoint(fanOut: number, aggregates: number, fanin: FaninPhaseResult, baseline: BaselineFigures) {
   const replies = fanin.replies;
   const faninUnits = total(fanin.counters, 'ddb.wcu', faninWho) / replies;
   const recording =
@@ -199,6 +175,7 @@ function scalePoint(
       outcomes: fanin.outcomes,
     },
     baseline,
+    /** Baseline write units per reply over fanin's. */
     ratio: baseline.writeUnitsPerReply / faninUnits,
   };
 }

@@ -17,34 +17,13 @@ export const ARRIVAL_TIMER_VARIANT: TimerVariantName = 'batched';
 export const PACED_REQUESTS_PER_SECOND = 20;
 
 /** The deadline timers' firing, measured apart from the aggregates they were armed for. */
-export interface TimerFiring {
-  readonly variant: TimerVariantName;
-  /** The definition its aggregates ran (`run/plan.ts`: the deadline). */
-  readonly definition: string;
-  /** Aggregates run (one deadline timer each). */
-  readonly aggregates: number;
-  /** Requests per second (`undefined`: all at once, in batches of ten). */
-  readonly requestsPerSecond: number | undefined;
-  /** Timer records the timer handler took within the measured window. */
-  readonly fired: number;
-  /** Timer records taken before the aggregates' run was over (outside the window; 0 normally). */
-  readonly firedEarly: number;
-  /** How the aggregates ended before their timers fired (completed, all of them, normally). */
-  readonly outcomes: Record<string, number>;
-  /** What the firing cost, and nothing else. */
-  readonly counters: Counters;
-  /** The aggregates' own run (requests to results): how their timers were armed. */
-  readonly armingCounters: Counters;
-}
+export type TimerFiring = Awaited<ReturnType<typeof runVariant>>;
 
 /** Both variants, measured one after the other on the same rig. */
-export interface TimerFirings {
-  readonly batched: TimerFiring;
-  readonly paced: TimerFiring;
-}
+export type TimerFirings = Awaited<ReturnType<typeof runTimers>>;
 
 /** The deadline timers' firing in two variants of `aggregates` aggregates each. */
-export async function runTimers(rig: Rig, aggregates: number): Promise<TimerFirings> {
+export async function runTimers(rig: Rig, aggregates: number) {
   log(`deadline timers, batched: ${aggregates} requests in SendMessageBatches of ten, all at once`);
   const batched = await runVariant(rig, 'batched', aggregates);
   log(`deadline timers, paced: ${aggregates} requests one at a time, ${PACED_REQUESTS_PER_SECOND}/s`);
@@ -52,7 +31,7 @@ export async function runTimers(rig: Rig, aggregates: number): Promise<TimerFiri
   return { batched, paced };
 }
 
-async function runVariant(rig: Rig, variant: TimerVariantName, aggregates: number): Promise<TimerFiring> {
+async function runVariant(rig: Rig, variant: TimerVariantName, aggregates: number) {
   const requestsPerSecond = variant === 'paced' ? PACED_REQUESTS_PER_SECOND : undefined;
   const definition = variant === 'paced' ? 'bench-timer' : 'bench-timer-batched';
   const completed = await runFanin(rig, {
@@ -82,13 +61,21 @@ async function runVariant(rig: Rig, variant: TimerVariantName, aggregates: numbe
   const counters = diff(rig.meter.snapshot(), before);
   return {
     variant,
+    /** The definition its aggregates ran (`run/plan.ts`: the deadline). */
     definition,
+    /** Aggregates run (one deadline timer each). */
     aggregates,
+    /** `undefined`: all at once, in batches of ten. */
     requestsPerSecond,
+    /** Timer records the timer handler took within the measured window. */
     fired: timerRecords(counters),
+    /** Timer records taken before the aggregates' run was over (outside the window; 0 normally). */
     firedEarly,
+    /** How the aggregates ended before their timers fired (completed, all of them, normally). */
     outcomes: { ...completed.outcomes },
+    /** What the firing cost, and nothing else. */
     counters,
+    /** The aggregates' own run (requests to results): how their timers were armed. */
     armingCounters: completed.counters,
   };
 }

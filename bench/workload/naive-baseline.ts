@@ -200,17 +200,6 @@ export async function runNaive(
   return { replies: work.length, completed, elapsedMs: performance.now() - started };
 }
 
-/** What {@link sampleNaive} measured. */
-export interface NaiveSample {
-  readonly fanOut: number;
-  /** Reply positions whose update was measured. */
-  readonly positions: number;
-  /** Write units of opening, of every reply (interpolated between the measured ones) and of completing. */
-  readonly openUnits: number;
-  readonly recordUnits: number;
-  readonly completeUnits: number;
-}
-
 /**
  * The naive baseline at a fan-out too large to replay reply by reply in a benchmark run (at 10,000
  * replies each update rewrites up to ~300 KB, and DynamoDB Local takes many minutes). The cost of
@@ -231,7 +220,7 @@ export async function sampleNaive(
     readonly body: (aggregateId: string, replyId: string) => string;
     readonly unitsSoFar: () => number;
   },
-): Promise<NaiveSample> {
+) {
   const { aggregateId, fanOut, body, unitsSoFar } = options;
   const bodies = Array.from({ length: fanOut }, (_, i) => body(aggregateId, String(i)));
   let mark = unitsSoFar();
@@ -272,5 +261,13 @@ export async function sampleNaive(
         previous.units + ((point.units - previous.units) * (k - previous.k)) / (point.k - previous.k);
     }
   }
-  return { fanOut, positions: measured.length, openUnits, recordUnits, completeUnits };
+  return {
+    fanOut,
+    /** Reply positions whose update was measured. */
+    positions: measured.length,
+    /** Write units of opening, of every reply (interpolated between the measured ones) and of completing. */
+    openUnits,
+    recordUnits,
+    completeUnits,
+  };
 }
