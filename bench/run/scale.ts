@@ -1,4 +1,4 @@
-import { type Counters, diff, total } from '../measure/counters.ts';
+import { diff, total } from '../measure/counters.ts';
 import type { Meter } from '../measure/meter.ts';
 import type { Rig } from '../rig/rig.ts';
 import { type NaiveAggregateStore, runNaive, sampleNaive } from '../workload/naive-baseline.ts';
