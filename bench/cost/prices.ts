@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 
 /** The dated price table, `bench/prices.json`, as its JSON is typed. */
-export type Prices = typeof import('../prices.json', { with: { type: 'json' } });
+export type Prices = typeof import('../prices.json', { with: { type: 'json' }});
 
 /** Reads `bench/prices.json`. */
 export async function loadPrices(): Promise<Prices> {

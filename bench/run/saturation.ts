@@ -1,24 +1,7 @@
 import type { Rig } from '../rig/rig.ts';
-import {
-  type ArrivalPhaseResult,
-  Bodies,
-  type CapacitySample,
-  runArrival,
-  storeCapacity,
-} from '../workload/phases.ts';
+import { Bodies, runArrival, storeCapacity } from '../workload/phases.ts';
 import { log } from './log.ts';
 import { type Plan, SATURATED_RELEASE } from './plan.ts';
-
-/** The raw store capacity around the saturated run, and the pace of the paced phases it sets. */
-export interface Saturation {
-  readonly capacityBefore: CapacitySample;
-  readonly capacityAfter: CapacitySample;
-  readonly saturated: ArrivalPhaseResult;
-  /** Replies per second the responders offer in the paced phases. */
-  readonly pace: number;
-  /** Aggregates per paced arrival phase at fan-out 10. */
-  readonly arrivalAggregates: number;
-}
 
 /** The raw-capacity writes: reply items with a 1 KB body. */
 const CAPACITY_BODY = Bodies.kilobyte('capacity', '0');
@@ -29,8 +12,11 @@ export async function warmStore(rig: Rig, plan: Plan, concurrency: number): Prom
   await storeCapacity(rig, { concurrency, durationMs: plan.warmupMs, body: CAPACITY_BODY, label: 'warm' });
 }
 
-/** A warm-up run (not counted) sizes the saturated run to last about as long as a capacity window. */
-export async function runSaturation(rig: Rig, plan: Plan, concurrency: number): Promise<Saturation> {
+/**
+ * The raw store capacity around the saturated run, and the pace of the paced phases it sets. A warm-up run
+ * (not counted) sizes the saturated run to last about as long as a capacity window.
+ */
+export async function runSaturation(rig: Rig, plan: Plan, concurrency: number) {
   // Replies independent, as fast as they go.
   const saturatedRun = (idPrefix: string, aggregates: number) =>
     runArrival(rig, {
@@ -67,5 +53,6 @@ export async function runSaturation(rig: Rig, plan: Plan, concurrency: number): 
     plan.arrivalAggregates,
     Math.max(20, Math.round((pace * plan.arrivalSeconds) / 10)),
   );
+  // The pace: replies per second the responders offer in the paced phases.
   return { capacityBefore, capacityAfter, saturated, pace, arrivalAggregates };
 }

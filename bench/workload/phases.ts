@@ -256,19 +256,11 @@ async function untilStraddling(rig: Rig, sendingMs: number): Promise<void> {
 }
 
 /** The raw store capacity over one window: its mean and the rate in each second of it. */
-export interface CapacitySample {
-  readonly writes: number;
-  readonly elapsedMs: number;
-  readonly writesPerSecond: number;
-  /** Writes per second in each whole second of the window. */
-  readonly perSecond: readonly number[];
-}
+export type CapacitySample = Awaited<ReturnType<typeof storeCapacity>>;
 
 /**
  * The raw write capacity of the emulated store: plain `PutItem`s of reply-shaped items (same keys,
  * same body) by `concurrency` writers for `durationMs`, with an unmetered client.
- *
- * @returns writes per second.
  */
 export async function storeCapacity(
   rig: Rig,
@@ -279,7 +271,7 @@ export async function storeCapacity(
     /** Distinguishes the items of one measurement from another's, so each writes new items. */
     readonly label: string;
   },
-): Promise<CapacitySample> {
+) {
   const { dynamo } = rig.setupClients;
   const slices: number[] = [];
   const table = rig.provisioned.tableName;
@@ -312,6 +304,7 @@ export async function storeCapacity(
   // The last second is partial: left out of the per-second rates.
   const whole = Math.floor(options.durationMs / 1000);
   const perSecond = Array.from({ length: whole }, (_, i) => slices[i] ?? 0);
+  // perSecond: writes in each whole second of the window.
   return { writes, elapsedMs, writesPerSecond: (writes * 1000) / elapsedMs, perSecond };
 }
 
