@@ -1,10 +1,10 @@
 /**
- * The report rendered from a recorded run: the sections and chart of the last full run's report
- * (bench/results/latest.md and scale.svg) come again from its JSON.
+ * The report rendered from a recorded run: the sections of the last full run's report
+ * (bench/results/latest.md) come again from its JSON.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderMarkdown, renderScaleSvg } from '../../../../bench/report/markdown.ts';
+import { renderMarkdown } from '../../../../bench/report/markdown.ts';
 
 const file = (name: string) =>
   readFileSync(new URL(`../../../../bench/results/${name}`, import.meta.url), 'utf8');
@@ -15,10 +15,6 @@ describe('the markdown report of the last full run', () => {
 
   it('has every section the recorded report has, in order', () => {
     expect(headings(renderMarkdown(results, 'scale.svg'))).toEqual(headings(file('latest.md')));
-  });
-
-  it('draws the recorded chart', () => {
-    expect(renderScaleSvg(results)).toBe(file('scale.svg'));
   });
 
   it('gives the headline cost per million aggregates', () => {
