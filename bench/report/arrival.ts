@@ -27,8 +27,6 @@ const ms = (n: number) => `${fmt(n, 0)} ms`;
 const secs = (n: number) => `${fmt(n / 1000, 1)} s`;
 const usdOrDash = (n: number | undefined) => (n === undefined ? '—' : usd(n));
 const signed = (n: number) => (n < 0 ? `−${usd(-n)}` : usd(n));
-/** `x (y)`: a figure of `a` with the same figure of `b` in brackets. */
-const against = (a: Row, b: Row, pick: (row: Row) => string) => `${pick(a)} (${pick(b)})`;
 
 /** A setting in words: `a 10 s window and batches of 1,000`, `replies drained every 60 s in batches of 1,000`. */
 export function settingText(b: Row): string {
@@ -258,22 +256,37 @@ function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): 
         ? b
         : a,
     );
-    const was = (pick: (b: Row) => string) => against(best, base, pick);
-    const setting = drained(best)
-      ? `drained every ${fmt(best.drain_interval_seconds, 0)} s in batches of ${fmt(best.batch_size, 0)}`
-      : `at ${fmt(best.batching_window_seconds, 0)} s and ${fmt(best.batch_size, 0)}`;
-    return [
-      prose`\`${p}\` ${setting}: ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one
-        aggregate per batch, ${was((b) => fmt(b.write_units_per_reply, 3))} write units,
-        ${was((b) => fmt(b.reply_invocations_per_reply, 3))} reply invocations and
-        ${was((b) => fmt(b.sqs_calls_per_reply, 3))} SQS calls per reply,
-        ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates, latency p50
-        ${was((b) => ms(b.completion_latency_ms.p50))}`,
-    ];
+    const figures = compare(best, [base], ['ofOne', 'units', 'invocations', 'sqs', 'cost', 'p50ms']);
+    return [`\`${p}\` ${settingText(best)}: ${figures}`];
   });
   return findings.length === 0
     ? ''
     : ` Measured against the topology's setting (in brackets): ${findings.join('; ')}.`;
+}
+
+type Figure = readonly [label: string, pick: (b: Row) => string];
+/** The figures the comparisons give, each label with `#` where the figure and its brackets go. */
+const FIGURES = {
+  split: ['# split across drains', (b) => fmt(b.aggregates_split_across_drains ?? 0, 0)],
+  ofOne: ['# replies of one aggregate per batch', (b) => fmt(b.replies_per_aggregate_per_batch, 2)],
+  perReceive: ['# messages per receive', (b) => fmt(perReceive(b), 1)],
+  units: ['write units per reply #', (b) => fmt(b.write_units_per_reply, 3)],
+  invocations: ['reply invocations per reply #', (b) => fmt(b.reply_invocations_per_reply, 3)],
+  sqs: ['SQS calls per reply #', (b) => fmt(b.sqs_calls_per_reply, 3)],
+  cost: ['# per million aggregates end to end', (b) => usd(b.cost_per_million_aggregates_usd)],
+  p50ms: ['latency p50 #', (b) => ms(b.completion_latency_ms.p50)],
+  p50: ['latency p50 #', (b) => secs(b.completion_latency_ms.p50)],
+  p99: ['p99 #', (b) => secs(b.completion_latency_ms.p99)],
+} satisfies Record<string, Figure>;
+
+/** Figures of `row`, each with the same of `others` in brackets: `write units per reply 1.1 (1.6 and 1.5)`. */
+function compare(row: Row, others: readonly Row[], figures: readonly (keyof typeof FIGURES)[]): string {
+  return figures
+    .map((name) => {
+      const [label, pick] = FIGURES[name];
+      return label.replace('#', `${pick(row)} (${others.map(pick).join(' and ')})`);
+    })
+    .join(', ');
 }
 
 /** The phase figures behind a drained row of `by_batching` (same interval and drain phase, fan-out 10). */
@@ -309,10 +322,8 @@ function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[
       b.aggregates_split_across_drains === undefined ? [] : [b.aggregates_split_across_drains],
     );
   return [
-    prose`**Drained every ${fmt(rows[0]?.drain_interval_seconds, 0)} s** (\`replyDrainIntervalSeconds\`): every
-      interval one invocation receives a partition's backlog ten messages a receive and records it in
-      batches of \`replyBatchSize\`, so an aggregate's replies that arrived within one interval share a pack;
-      the price is latency, up to the interval. Measured: ${drainFindings(r, patterns).join('; ')}.${
+    prose`**Drained every ${fmt(rows[0]?.drain_interval_seconds, 0)} s** (\`replyDrainIntervalSeconds\`; how a
+      drain works: ${MORE}). Measured: ${drainFindings(r, patterns).join('; ')}.${
         splits.length === 0
           ? ''
           : ` Aggregates whose replies two drains took, after a drain: ${splits.map((n) => fmt(n, 0)).join(' and ')}.`
@@ -333,14 +344,11 @@ function drainFindings(r: Results, patterns: readonly ArrivalPatternName[]): str
     const cheapest = rows
       .filter((b) => !drained(b))
       .reduce((a, b) => (b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a));
-    const three = (pick: (b: Row) => string) => `${pick(drain)} (${pick(base)} and ${pick(cheapest)})`;
+    const figures = compare(drain, [base, cheapest], ['perReceive', 'ofOne', 'units', 'sqs', 'cost']);
     return [
-      prose`\`${p}\`${rows.some(straddled) ? ' (aligned)' : ''}: ${three((b) => fmt(perReceive(b), 1))} messages
-        per receive (in brackets: the topology's event source, and the cheapest, ${settingText(cheapest)}),
-        ${three((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch, write
-        units per reply ${three((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply
-        ${three((b) => fmt(b.sqs_calls_per_reply, 3))}, ${three((b) => usd(b.cost_per_million_aggregates_usd))}
-        per million aggregates end to end; latency p50 ${secs(drain.completion_latency_ms.p50)}, p99
+      prose`\`${p}\` (${rows.some(straddled) ? 'aligned; ' : ''}in brackets: the topology's event source, and
+        the cheapest, ${settingText(cheapest)}): ${figures}; latency p50
+        ${secs(drain.completion_latency_ms.p50)}, p99
         ${secs(drain.completion_latency_ms.p99)}${drainsText(drainedFigures(r, p, drain), drain)}`,
     ];
   });
@@ -363,24 +371,18 @@ function straddledParagraph(r: Results, p: ArrivalPatternName): string[] {
   if (!cut || !aligned) return [];
   const phase = drainedFigures(r, p, cut);
   const timing = phase?.drain_timing;
-  const was = (pick: (b: Row) => string) => against(cut, aligned, pick);
   const when =
     timing && timing.first_drain_after_release_ms !== null
       ? prose`: the first drain came ${secs(timing.first_drain_after_release_ms)} into
         ${secs(timing.sending_ms)} of sending (${fmt(timing.partition_drains_during_sending, 0)} partition drains)`
       : '';
-  const of = phase?.aggregates === undefined ? '' : ` of ${fmt(phase.aggregates, 0)}`;
+  const of = phase?.aggregates === undefined ? '' : `of ${fmt(phase.aggregates, 0)} aggregates, `;
+  const figures = ['split', 'ofOne', 'perReceive', 'units', 'sqs', 'cost', 'p50', 'p99'] as const;
   return [
     prose`**A drain in the middle of the sending** (\`${p}\`, "straddled"; the aligned row in brackets): the
       replies held until half their sending time before a drain. Measured${when}:
-      ${was((b) => fmt(b.aggregates_split_across_drains ?? 0, 0))}${of} aggregates split across drains,
-      ${was((b) => fmt(b.replies_per_aggregate_per_batch, 2))} replies of one aggregate per batch,
-      ${was((b) => fmt(perReceive(b), 1))} messages per receive, write units per reply
-      ${was((b) => fmt(b.write_units_per_reply, 3))}, SQS calls per reply ${was((b) => fmt(b.sqs_calls_per_reply, 3))},
-      ${was((b) => usd(b.cost_per_million_aggregates_usd))} per million aggregates end to end, latency p50
-      ${was((b) => secs(b.completion_latency_ms.p50))}, p99
-      ${was((b) => secs(b.completion_latency_ms.p99))}${drainsText(phase, cut)}. A steady stream lies between
-      the two timings (${MORE}).`,
+      ${of}${compare(cut, [aligned], figures)}${drainsText(phase, cut)}. A steady stream lies between the two
+      timings (${MORE}).`,
     '',
   ];
 }
