@@ -16,6 +16,12 @@ export const byFanOut = (values: Readonly<Record<string, number>>): string =>
     .map(([f, v]) => `${fmt(v, 2)} @${f}`)
     .join(', ');
 
+/** Named figures in the order given: `fan-out 0.01, reply 0.983`; empty when there are none. */
+export const listed = (values: Readonly<Record<string, number>>, digits = 3): string =>
+  Object.entries(values)
+    .map(([name, v]) => `${name} ${fmt(v, digits)}`)
+    .join(', ');
+
 /** One markdown table row: `| a | b |`, an empty cell as `| |`. */
 export function tableRow(cells: readonly string[]): string {
   return `|${cells.map((cell) => (cell === '' ? ' ' : ` ${cell} `)).join('|')}|`;

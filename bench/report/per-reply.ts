@@ -1,14 +1,9 @@
-import { fmt, prose, table } from './format.ts';
+import { fmt, listed, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** SQS calls by who, operation and queue: `esm ReceiveMessage · timer 0.01, …`. */
-function calls(byOperation: Readonly<Record<string, number>>): string {
-  return (
-    Object.entries(byOperation)
-      .map(([k, v]) => `${k.replaceAll('|', ' · ')} ${fmt(v, 3)}`)
-      .join(', ') || 'nothing'
-  );
-}
+const calls = (byOperation: Readonly<Record<string, number>>): string =>
+  listed(byOperation).replaceAll('|', ' · ') || 'nothing';
 
 const EMPTY_RECEIVES = prose`empty long-poll receives during the run are left out of every per-reply figure:
   they measure how long the pollers idled, not the work.`;
@@ -69,11 +64,8 @@ export function perReplySection(r: Results): string[] {
         : ''
     }`,
     '',
-    `Handler invocations per reply: ${Object.entries(h.handler_invocations)
-      .map(([k, v]) => `${k} ${fmt(v, 3)}`)
-      .join(', ')} (records per invocation: ${Object.entries(h.records_per_invocation)
-      .map(([k, v]) => `${k} ${fmt(v, 1)}`)
-      .join(', ')}). ${fmt(h.empty_receives_excluded, 0)} ${EMPTY_RECEIVES}`,
+    prose`Handler invocations per reply: ${listed(h.handler_invocations)} (records per invocation:
+      ${listed(h.records_per_invocation, 1)}). ${fmt(h.empty_receives_excluded, 0)} ${EMPTY_RECEIVES}`,
     '',
     ...whereTheUnitsGo(r),
   ];

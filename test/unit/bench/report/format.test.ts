@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { byFanOut, columns, fmt, prose, table, tableRow, usd } from '../../../../bench/report/format.ts';
+import {
+  byFanOut,
+  columns,
+  fmt,
+  listed,
+  prose,
+  table,
+  tableRow,
+  usd,
+} from '../../../../bench/report/format.ts';
 
 describe("the report's number formatting", () => {
   it('gives a figure with thousands separators and at most the digits asked for', () => {
@@ -23,6 +32,12 @@ describe("the report's number formatting", () => {
 
   it('gives a figure by fan-out in the order given', () => {
     expect(byFanOut({ '10': 1.5, '100': 1.523 })).toBe('1.5 @10, 1.52 @100');
+  });
+
+  it('gives named figures in the order given, with the digits asked for, and nothing for none', () => {
+    expect(listed({ reply: 0.98254, 'fan-out': 0.01 })).toBe('reply 0.983, fan-out 0.01');
+    expect(listed({ reply: 1.0178 }, 1)).toBe('reply 1');
+    expect(listed({})).toBe('');
   });
 });
 
