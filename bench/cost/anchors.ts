@@ -1,6 +1,6 @@
 import { type Counters, total } from '../measure/counters.ts';
 import { gbSecondPrice, type Prices } from './prices.ts';
-import { isClient, type Usage, usageOf } from './usage.ts';
+import { isClient, NO_USAGE, type Usage, usageOf } from './usage.ts';
 
 /** The same scatter-gather as Step Functions Standard with callback tokens. */
 export function stepFunctionsUsage(
@@ -17,14 +17,7 @@ export function stepFunctionsUsage(
   );
   return {
     transitions: fanOut + 3,
-    orchestration: {
-      writeUnits: 0,
-      readUnits: 0,
-      sqsStandard: fanOut,
-      sqsFifo: 1,
-      invocations: 0,
-      lambdaMs: 0,
-    },
+    orchestration: { ...NO_USAGE, sqsStandard: fanOut, sqsFifo: 1 },
     clients: { ...clients, sqsStandard: Math.max(0, clients.sqsStandard - notNeeded / aggregates) },
   };
 }

@@ -12,6 +12,16 @@ export interface Usage {
   readonly lambdaMs: number;
 }
 
+/** No usage: the start of a usage that has only some of the services. */
+export const NO_USAGE: Usage = {
+  writeUnits: 0,
+  readUnits: 0,
+  sqsStandard: 0,
+  sqsFifo: 0,
+  invocations: 0,
+  lambdaMs: 0,
+};
+
 /** Which counted calls belong to which side of the bill. */
 export type Side = 'fanin' | 'clients';
 
@@ -23,26 +33,10 @@ const notEmpty = (detail: string): boolean => !detail.includes('(empty)');
 /** The usage in `counters` divided by `per` (e.g. aggregates), for one side: fanin. */
 export function usageOf(counters: Counters, side: Side, per: number, prices: Prices): Usage {
   const mine = side === 'fanin' ? isFanin : isClient;
-  const sqsStandard = total(
-    counters,
-    'sqs.billed',
-    (who, d) => mine(who) && d.startsWith('std|') && notEmpty(d),
-  );
-  const sqsFifo = total(
-    counters,
-    'sqs.billed',
-    (who, d) => mine(who) && d.startsWith('fifo|') && notEmpty(d),
-  );
-  if (side === 'clients') {
-    return {
-      writeUnits: 0,
-      readUnits: 0,
-      sqsStandard: sqsStandard / per,
-      sqsFifo: sqsFifo / per,
-      invocations: 0,
-      lambdaMs: 0,
-    };
-  }
+  const billed = (queue: 'std' | 'fifo') =>
+    total(counters, 'sqs.billed', (who, d) => mine(who) && d.startsWith(`${queue}|`) && notEmpty(d)) / per;
+  const sqs = { sqsStandard: billed('std'), sqsFifo: billed('fifo') };
+  if (side === 'clients') return { ...NO_USAGE, ...sqs };
   const invocations = total(counters, 'lambda.invocations');
   const inHandlers = (who: string) => who.startsWith('fanin:');
   const dynamoCalls = total(counters, 'ddb.calls', inHandlers);
@@ -55,8 +49,7 @@ export function usageOf(counters: Counters, side: Side, per: number, prices: Pri
   return {
     writeUnits: total(counters, 'ddb.wcu', isFanin) / per,
     readUnits: total(counters, 'ddb.rcu', isFanin) / per,
-    sqsStandard: sqsStandard / per,
-    sqsFifo: sqsFifo / per,
+    ...sqs,
     invocations: invocations / per,
     lambdaMs: lambdaMs / per,
   };
