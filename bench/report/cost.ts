@@ -62,43 +62,30 @@ function billTable(r: Results): string[] {
   const c = r.cost;
   const sfn = c.step_functions_standard;
   type Bill = typeof sfn.clients_per_million;
-  const bill = (label: string, b: Bill, services: readonly (keyof Bill)[]) => [
+  // A service the side does not use is a dash.
+  const bill = (label: string, b: Bill, ...services: (keyof Bill)[]) => [
     label,
-    ...(['dynamodb', 'sqs', 'lambda', 'step_functions'] as const).map((k) =>
-      services.includes(k) ? usd(b[k]) : '—',
-    ),
+    ...SERVICES.map((k) => (services.includes(k) ? usd(b[k]) : '—')),
     usd(b.total),
   ];
   const total = (label: string, n: number) => [label, '', '', '', '', `**${usd(n)}**`];
+  const naive = usd(c.naive_baseline_dynamodb.per_million_aggregates);
+  const own = c.fanin.per_million_aggregates;
   return table(
     ['', 'DynamoDB', 'SQS', 'Lambda', 'Step Functions', 'total'],
     [
-      bill('fanin (handlers, event source polling)', c.fanin.per_million_aggregates, [
-        'dynamodb',
-        'sqs',
-        'lambda',
-      ]),
-      bill("fanin's clients (producer, responders, consumer)", c.fanin_clients.per_million_aggregates, [
-        'sqs',
-      ]),
+      bill('fanin (handlers, event source polling)', own, 'dynamodb', 'sqs', 'lambda'),
+      bill("fanin's clients (producer, responders, consumer)", c.fanin_clients.per_million_aggregates, 'sqs'),
       total('**fanin, end to end**', c.fanin_total_per_million),
-      bill('Step Functions Standard, orchestration', sfn.orchestration_per_million, [
-        'sqs',
-        'step_functions',
-      ]),
-      bill("Step Functions' clients", sfn.clients_per_million, ['sqs']),
+      bill('Step Functions Standard, orchestration', sfn.orchestration_per_million, 'sqs', 'step_functions'),
+      bill("Step Functions' clients", sfn.clients_per_million, 'sqs'),
       total('**Step Functions Standard, end to end**', sfn.total_per_million),
-      [
-        'naive baseline, DynamoDB alone',
-        usd(c.naive_baseline_dynamodb.per_million_aggregates),
-        '',
-        '',
-        '',
-        '',
-      ],
+      ['naive baseline, DynamoDB alone', naive, '', '', '', ''],
     ],
   );
 }
+
+const SERVICES = ['dynamodb', 'sqs', 'lambda', 'step_functions'] as const;
 
 /** When Step Functions Express is the cheaper pick, with the figure; and the floor of any design. */
 function expressSection(r: Results): string[] {
@@ -151,7 +138,7 @@ function fixedSection(r: Results): string[] {
           with ${usd(f.total_usd)} here: one of them needs updating.**`;
   return [
     prose`Fixed costs a month, whatever the number of aggregates (an idle deployment with ${f.reply_partitions}
-      reply partitions, priced from \`bench/prices.json\` by \`fixedMonthly\` in \`bench/cost.ts\`):`,
+      reply partitions, priced from \`bench/prices.json\` by \`fixedMonthly\` in \`bench/cost/fixed.ts\`):`,
     '',
     ...table(
       ['item', 'how much', 'per month'],
