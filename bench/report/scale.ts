@@ -44,6 +44,10 @@ export function scaleSection(r: Results, svgName: string): string[] {
   ];
 }
 
+/** How a sampled baseline point is measured. */
+const SAMPLING = prose`\`sampleNaive\` (\`bench/workload/naive-baseline.ts\`) writes the item as it stands before
+  reply k and measures the real update of reply k; the replies in between are interpolated`;
+
 /** The footnote of the sampled baseline points, with the check of the sampling against a replay. */
 function sampledNote(r: Results): string[] {
   const sampled = r.scale.filter((p) => p.baseline.method !== 'replayed');
@@ -53,12 +57,9 @@ function sampledNote(r: Results): string[] {
       ? [
           prose`Every baseline point here was replayed reply by
             reply${r.command.includes('--replay-baseline') ? ' (`--replay-baseline`)' : ''}. The sampling a
-            default run uses above fan-out 1,000 (\`sampleNaive\` in
-            \`bench/workload/naive-baseline.ts\`: the item written
-            as it stands before reply k, the real update of reply k measured, the replies in between
-            interpolated) gives ${fmt(check.sampled_write_units_per_reply, 3)} write units per reply at
-            fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against
-            ${fmt(check.replayed_write_units_per_reply, 3)} replayed.`,
+            default run uses above fan-out 1,000 gives ${fmt(check.sampled_write_units_per_reply, 3)} write units
+            per reply at fan-out ${fmt(check.fan_out, 0)} (${check.positions} positions) against
+            ${fmt(check.replayed_write_units_per_reply, 3)} replayed: ${SAMPLING}.`,
           '',
         ]
       : [];
@@ -66,9 +67,7 @@ function sampledNote(r: Results): string[] {
   return [
     prose`\\* Replaying ${sampled.map((p) => fmt(p.fan_out, 0)).join(', ')} naive updates one by one takes
       DynamoDB Local tens of minutes (each rewrites an item of up to ~300 KB), so there the baseline is
-      ${sampled[0]?.baseline.method}: the item is written as it stands before reply k and the real update of
-      reply k is measured; the replies in between are interpolated (\`sampleNaive\` in
-      \`bench/workload/naive-baseline.ts\`).${
+      ${sampled[0]?.baseline.method}: ${SAMPLING}.${
         check
           ? prose` Checked at fan-out ${fmt(check.fan_out, 0)}, where both are run: replayed
           ${fmt(check.replayed_write_units_per_reply, 3)}, sampled at ${check.positions} positions
