@@ -38,12 +38,14 @@ function hotRows(h: Hot, rows: (h: Hot) => readonly HotRow[]): string[][] {
   return rows(h).map(([label, cell, what]) => [label, ...[h.measured, h.sharded].map(cell), what]);
 }
 
-/** Table write units per key, in key order. */
-const keys = (m: HotRun) =>
-  Object.entries(m.units_by_key)
-    .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
-    .map(([, units]) => fmt(units, 0))
+/** Units per key (`shard 0`, `counter 0`, `shard 1`…) in key order, each shard before its counter. */
+const byKey = (units: Readonly<Record<string, number>>) => {
+  const order = (key: string) => Number(key.split(' ')[1]) * 2 + (key.startsWith('shard') ? 0 : 1);
+  return Object.entries(units)
+    .sort(([a], [b]) => order(a) - order(b))
+    .map(([, n]) => fmt(n, 0))
     .join(' · ');
+};
 
 const row = (label: string, cell: (m: HotRun) => string, what: string): HotRow => [label, cell, what];
 
@@ -98,7 +100,7 @@ function otherRows(h: Hot): HotRow[] {
   return [
     row(
       'write units by partition key',
-      keys,
+      (m) => byKey(m.units_by_key),
       "table units on each key of the aggregate, shard 0 (the header's key `A#<id>`) first.",
     ),
     row(
@@ -115,11 +117,7 @@ function otherRows(h: Hot): HotRow[] {
     ),
     row(
       'read units by partition key',
-      (m) =>
-        Object.entries(m.read_units_by_key)
-          .sort(([a], [b]) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]))
-          .map(([, n]) => fmt(n, 0))
-          .join(' · '),
+      (m) => byKey(m.read_units_by_key),
       prose`consistent and eventually consistent reads on each key, shard 0 first: the header before and after
         the puts, the other shards' counters, the reply set once.`,
     ),

@@ -28,6 +28,18 @@ describe('the hot-aggregate section', () => {
     expect(sharded[0]).toBe(String(Math.round(results.hot_aggregate.sharded.units_by_key['shard 0'] ?? 0)));
   });
 
+  it('orders the write and the read units by key alike: each shard, then its counter', () => {
+    const units = { 'counter 1': 5, 'shard 1': 4, 'counter 0': 3, 'shard 0': 2, 'shard 10': 6 };
+    const sharded = { ...results.hot_aggregate.sharded, units_by_key: units, read_units_by_key: units };
+    const r = { ...results, hot_aggregate: { ...results.hot_aggregate, sharded } };
+    const cell = (label: string) =>
+      hotSection(r)
+        .find((l) => l.startsWith(`| ${label} |`))
+        ?.split(' | ')[2];
+    expect(cell('write units by partition key')).toBe('2 · 3 · 4 · 5 · 6');
+    expect(cell('read units by partition key')).toBe('2 · 3 · 4 · 5 · 6');
+  });
+
   it('has one model row per layout, its bound in bold and the binding limit named', () => {
     const rows = lines.filter((l) => l.startsWith('| writeShards '));
     expect(rows).toHaveLength(results.hot_aggregate.model.length);
