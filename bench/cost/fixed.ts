@@ -20,7 +20,6 @@ export function fixedMonthly(
 ): { readonly items: readonly FixedItem[]; readonly total: number } {
   const n = topology.replyPartitions;
   const r = prices.at_rest;
-  const minutes = 30 * 24 * 60;
   // The stack's alarms (test/unit/infra/observability.test.ts counts them in the template): a
   // not-empty alarm per DLQ (10 + N), a depth alarm per reply partition (N), the use cases' 3, and
   // infra/observability.ts's: errors and throttles of the 6 handlers (12), the table's read and
@@ -29,7 +28,7 @@ export function fixedMonthly(
   // latency's p99 (1).
   const alarms = 40 + 3 * n;
   const polled = 3 + n;
-  const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * minutes;
+  const polls = polled * r.pollers_per_queue * (60 / r.long_poll_seconds) * MINUTES;
   const items: FixedItem[] = [
     line(
       'CloudWatch alarms',
@@ -53,6 +52,9 @@ export function fixedMonthly(
   return { items, total: items.reduce((sum, i) => sum + i.usd, 0) };
 }
 
+/** The minutes of a month of 30 days. */
+const MINUTES = 30 * 24 * 60;
+
 /** An item of the monthly bill. */
 const line = (item: string, how: string, usd: number): FixedItem => ({ item, how, usd });
 
@@ -62,13 +64,12 @@ const perM = (count: number, price: number) => (count / 1_000_000) * price;
 function scheduleItems(prices: Prices, topology: Parameters<typeof fixedMonthly>[1]): FixedItem[] {
   const n = topology.replyPartitions;
   const r = prices.at_rest;
-  const minutes = 30 * 24 * 60;
   const gbSecond = gbSecondPrice(prices);
   const gb = prices.assumptions.lambda_memory_mb / 1024;
   const logs = (invocations: number) =>
     ((invocations * r.log_kb_per_invocation) / 1024 / 1024) * prices.cloudwatch.logs_ingested_per_gb;
-  const sweeps = (minutes * 60) / topology.sweepIntervalSeconds;
-  const cycles = (minutes * 60) / topology.distributorIntervalSeconds;
+  const sweeps = (MINUTES * 60) / topology.sweepIntervalSeconds;
+  const cycles = (MINUTES * 60) / topology.distributorIntervalSeconds;
   const invocation = (count: number, ms: number) =>
     perM(count, prices.lambda.per_million_requests) + count * (ms / 1000) * gb * gbSecond;
   return [
