@@ -107,35 +107,34 @@ const SERIES: readonly (readonly [string, string, string, (p: Point) => number, 
 function seriesParts(c: Chart, points: Results['scale'], line: (typeof SERIES)[number], i: number): string[] {
   const { margin, plotW, xs, x, y } = c;
   const [name, color, dash, value, hollow] = line;
-  const s = { name, color, dash, value, hollow };
   const parts: string[] = [];
   const path = points
-    .map((p, j) => `${j === 0 ? 'M' : 'L'}${x(p.fan_out).toFixed(1)},${y(s.value(p)).toFixed(1)}`)
+    .map((p, j) => `${j === 0 ? 'M' : 'L'}${x(p.fan_out).toFixed(1)},${y(value(p)).toFixed(1)}`)
     .join(' ');
   parts.push(
-    `<path d="${path}" fill="none" stroke="${s.color}" stroke-width="2.5" stroke-dasharray="${s.dash}"/>`,
+    `<path d="${path}" fill="none" stroke="${color}" stroke-width="2.5" stroke-dasharray="${dash}"/>`,
   );
   for (const p of points) {
     const px = x(p.fan_out);
-    const py = y(s.value(p));
+    const py = y(value(p));
     parts.push(
-      prose`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${s.hollow(p) ? 'white' : s.color}"
-        stroke="${s.color}" stroke-width="2"/>`,
+      prose`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4" fill="${hollow(p) ? 'white' : color}"
+        stroke="${color}" stroke-width="2"/>`,
       // Labels go right of a point, except at the right edge, where they would run into the legend.
       // The baseline's labels sit below its points, clear of fanin's lines above them.
       p.fan_out === Math.max(...xs)
-        ? prose`<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${s.color}"
-          text-anchor="end">${fmt(s.value(p), 2)}</text>`
+        ? prose`<text x="${(px - 6).toFixed(1)}" y="${(py - 7).toFixed(1)}" fill="${color}"
+          text-anchor="end">${fmt(value(p), 2)}</text>`
         : prose`<text x="${(px + 6).toFixed(1)}" y="${(i === 0 ? py + 16 : py - 7).toFixed(1)}"
-          fill="${s.color}">${fmt(s.value(p), 2)}</text>`,
+          fill="${color}">${fmt(value(p), 2)}</text>`,
     );
   }
   const ly = margin.top + 20 + i * 22;
   const lx = margin.left + plotW + 16;
   parts.push(
-    prose`<line x1="${lx}" y1="${ly}" x2="${lx + 26}" y2="${ly}" stroke="${s.color}" stroke-width="2.5"
-      stroke-dasharray="${s.dash}"/>`,
-    `<text x="${lx + 32}" y="${ly + 4}">${s.name}</text>`,
+    prose`<line x1="${lx}" y1="${ly}" x2="${lx + 26}" y2="${ly}" stroke="${color}" stroke-width="2.5"
+      stroke-dasharray="${dash}"/>`,
+    `<text x="${lx + 32}" y="${ly + 4}">${name}</text>`,
   );
   return parts;
 }
