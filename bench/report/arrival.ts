@@ -1,7 +1,8 @@
-import { fmt, prose, table, usd } from './format.ts';
+import { fmt, ms, msPair, prose, secs, table, usd, when } from './format.ts';
 import type { ArrivalFigures, ArrivalPatternName, BatchingComparison, Results } from './schema.ts';
 
 type Row = BatchingComparison;
+type Pattern = Results['arrival'][ArrivalPatternName];
 const PATTERNS = ['together', 'independent', 'spread'] as const;
 const MORE = 'docs/costs.md, "Batching: latency against cost"';
 const PATTERN_TEXT: Record<ArrivalPatternName, string> = {
@@ -19,13 +20,16 @@ export const straddled = (b: Pick<Row, 'drain_interval_seconds' | 'drain_phase'>
 /** A drained row measured just after a drain (every drained row of results without `drain_phase`). */
 export const alignedDrain = (b: Pick<Row, 'drain_interval_seconds' | 'drain_phase'>): boolean =>
   drained(b) && b.drain_phase !== 'straddled';
-/** Messages per receive from the reply partitions under a setting. */
-const perReceive = (b: Row): number => 1 / Math.max(b.reply_receives_per_reply, 1e-9);
+/** Messages per receive from the reply partitions, from receives per reply. */
+export const perReceive = (receivesPerReply: number): number => 1 / Math.max(receivesPerReply, 1e-9);
+/** The setting of `rows` that costs least end to end (the first of equals). */
+export const cheapest = (rows: readonly Row[]): Row | undefined =>
+  rows.reduce<Row | undefined>(
+    (a, b) => (a && a.cost_per_million_aggregates_usd <= b.cost_per_million_aggregates_usd ? a : b),
+    undefined,
+  );
 /** The longest a reply waits for its consumer under a setting: its window, or its drain's interval. */
 const waitSeconds = (b: Row): number => (drained(b) ? b.drain_interval_seconds : b.batching_window_seconds);
-const ms = (n: number) => `${fmt(n, 0)} ms`;
-const secs = (n: number) => `${fmt(n / 1000, 1)} s`;
-const usdOrDash = (n: number | undefined) => (n === undefined ? '—' : usd(n));
 const signed = (n: number) => (n < 0 ? `−${usd(-n)}` : usd(n));
 
 /** A setting in words: `a 10 s window and batches of 1,000`, `replies drained every 60 s in batches of 1,000`. */
@@ -59,6 +63,7 @@ function arrivalIntro(r: Results, names: readonly ArrivalPatternName[]): string[
     spread: prose` (median ${fmt(s.spread.median_ms, 0)} ms, σ ${s.spread.sigma}, at most
       ${fmt(s.spread.max_ms / 1000, 0)} s; aggregates taken up at the offered rate)`,
   };
+  const head = (p: ArrivalPatternName) => `\`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}`;
   return [
     '## Arrival patterns',
     '',
@@ -66,46 +71,46 @@ function arrivalIntro(r: Results, names: readonly ArrivalPatternName[]): string[
       responders hold every answer until all sub-requests are in, then release them at
       ${fmt(s.offered_replies_per_second, 0)} replies/s${larger ? ' (larger fan-outs as fast as they go)' : ''}:`,
     '',
-    ...names.map(
-      (p) => `- \`${p}\`${p === r.headline_pattern ? ' (the headline)' : ''}: ${PATTERN_TEXT[p]}${extra[p]}.`,
-    ),
+    ...names.map((p) => `- ${head(p)}: ${PATTERN_TEXT[p]}${extra[p]}.`),
     '',
-    prose`Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart) added${
-      b
-        ? prose`: the batched variant's (${fmt(b.arming_per_aggregate.timer_sends, 2)} sends,
-          ${fmt(b.firing_per_aggregate.receives, 2)} receives, ${fmt(b.firing_per_aggregate.deletes, 2)}
-          deletes, ${fmt(b.firing_per_aggregate.invocations, 2)} invocations per aggregate; the last row has
-          the paced variant's)`
-        : ''
-    }.`,
+    prose`Per reply unless stated, all-in: the deadline timer armed, and its firing (measured apart)
+      added${when(
+        b,
+        (b) => prose`: the batched variant's (${fmt(b.arming_per_aggregate.timer_sends, 2)} sends,
+      ${fmt(b.firing_per_aggregate.receives, 2)} receives, ${fmt(b.firing_per_aggregate.deletes, 2)} deletes,
+      ${fmt(b.firing_per_aggregate.invocations, 2)} invocations per aggregate; the last row has the paced
+      variant's)`,
+      )}.`,
     '',
   ];
 }
 
+/** Rows of figures at fan-out 10 that are one field each: label, field, decimals. */
+const PLAIN_ROWS = [
+  ["clients' SQS calls per reply", 'client_sqs_calls', 3],
+  ['reply invocations per reply', 'reply_invocations', 3],
+  ['replies per batch', 'replies_per_batch', 2],
+  ['replies of one aggregate per batch', 'replies_per_aggregate_per_batch', 2],
+] as const;
+
 /** The patterns side by side at the topology's batching, per reply and per million aggregates. */
 function arrivalTable(r: Results, names: readonly ArrivalPatternName[]): string[] {
-  const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))].sort(
-    (a, b) => Number(a) - Number(b),
-  );
+  const fanOuts = [...new Set(names.flatMap((p) => Object.keys(r.arrival[p].write_units_per_reply)))];
+  fanOuts.sort((a, b) => Number(a) - Number(b));
   const at = (p: ArrivalPatternName, fanOut: string) =>
     r.arrival[p].measured.find((f) => String(f.fan_out) === fanOut);
   const row = (label: string, value: (f: ArrivalFigures) => string, fanOut = '10') => [
     label,
-    ...names.map((p) => {
-      const f = at(p, fanOut);
-      return f ? value(f) : '—';
-    }),
+    ...names.map((p) => when(at(p, fanOut), value) || '—'),
   ];
   const perFanOut = (label: string, value: (f: ArrivalFigures) => number) =>
     fanOuts.map((fo) => row(label.replace('@', `@${fo}`), (f) => fmt(value(f), 3), fo));
-  const paced = (f: ArrivalFigures) => f.cost_per_million_aggregates_usd_timers_paced;
   const byOp = (f: ArrivalFigures) =>
     Object.entries(f.failed_conditions_per_aggregate ?? {}).map(([op, n]) => `${fmt(n, 4)} ${op}`);
+  const paced = names.some((p) => at(p, '10')?.cost_per_million_aggregates_usd_timers_paced !== undefined);
+  const window = r.arrival_setup.default_batching_window_seconds;
   return table(
-    [
-      `reply batching window ${r.arrival_setup.default_batching_window_seconds} s`,
-      ...names.map((p) => `\`${p}\``),
-    ],
+    [`reply batching window ${window} s`, ...names.map((p) => `\`${p}\``)],
     [
       ...perFanOut('write units per reply @', (f) => f.write_units),
       row('of which index writes', (f) => fmt(f.index_write_units, 3)),
@@ -115,47 +120,35 @@ function arrivalTable(r: Results, names: readonly ArrivalPatternName[]): string[
       row('failed conditional writes per aggregate', (f) => byOp(f).join(', ') || '0'),
       ...perFanOut('read units per reply @', (f) => f.read_units),
       ...perFanOut('SQS calls per reply @ (fanin)', (f) => f.sqs_calls),
-      row("clients' SQS calls per reply", (f) => fmt(f.client_sqs_calls, 3)),
-      row('reply invocations per reply', (f) => fmt(f.reply_invocations, 3)),
-      row('replies per batch', (f) => fmt(f.replies_per_batch, 2)),
-      row('replies of one aggregate per batch', (f) => fmt(f.replies_per_aggregate_per_batch, 2)),
-      row(
-        'completion latency p50 / p99',
-        (f) => `${fmt(f.completion_latency_ms.p50, 0)} / ${ms(f.completion_latency_ms.p99)}`,
-      ),
+      ...PLAIN_ROWS.map(([label, key, digits]) => row(label, (f) => fmt(f[key], digits))),
+      row('completion latency p50 / p99', ({ completion_latency_ms: l }) => msPair(l.p50, l.p99)),
       row('fanin per million aggregates', (f) => usd(f.fanin_only_per_million_usd)),
       row('**end to end per million aggregates**', (f) => `**${usd(f.cost_per_million_aggregates_usd)}**`),
       ...ownWorkRows(r, names),
-      ...(names.some((p) => at(p, '10')?.cost_per_million_aggregates_usd_timers_paced !== undefined)
-        ? [row('end to end, timer firing of requests one at a time', (f) => usdOrDash(paced(f)))]
-        : []),
+      ...(paced ? [row(PACED, (f) => maybeUsd(f.cost_per_million_aggregates_usd_timers_paced))] : []),
     ],
   );
 }
 
+const PACED = 'end to end, timer firing of requests one at a time';
+const maybeUsd = (n: number | undefined, bold = '') => (n === undefined ? '—' : `${bold}${usd(n)}${bold}`);
+
+const FLOOR = 'of which the floor of any design (its batching as measured)';
 /** The floor and the aggregate's own work, per pattern (none when the results have no own-work figure). */
 function ownWorkRows(r: Results, names: readonly ArrivalPatternName[]): string[][] {
   if (!names.some((p) => r.arrival[p].own_work_per_million_aggregates_usd !== undefined)) return [];
-  const cell = (value: (a: Results['arrival'][ArrivalPatternName]) => string | undefined) =>
-    names.map((p) => value(r.arrival[p]) ?? '—');
-  const dollars = (n: number | undefined, bold = '') =>
-    n === undefined ? undefined : `${bold}${usd(n)}${bold}`;
+  const row = (label: string, cell: (a: Pattern) => string) => [
+    label,
+    ...names.map((p) => cell(r.arrival[p])),
+  ];
+  const byService = (by: NonNullable<Pattern['own_work_by_service_usd']>) =>
+    [by.dynamodb, by.sqs, by.lambda].map(signed).join(' / ');
   return [
-    [
-      'of which the floor of any design (its batching as measured)',
-      ...cell((a) => dollars(a.reply_floor_per_million_aggregates_usd)),
-    ],
-    [
-      "**the aggregate's own work per million aggregates**",
-      ...cell((a) => dollars(a.own_work_per_million_aggregates_usd, '**')),
-    ],
-    [
-      'own work: DynamoDB / SQS / Lambda',
-      ...cell((a) => {
-        const by = a.own_work_by_service_usd;
-        return by && `${signed(by.dynamodb)} / ${signed(by.sqs)} / ${signed(by.lambda)}`;
-      }),
-    ],
+    row(FLOOR, (a) => maybeUsd(a.reply_floor_per_million_aggregates_usd)),
+    row("**the aggregate's own work per million aggregates**", (a) =>
+      maybeUsd(a.own_work_per_million_aggregates_usd, '**'),
+    ),
+    row('own work: DynamoDB / SQS / Lambda', (a) => when(a.own_work_by_service_usd, byService) || '—'),
   ];
 }
 
@@ -163,12 +156,9 @@ function ownWorkRows(r: Results, names: readonly ArrivalPatternName[]): string[]
 function ownWorkText(r: Results, names: readonly ArrivalPatternName[]): string[] {
   const batching = names.flatMap((p) => {
     const b = r.arrival[p].reply_floor_batching;
-    return b
-      ? [
-          prose`\`${p}\` ${fmt(b.replies_per_batch, 2)} replies per batch, ${fmt(b.messages_per_receive, 2)} per
-            receive, ${fmt(b.write_units_per_reply, 3)} write units per reply`,
-        ]
-      : [];
+    if (!b) return [];
+    return prose`\`${p}\` ${fmt(b.replies_per_batch, 2)} replies per batch, ${fmt(b.messages_per_receive, 2)}
+      per receive, ${fmt(b.write_units_per_reply, 3)} write units per reply`;
   });
   if (batching.length === 0) return [];
   return [
@@ -180,19 +170,34 @@ function ownWorkText(r: Results, names: readonly ArrivalPatternName[]): string[]
   ];
 }
 
+const phase = (b: Row) => when(b.drain_phase, (p) => `, ${p}`);
+/** The columns of "Batching window", a cell of a setting's row each (`aggregates split` for drains only). */
+const SETTING_COLUMNS: readonly (readonly [string, (b: Row, p: ArrivalPatternName) => string])[] = [
+  ['pattern', (_, p) => `\`${p}\``],
+  [
+    'consumer',
+    (b) => (drained(b) ? `drain every ${fmt(b.drain_interval_seconds, 0)} s${phase(b)}` : 'event source'),
+  ],
+  ['window', (b) => (drained(b) ? '—' : `${fmt(b.batching_window_seconds, 0)} s`)],
+  ['batch size', (b) => fmt(b.batch_size, 0)],
+  ['latency p50 / p99', (b) => msPair(b.completion_latency_ms.p50, b.completion_latency_ms.p99)],
+  ['replies span', (b) => msPair(b.reply_span_ms.p50, b.reply_span_ms.p90)],
+  ['replies per batch', (b) => fmt(b.replies_per_batch, 2)],
+  ['of one aggregate', (b) => fmt(b.replies_per_aggregate_per_batch, 2)],
+  ['aggregates split', (b) => (drained(b) ? fmt(b.aggregates_split_across_drains) : '—')],
+  ['receives / reply', (b) => fmt(b.reply_receives_per_reply, 3)],
+  ['reply invocations / reply', (b) => fmt(b.reply_invocations_per_reply, 3)],
+  ['SQS calls / reply', (b) => fmt(b.sqs_calls_per_reply, 3)],
+  ['write units / reply', (b) => fmt(b.write_units_per_reply, 3)],
+  ['end to end / M', (b) => usd(b.cost_per_million_aggregates_usd)],
+];
+
 /** "Batching window": every reply batching setting measured, side by side. */
 function batchingSection(r: Results, compared: readonly ArrivalPatternName[]): string[] {
   const s = r.arrival_setup;
-  const rows = compared.flatMap((p) => r.arrival[p].by_batching.map((b) => [p, b] as const));
-  const splits = rows.some(([, b]) => drained(b));
-  const header = ['pattern', 'consumer', 'window', 'batch size', 'latency p50 / p99', 'replies span'];
-  const columns = ['replies per batch', 'of one aggregate', ...(splits ? ['aggregates split'] : [])];
-  const perReply = [
-    'receives / reply',
-    'reply invocations / reply',
-    'SQS calls / reply',
-    'write units / reply',
-  ];
+  const rows = compared.flatMap((p) => r.arrival[p].by_batching.map((b) => [b, p] as const));
+  const splits = rows.some(([b]) => drained(b));
+  const cols = SETTING_COLUMNS.filter(([name]) => splits || name !== 'aggregates split');
   return [
     '### Batching window',
     '',
@@ -203,43 +208,22 @@ function batchingSection(r: Results, compared: readonly ArrivalPatternName[]): s
     '',
     ...drainText(r, compared),
     prose`Same aggregates and offered rate, fan-out 10, each setting on every partition, the topology's first;
-      "replies span" is an aggregate's first reply's send to its last's (p50 / p90)${
-        s.independent_reply_span_seconds === undefined
-          ? ''
-          : ` (\`independent\`: about ${fmt(s.independent_reply_span_seconds, 1)} s)`
-      }; "receives / reply" counts the receives that returned messages${
-        splits
-          ? prose`; "aggregates split" counts the drained phase's aggregates
-            (${fmt(drainedPhaseAggregates(r, compared), 0)}) whose replies more than one drain took`
-          : ''
-      }. How the rig sets them and why: ${MORE}.`,
+      "replies span" is an aggregate's first reply's send to its last's (p50 / p90)${when(
+        s.independent_reply_span_seconds,
+        (n) => ` (\`independent\`: about ${fmt(n, 1)} s)`,
+      )}; "receives / reply"
+      counts the receives that returned messages${when(
+        splits,
+        () => prose`; "aggregates split" counts the drained
+      phase's aggregates (${fmt(drainedPhaseAggregates(r, compared), 0)}) whose replies more than one drain
+      took`,
+      )}. How the rig sets them and why: ${MORE}.`,
     '',
     ...table(
-      [...header, ...columns, ...perReply, 'end to end / M'],
-      rows.map(([p, b]) => settingRow(p, b, splits)),
+      cols.map(([name]) => name),
+      rows.map(([b, p]) => cols.map(([, cell]) => cell(b, p))),
     ),
     '',
-  ];
-}
-
-/** One setting's row of "Batching window". */
-function settingRow(p: ArrivalPatternName, b: Row, splits: boolean): string[] {
-  const phase = b.drain_phase === undefined ? '' : `, ${b.drain_phase}`;
-  return [
-    `\`${p}\``,
-    drained(b) ? `drain every ${fmt(b.drain_interval_seconds, 0)} s${phase}` : 'event source',
-    drained(b) ? '—' : `${fmt(b.batching_window_seconds, 0)} s`,
-    fmt(b.batch_size, 0),
-    `${fmt(b.completion_latency_ms.p50, 0)} / ${ms(b.completion_latency_ms.p99)}`,
-    `${fmt(b.reply_span_ms.p50, 0)} / ${ms(b.reply_span_ms.p90)}`,
-    fmt(b.replies_per_batch, 2),
-    fmt(b.replies_per_aggregate_per_batch, 2),
-    ...(splits ? [drained(b) ? fmt(b.aggregates_split_across_drains) : '—'] : []),
-    ...[b.reply_receives_per_reply, b.reply_invocations_per_reply, b.sqs_calls_per_reply].map((n) =>
-      fmt(n, 3),
-    ),
-    fmt(b.write_units_per_reply, 3),
-    usd(b.cost_per_million_aggregates_usd),
   ];
 }
 
@@ -259,9 +243,10 @@ function batchingFindings(r: Results, patterns: readonly ArrivalPatternName[]): 
     const figures = compare(best, [base], ['ofOne', 'units', 'invocations', 'sqs', 'cost', 'p50ms']);
     return [`\`${p}\` ${settingText(best)}: ${figures}`];
   });
-  return findings.length === 0
-    ? ''
-    : ` Measured against the topology's setting (in brackets): ${findings.join('; ')}.`;
+  return when(
+    findings.length > 0,
+    () => ` Measured against the topology's setting (in brackets): ${findings.join('; ')}.`,
+  );
 }
 
 type Figure = readonly [label: string, pick: (b: Row) => string];
@@ -269,7 +254,7 @@ type Figure = readonly [label: string, pick: (b: Row) => string];
 const FIGURES = {
   split: ['# split across drains', (b) => fmt(b.aggregates_split_across_drains ?? 0, 0)],
   ofOne: ['# replies of one aggregate per batch', (b) => fmt(b.replies_per_aggregate_per_batch, 2)],
-  perReceive: ['# messages per receive', (b) => fmt(perReceive(b), 1)],
+  perReceive: ['# messages per receive', (b) => fmt(perReceive(b.reply_receives_per_reply), 1)],
   units: ['write units per reply #', (b) => fmt(b.write_units_per_reply, 3)],
   invocations: ['reply invocations per reply #', (b) => fmt(b.reply_invocations_per_reply, 3)],
   sqs: ['SQS calls per reply #', (b) => fmt(b.sqs_calls_per_reply, 3)],
@@ -307,27 +292,23 @@ function drainedPhaseAggregates(r: Results, patterns: readonly ArrivalPatternNam
 /** The drained rows in words, from their figures; or, when no setting was drained (the quick run), where. */
 function drainText(r: Results, patterns: readonly ArrivalPatternName[]): string[] {
   const rows = patterns.flatMap((p) => r.arrival[p].by_batching.filter(drained));
+  if (rows.length === 0 && !r.quick) return [];
   if (rows.length === 0) {
-    return r.quick
-      ? [
-          prose`Reply partitions drained on a schedule (\`replyDrainIntervalSeconds\`) are compared in the full
-            run only: each drained phase waits for a schedule of at least a minute.`,
-          '',
-        ]
-      : [];
+    return [
+      prose`Reply partitions drained on a schedule (\`replyDrainIntervalSeconds\`) are compared in the full
+        run only: each drained phase waits for a schedule of at least a minute.`,
+      '',
+    ];
   }
-  const splits = rows
-    .filter(alignedDrain)
-    .flatMap((b) =>
-      b.aggregates_split_across_drains === undefined ? [] : [b.aggregates_split_across_drains],
-    );
+  const splits = rows.filter(alignedDrain).flatMap((b) => b.aggregates_split_across_drains ?? []);
   return [
     prose`**Drained every ${fmt(rows[0]?.drain_interval_seconds, 0)} s** (\`replyDrainIntervalSeconds\`; how a
-      drain works: ${MORE}). Measured: ${drainFindings(r, patterns).join('; ')}.${
-        splits.length === 0
-          ? ''
-          : ` Aggregates whose replies two drains took, after a drain: ${splits.map((n) => fmt(n, 0)).join(' and ')}.`
-      } An idle partition's drain is one receive and one invocation per interval
+      drain works: ${MORE}). Measured: ${drainFindings(r, patterns).join('; ')}.${when(
+        splits.length > 0,
+        () =>
+          ` Aggregates whose replies two drains took, after a drain: ${splits.map((n) => fmt(n, 0)).join(' and ')}.`,
+      )}
+      An idle partition's drain is one receive and one invocation per interval
       (${fmt(r.cost.fixed_monthly.reply_partitions, 0)} partitions here), left out of the per-reply figures.`,
     '',
     ...patterns.flatMap((p) => straddledParagraph(r, p)),
@@ -339,15 +320,13 @@ function drainFindings(r: Results, patterns: readonly ArrivalPatternName[]): str
   return patterns.flatMap((p) => {
     const rows = r.arrival[p].by_batching;
     const drain = rows.find(alignedDrain);
-    const base = rows[0];
-    if (!drain || !base) return [];
-    const cheapest = rows
-      .filter((b) => !drained(b))
-      .reduce((a, b) => (b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a));
-    const figures = compare(drain, [base, cheapest], ['perReceive', 'ofOne', 'units', 'sqs', 'cost']);
+    const [base] = rows;
+    const least = cheapest(rows.filter((b) => !drained(b)));
+    if (!drain || !base || !least) return [];
+    const figures = compare(drain, [base, least], ['perReceive', 'ofOne', 'units', 'sqs', 'cost']);
     return [
       prose`\`${p}\` (${rows.some(straddled) ? 'aligned; ' : ''}in brackets: the topology's event source, and
-        the cheapest, ${settingText(cheapest)}): ${figures}; latency p50
+        the cheapest, ${settingText(least)}): ${figures}; latency p50
         ${secs(drain.completion_latency_ms.p50)}, p99
         ${secs(drain.completion_latency_ms.p99)}${drainsText(drainedFigures(r, p, drain), drain)}`,
     ];

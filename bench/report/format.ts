@@ -10,6 +10,16 @@ export const fmt = (n: number | null | undefined, digits = 2): string =>
 export const usd = (n: number): string =>
   `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 
+/** Milliseconds: `1,747 ms`; seconds from milliseconds: `35.2 s`. */
+export const ms = (n: number): string => `${fmt(n, 0)} ms`;
+export const secs = (n: number): string => `${fmt(n / 1000, 1)} s`;
+/** Two figures in milliseconds, as a percentile pair: `259 / 465 ms`. */
+export const msPair = (a: number, b: number): string => `${fmt(a, 0)} / ${ms(b)}`;
+
+/** `text(value)` when there is a value, else nothing: the optional clauses of the report's prose. */
+export const when = <T>(value: T | undefined | null | false, text: (v: T) => string): string =>
+  value === undefined || value === null || value === false ? '' : text(value);
+
 /** A figure by fan-out: `1.5 @10, 1.52 @100`. */
 export const byFanOut = (values: Readonly<Record<string, number>>): string =>
   Object.entries(values)
