@@ -1,41 +1,30 @@
 import { columns, fmt, prose, table } from './format.ts';
 import type { Results } from './schema.ts';
 
+type Hot = Results['hot_aggregate'];
+type HotRun = Hot['measured'];
+const DOC = '[docs/hot-aggregates.md](../../docs/hot-aggregates.md)';
+
 /** The hot-aggregate section: both layouts as measured, then the AWS model. */
 export function hotSection(r: Results): string[] {
-  const h = r.hot_aggregate;
+  const { measured: m, sharded: s } = r.hot_aggregate;
   return [
     '## Hot aggregate',
     '',
-    prose`One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(h.measured.replies, 0)}) receiving
-      ${fmt(h.measured.replies, 0)} small replies from 4 concurrent batch senders to its reply partition,
-      through the real reply handler, once per layout: \`${h.measured.definition}\` (\`writeShards:
-      ${h.measured.write_shards}\`, the default) and \`${h.sharded.definition}\` (\`writeShards:
-      ${h.sharded.write_shards}\`: the state store spreads the reply items over ${h.sharded.write_shards}
-      partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction, no header
-      write per reply. See [docs/hot-aggregates.md](../../docs/hot-aggregates.md).`,
+    prose`One aggregate (fan-out \`none\`, strategy \`all\`, expected ${fmt(m.replies, 0)}) receiving
+      ${fmt(m.replies, 0)} small replies from 4 concurrent batch senders to its reply partition, through the
+      real reply handler, once per layout: \`${m.definition}\` (\`writeShards: ${m.write_shards}\`, the default)
+      and \`${s.definition}\` (\`writeShards: ${s.write_shards}\`: the state store spreads the reply items over
+      ${s.write_shards} partition keys). A reply is one conditional \`PutItem\` of its own item: no transaction,
+      no header write per reply. See ${DOC}.`,
     '',
     ...table(
-      [
-        'figure',
-        `writeShards ${h.measured.write_shards}`,
-        `writeShards ${h.sharded.write_shards}`,
-        'what it is',
-      ],
-      [...hotRows(h, writeRows), ...hotRows(h, otherRows)],
+      ['figure', `writeShards ${m.write_shards}`, `writeShards ${s.write_shards}`, 'what it is'],
+      hotRows(r.hot_aggregate).map(([label, cell, what]) => [label, cell(m), cell(s), what]),
     ),
     '',
-    ...modelSection(h),
+    ...modelSection(r.hot_aggregate),
   ];
-}
-
-type Hot = Results['hot_aggregate'];
-type HotRun = Hot['measured'];
-/** One row of the measured table: a label, a cell per layout, what the figure is. */
-type HotRow = readonly [label: string, cell: (m: HotRun) => string, what: string];
-
-function hotRows(h: Hot, rows: (h: Hot) => readonly HotRow[]): string[][] {
-  return rows(h).map(([label, cell, what]) => [label, ...[h.measured, h.sharded].map(cell), what]);
 }
 
 /** Units per key (`shard 0`, `counter 0`, `shard 1`…) in key order, each shard before its counter. */
@@ -47,96 +36,89 @@ const byKey = (units: Readonly<Record<string, number>>) => {
     .join(' · ');
 };
 
-const row = (label: string, cell: (m: HotRun) => string, what: string): HotRow => [label, cell, what];
+/** DynamoDB calls per invocation that were made: `GetItem 2, PutItem 1.25`. */
+const callsText = (m: HotRun) =>
+  Object.entries(m.calls_per_invocation)
+    .filter(([, n]) => n > 0)
+    .map(([op, n]) => `${op} ${fmt(n, 2)}`)
+    .join(', ');
 
-/** Units per reply and on the header key. */
-function writeRows(h: Hot): HotRow[] {
+/** The measured table's rows: a label, a cell per layout, what the figure is. */
+function hotRows(h: Hot): (readonly [label: string, cell: (m: HotRun) => string, what: string])[] {
+  const replyShares = [h.measured, h.sharded].map((m) => `${fmt(m.busiest_key_reply_share * 100, 1)} %`);
   return [
-    row(
+    [
       'write units per reply',
       (m) =>
         `${fmt(m.write_units_per_reply, 3)} all-in, ${fmt(m.recording_write_units_per_reply, 3)} recording`,
       prose`recording: the reply \`PutItem\`s; all-in adds the completion trigger, the seal and the close (and
         their index entries).`,
-    ),
-    row(
+    ],
+    [
       'other writes on the header key, per reply',
       (m) => fmt(m.header_key_other_write_units_per_reply, 3),
       prose`table units on \`A#<id>\` besides the reply puts: above 128 expected replies with no index ids, a
         counter update per batch triggers the completion read (\`addToCounter\`), plus the seal and the
         close once.`,
-    ),
-    row(
+    ],
+    [
       'read units per reply',
-      (m) =>
-        prose`${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set
-          ${fmt(m.set_read_units_per_reply, 3)})`,
+      (
+        m,
+      ) => prose`${fmt(m.read_units_per_reply, 3)} (header ${fmt(m.header_read_units_per_reply, 3)}, reply set
+        ${fmt(m.set_read_units_per_reply, 3)})`,
       prose`consistent reads: the header before and after the puts (\`GetItem\`), the reply set once the counter
         says it can be complete (\`Query\`, one per shard).`,
-    ),
-    row(
+    ],
+    [
       'recording transactions',
       (m) => fmt(m.transactions, 0),
       '`TransactWriteItems` by the reply handler: none, so no transaction conflict.',
-    ),
-    row(
+    ],
+    [
       'replies per invocation',
-      (m) =>
-        `${fmt(m.replies_per_invocation, 2)} (${fmt(m.invocations, 0)} invocations; ${Object.entries(
-          m.calls_per_invocation,
-        )
-          .filter(([, n]) => n > 0)
-          .map(([op, n]) => `${op} ${fmt(n, 2)}`)
-          .join(', ')})`,
+      (m) => `${fmt(m.replies_per_invocation, 2)} (${fmt(m.invocations, 0)} invocations; ${callsText(m)})`,
       prose`Lambda-style batches of up to 10 records, batching window ${h.measured.batching_window_seconds}
         s; DynamoDB calls per invocation.`,
-    ),
-  ];
-}
-
-/** Invocations, keys, reads and rates. */
-function otherRows(h: Hot): HotRow[] {
-  const runs = [h.measured, h.sharded];
-  return [
-    row(
+    ],
+    [
       'write units by partition key',
       (m) => byKey(m.units_by_key),
       "table units on each key of the aggregate, shard 0 (the header's key `A#<id>`) first.",
-    ),
-    row(
+    ],
+    [
       'busiest key share of the write units',
       (m) => `**${fmt(m.busiest_key_share * 100, 1)} %** (${m.busiest_key})`,
-      'what a per-key limit divides; of the reply puts alone the busiest key took ' +
-        runs.map((m) => `${fmt(m.busiest_key_reply_share * 100, 1)} %`).join(' and ') +
-        ' (ids in blocks of 32 per shard).',
-    ),
-    row(
+      prose`what a per-key limit divides; of the reply puts alone the busiest key took ${replyShares.join(' and ')}
+        (ids in blocks of 32 per shard).`,
+    ],
+    [
       'write units per reply on the busiest key',
       (m) => fmt(m.busiest_key_write_units_per_reply, 3),
       '1,000 per second per key divided by this is the write bound.',
-    ),
-    row(
+    ],
+    [
       'read units by partition key',
       (m) => byKey(m.read_units_by_key),
       prose`consistent and eventually consistent reads on each key, shard 0 first: the header before and after
         the puts, the other shards' counters, the reply set once.`,
-    ),
-    row(
+    ],
+    [
       'read units per reply on the key read most',
       (m) => fmt(m.busiest_key_read_units_per_reply, 3),
       '3,000 per second per key divided by this is the read bound.',
-    ),
-    row(
+    ],
+    [
       'DynamoDB round trips per invocation',
       (m) => fmt(m.round_trips_per_invocation, 2),
       "measured: calls made in parallel (a batch's puts, the other shards' counters) count once.",
-    ),
-    row(
+    ],
+    [
       'replies per second (emulator)',
       (m) => fmt(m.replies_per_second, 0),
       'first reply sent to result visible; the emulator enforces no per-key limit.',
-    ),
-    row('outcome', (m) => m.outcome, ''),
+    ],
+    ['outcome', (m) => m.outcome, ''],
   ];
 }
 
