@@ -1,5 +1,5 @@
-import { drained, settingText, straddled } from './arrival.ts';
-import { byFanOut, fmt, prose, table, usd } from './format.ts';
+import { cheapest, drained, perReceive, settingText, straddled } from './arrival.ts';
+import { byFanOut, fmt, msPair, prose, secs, table, usd, when } from './format.ts';
 import type { Results } from './schema.ts';
 import { longDeadlineText } from './timers.ts';
 
@@ -58,19 +58,14 @@ function costRows(r: Results): string[][] {
       'cost per million aggregates',
       usd(r.cost_per_million_aggregates_usd),
       prose`fan-out 10, 1 KB replies, at us-east-1 list prices of ${c.prices_taken}: fanin's own bill plus
-        its clients' SQS calls, the deadline timer's firing
-        included${
-          c.fanin_total_per_million_timers_paced === undefined
-            ? ''
-            : prose` as it fires when
-        requests are sent in batches of ten, as here (with the firing of requests paced one at a time
-        instead: ${usd(c.fanin_total_per_million_timers_paced)})`
-        }; details below.${cheapestText(r)}
-        Step Functions Standard with callback tokens:
-        ${usd(c.step_functions_standard.total_per_million)}
-        (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×).
-        Replies together:
-        ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
+        its clients' SQS calls, the deadline timer's firing included${when(
+          c.fanin_total_per_million_timers_paced,
+          (paced) => prose` as it fires when requests are sent in batches of ten, as here (with the firing of
+        requests paced one at a time instead: ${usd(paced)})`,
+        )}; details below.${cheapestText(r)} Step Functions
+        Standard with callback tokens: ${usd(c.step_functions_standard.total_per_million)}
+        (${fmt(c.step_functions_standard.total_per_million / r.cost_per_million_aggregates_usd, 1)}×). Replies
+        together: ${usd(r.arrival.together.cost_per_million_aggregates_usd)}.${longDeadlineText(r)}`,
     ],
     [
       'write units per reply',
@@ -88,7 +83,7 @@ function figureRows(r: Results): string[][] {
   return [
     [
       'completion latency p50 / p99',
-      `${fmt(r.completion_latency_ms.p50, 0)} / ${fmt(r.completion_latency_ms.p99, 0)} ms`,
+      msPair(r.completion_latency_ms.p50, r.completion_latency_ms.p99),
       prose`from the moment the last reply of an aggregate is handed to SQS to the moment its result is
         received from the output queue, over ${r.completion_latency_ms.samples} aggregates.
         ${
@@ -138,23 +133,22 @@ function cheapestText(r: Results): string {
   const [base, ...rest] = r.arrival[r.headline_pattern].by_batching;
   // A straddled drain is its aligned row's setting, timed otherwise: given beside it, not as a setting.
   const others = rest.filter((b) => !straddled(b));
-  if (!base || others.length === 0) return '';
-  const cheapest = others.reduce((a, b) =>
-    b.cost_per_million_aggregates_usd < a.cost_per_million_aggregates_usd ? b : a,
-  );
-  if (cheapest.cost_per_million_aggregates_usd >= base.cost_per_million_aggregates_usd) return '';
-  const cut = drained(cheapest)
-    ? rest.find((b) => straddled(b) && b.drain_interval_seconds === cheapest.drain_interval_seconds)
+  const least = cheapest(others);
+  if (!base || !least || least.cost_per_million_aggregates_usd >= base.cost_per_million_aggregates_usd)
+    return '';
+  const cut = drained(least)
+    ? rest.find((b) => straddled(b) && b.drain_interval_seconds === least.drain_interval_seconds)
     : undefined;
-  const alsoCut = cut
-    ? prose`, ${usd(cut.cost_per_million_aggregates_usd)} when a drain comes in the middle of the sending
-      (${fmt(cut.aggregates_split_across_drains ?? 0, 0)} aggregates split across drains,
-      ${fmt(1 / Math.max(cut.reply_receives_per_reply, 1e-9), 1)} messages per receive against
-      ${fmt(1 / Math.max(cheapest.reply_receives_per_reply, 1e-9), 1)}, latency p50
-      ${fmt(cut.completion_latency_ms.p50 / 1000, 1)} s; see "Batching window")`
-    : '';
-  return prose` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(cheapest)},
-    ${usd(cheapest.cost_per_million_aggregates_usd)} (latency p50
-    ${fmt(cheapest.completion_latency_ms.p50 / 1000, 1)}
-    s${cut ? ', its replies sent just after a drain' : '; see "Batching window"'})${alsoCut}.`;
+  const alsoCut = when(
+    cut,
+    (cut) => prose`, ${usd(cut.cost_per_million_aggregates_usd)} when a drain comes in the
+    middle of the sending (${fmt(cut.aggregates_split_across_drains ?? 0, 0)} aggregates split across drains,
+    ${fmt(perReceive(cut.reply_receives_per_reply), 1)} messages per receive against
+    ${fmt(perReceive(least.reply_receives_per_reply), 1)}, latency p50 ${secs(cut.completion_latency_ms.p50)}; see
+    "Batching window")`,
+  );
+  return prose` The cheapest setting measured with replies ${r.headline_pattern}: ${settingText(least)},
+    ${usd(least.cost_per_million_aggregates_usd)} (latency p50 ${secs(least.completion_latency_ms.p50)}${
+      cut ? ', its replies sent just after a drain' : '; see "Batching window"'
+    })${alsoCut}.`;
 }
