@@ -1,5 +1,5 @@
-import { alignedDrain, drained, settingText, straddled } from './arrival.ts';
-import { fmt, prose, table, usd } from './format.ts';
+import { alignedDrain, drained, perReceive, settingText, straddled } from './arrival.ts';
+import { fmt, prose, secs, table, usd } from './format.ts';
 import type { Results } from './schema.ts';
 import { openTimeSection, timerVariantsText } from './timers.ts';
 
@@ -159,7 +159,6 @@ function drainFloorText(r: Results): string {
   const base = rows[0];
   const drain = rows.find(alignedDrain);
   if (floor === undefined || !base || !drain || drained(base)) return '';
-  const perReceive = (receivesPerReply: number) => 1 / Math.max(receivesPerReply, 1e-9);
   // Full receives: about ten messages each for the drain, about one for the event source.
   if (perReceive(drain.reply_receives_per_reply) < 8 || perReceive(base.reply_receives_per_reply) > 2)
     return '';
@@ -174,7 +173,7 @@ function drainFloorText(r: Results): string {
     ${fmt(perReceive(base.reply_receives_per_reply), 1)} per receive, ${settingText(drain)}
     ${fmt(perReceive(drain.reply_receives_per_reply), 1)} with ${fmt(drain.replies_per_aggregate_per_batch, 2)}
     replies of one aggregate per batch: a drain reaches the full-receive floor at any load, at the price of
-    latency (p50 ${fmt(drain.completion_latency_ms.p50 / 1000, 1)} s)${
+    latency (p50 ${secs(drain.completion_latency_ms.p50)})${
       followed
         ? prose`, while it finds a backlog rather than a stream (one in the middle of the sending received
           ${fmt(perReceive(followed.reply_receives_per_reply), 1)} per receive)`
