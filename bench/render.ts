@@ -1,4 +1,4 @@
-/** `npm run bench:render`: renders `bench/results/*.md` and their charts again from the JSON, measuring nothing. */
+/** `npm run bench:render`: renders the reports in `bench/results/` again from their JSON, measuring nothing. */
 import { rerender } from './report/files.ts';
 
 const written = await rerender(new URL('./results/', import.meta.url));

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { renderMarkdown, renderScaleSvg } from './markdown.ts';
 import type { Results } from './schema.ts';
 
-/** A run's files in `bench/results/`: `latest.{json,md}` and `scale.svg`, or `quick.*` and `quick-scale.svg`. */
+/** A run's files: `latest.{json,md}` and `scale.svg`, or `quick.{json,md}` and `quick-scale.svg`. */
 export const reportNames = (quick: boolean) =>
   quick
     ? { json: 'quick.json', markdown: 'quick.md', svg: 'quick-scale.svg' }
