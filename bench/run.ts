@@ -81,7 +81,7 @@ async function measureAll(run: {
   const { rig, naive, prices, connection } = run;
   const { quick, plan, replayUpTo } = run.options;
   log('calibrating the capacity model against the emulator');
-  const calibration = await calibrateCapacityModel(rig.setupClients.dynamo, rig.tableShape);
+  const calibration = await calibrateCapacityModel(rig.fanin.setup.dynamo, rig.fanin.tableShape);
   const concurrency = rig.topology.replyPartitions.length * rig.topology.consumers.reply.maxConcurrency;
   await warmStore(rig, plan, concurrency);
   rig.start();

@@ -139,7 +139,7 @@ async function sampledNaiveFigures(
 ): Promise<BaselineFigures> {
   const naiveOnly = (who: string) => who === 'naive';
   const before = meter.snapshot();
-  const sample = await sampleNaive(store, rig.setupClients.dynamo, {
+  const sample = await sampleNaive(store, rig.fanin.setup.dynamo, {
     aggregateId,
     fanOut,
     positions,
