@@ -107,7 +107,7 @@ export async function measureNaive(
 const RECORDING_OPERATIONS = new Set(['TransactWriteItems', 'PutItem']);
 
 /** The baseline at one fan-out, per reply. */
-interface BaselineFigures {
+export interface BaselineFigures {
   /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
   readonly method: string;
   readonly writeUnitsPerReply: number;
@@ -156,7 +156,12 @@ async function sampledNaiveFigures(
   };
 }
 
-function scalePoint(fanOut: number, aggregates: number, fanin: FaninPhaseResult, baseline: BaselineFigures) {
+export function scalePoint(
+  fanOut: number,
+  aggregates: number,
+  fanin: FaninPhaseResult,
+  baseline: BaselineFigures,
+) {
   const replies = fanin.replies;
   const faninUnits = total(fanin.counters, 'ddb.wcu', faninWho) / replies;
   const recording =
