@@ -152,7 +152,7 @@ export function assemble(input: Measured) {
 }
 
 /** The arrival phase of the headline figures: its pattern at the topology's batching, fan-out 10. */
-function headlinePhase(input: Measured): ArrivalPhaseResult {
+export function headlinePhase(input: Measured): ArrivalPhaseResult {
   const b = input.defaultBatching;
   const headline = input.arrival.find(
     (p) =>
@@ -188,7 +188,7 @@ function runFigures(input: Measured) {
 }
 
 /** The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out. */
-function scaleFigures(points: readonly ScalePoint[]) {
+export function scaleFigures(points: readonly ScalePoint[]) {
   const byFanOut = (value: (p: ScalePoint) => number) =>
     Object.fromEntries(points.map((p) => [String(p.fanOut), value(p)]));
   const fit = fitUnits(points);
@@ -247,7 +247,7 @@ function headlineFigures(headline: ArrivalPhaseResult, timers: TimerFirings) {
 }
 
 /** The raw store capacity before and after the saturated run, and whether a fraction of it means anything. */
-function storeCapacity(capacity: Measured['capacity'], repliesPerSecond: number) {
+export function storeCapacity(capacity: Measured['capacity'], repliesPerSecond: number) {
   const { before, after } = capacity;
   const mean = (before.writesPerSecond + after.writesPerSecond) / 2;
   const spread = Math.abs(after.writesPerSecond - before.writesPerSecond) / mean;
@@ -348,7 +348,7 @@ function replyFloors(prices: Prices) {
 }
 
 /** The naive baseline's DynamoDB usage and bill at the headline. */
-function naiveBaseline(naive: NaiveResult, prices: Prices) {
+export function naiveBaseline(naive: NaiveResult, prices: Prices) {
   const units = (metric: string) =>
     total(naive.counters, metric, (who) => who === 'naive') / naive.aggregates;
   const usage = { writeUnits: units('ddb.wcu'), readUnits: units('ddb.rcu'), sqsStandard: 0, sqsFifo: 0 };
