@@ -18,7 +18,7 @@ import {
   percentile,
   storedPayloadBytes,
 } from '../workload/phases.ts';
-import { arrivalResults, independentSpanSeconds } from './arrival.ts';
+import { arrivalResults, independentSpanSeconds, pacedPhase } from './arrival.ts';
 import { faninWho, perReply, round, roundAll, snakeKeys } from './figures.ts';
 import type { measureAll } from './measure-all.ts';
 import { OPEN_TIME_ASSUMPTIONS, openTimeResults, RESPONDER_ASSUMPTIONS } from './open-time.ts';
@@ -102,16 +102,8 @@ export function assemble(input: Measured) {
 }
 
 /** The arrival phase of the headline figures: its pattern at the topology's batching, fan-out 10. */
-export function headlinePhase(input: Measured): ArrivalPhaseResult {
-  const b = input.defaultBatching;
-  const headline = input.arrival.find(
-    (p) =>
-      p.pattern === HEADLINE_PATTERN &&
-      p.batchingWindowSeconds === b.windowSeconds &&
-      p.batchSize === b.batchSize &&
-      p.drainIntervalSeconds === (b.drainIntervalSeconds ?? 0) &&
-      p.replies / p.aggregates === 10,
-  );
+export function headlinePhase(input: Pick<Measured, 'arrival' | 'defaultBatching'>): ArrivalPhaseResult {
+  const headline = pacedPhase(input.arrival, HEADLINE_PATTERN, input.defaultBatching);
   if (!headline) throw new Error('no headline arrival phase');
   return headline;
 }

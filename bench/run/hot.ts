@@ -6,20 +6,12 @@ import { AWS_LIMITS, HOT_SHARDS, type Plan } from './plan.ts';
 
 /** One hot aggregate through the real reply handler, once per layout (`writeShards` 1 and `HOT_SHARDS`). */
 export async function runHot(rig: Rig, plan: Plan) {
+  const run = (definition: string) =>
+    runHotAggregate(rig, { definition, replies: plan.hotReplies, senders: 4, timeoutMs: plan.hotTimeoutMs });
   log(`hot aggregate: one aggregate, ${plan.hotReplies} replies as fast as they come, writeShards 1`);
-  const hot = await runHotAggregate(rig, {
-    definition: 'bench-hot',
-    replies: plan.hotReplies,
-    senders: 4,
-    timeoutMs: plan.hotTimeoutMs,
-  });
+  const hot = await run('bench-hot');
   log(`hot aggregate: the same, writeShards ${HOT_SHARDS}`);
-  const hotSharded = await runHotAggregate(rig, {
-    definition: 'bench-hot-sharded',
-    replies: plan.hotReplies,
-    senders: 4,
-    timeoutMs: plan.hotTimeoutMs,
-  });
+  const hotSharded = await run('bench-hot-sharded');
 
   log('AWS model: bounds and simulation of one hot aggregate');
   const consumers = rig.topology.consumers.reply.maxConcurrency;
