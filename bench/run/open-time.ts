@@ -5,6 +5,7 @@ import { makeFanOutHandler, makeSweeperHandler, makeTimerHandler } from '../../f
 import { createContext } from '../../shared/app.ts';
 import { type Connection, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
+import { eventRecordOf } from '../../sim/storage.ts';
 import { durableFunctionsPerMillion, stepFunctionsExpressPerMillion } from '../cost/anchors.ts';
 import type { Prices } from '../cost/prices.ts';
 import { billPerMillion, usageOf } from '../cost/usage.ts';
@@ -380,23 +381,10 @@ function subtract(counters: Counters, idle: Counters, times: number): Counters {
   return out;
 }
 
+/** A message handed to a handler as Lambda's SQS event source would, sent and received at `now`. */
 function record(messageId: string, body: unknown, now: number): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: messageId,
-    body: JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(now),
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: String(now),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench',
-    awsRegion: 'us-east-1',
-  };
+  const message = { MessageId: messageId, ReceiptHandle: messageId, Body: JSON.stringify(body) };
+  return eventRecordOf({ ...message, MessageAttributes: {}, ReceiveCount: 1, SentAt: now }, 'bench', 'bench');
 }
 
 /** The anchors' assumptions, written out in the results beside the figures. */
