@@ -32,6 +32,7 @@ const WRITE_OPERATIONS = new Set([
   'BatchWriteItem',
   'TransactWriteItems',
 ]);
+const isDataOperation = (op: string) => READ_OPERATIONS.has(op) || WRITE_OPERATIONS.has(op);
 /** SQS bills each 64 KB chunk of a request's payload as one request. */
 const SQS_CHUNK_BYTES = 64 * 1024;
 
@@ -112,7 +113,7 @@ export class Meter {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const op = operationOf(context.commandName);
-        if (!READ_OPERATIONS.has(op) && !WRITE_OPERATIONS.has(op)) return next(args);
+        if (!isDataOperation(op)) return next(args);
         return next({ ...args, input: { ...(args.input as Input), ReturnConsumedCapacity: 'INDEXES' } });
       },
       { step: 'initialize', name: 'benchCapacityRequest' },
@@ -121,7 +122,7 @@ export class Meter {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const op = operationOf(context.commandName);
-        if (!READ_OPERATIONS.has(op) && !WRITE_OPERATIONS.has(op)) return next(args);
+        if (!isDataOperation(op)) return next(args);
         const who = whoIs(role);
         const input = args.input as Input;
         this.add(`ddb.calls|${who}|${op}`);
@@ -284,14 +285,7 @@ export class Meter {
     this.add(`ddb.errors|${who}|${op}:${name}`);
   }
 
-  private transactionUnits(input: Input): {
-    table: number;
-    index: number;
-    actions: number;
-    puts: number;
-    unknown: number;
-    keys: Map<string, number>;
-  } {
+  private transactionUnits(input: Input) {
     const actions = (input.TransactItems as Input[] | undefined) ?? [];
     const totals = { table: 0, index: 0, actions: actions.length, puts: 0, unknown: 0 };
     const keys = new Map<string, number>();

@@ -2,6 +2,36 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from
 import { prose } from '../report/format.ts';
 import { sleep } from '../workload/sleep.ts';
 
+/** Loops that each repeat a step until stopped, a step that threw counted and retried after a pause. */
+export class Loops {
+  /** Steps that threw (and anything else the subclass counts as an error). */
+  public errors = 0;
+  private running = false;
+  private loops: Promise<void>[] = [];
+
+  /** Starts one loop per step (no more once started). */
+  protected startLoops(steps: readonly (() => Promise<void>)[]): void {
+    if (this.running) return;
+    this.running = true;
+    this.loops = steps.map(async (step) => {
+      while (this.running) {
+        try {
+          await step();
+        } catch {
+          this.errors += 1;
+          await sleep(100);
+        }
+      }
+    });
+  }
+
+  /** Stops the loops, each after its step in progress. */
+  public async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+}
+
 /** One output seen by the collector. */
 export interface SeenOutput {
   readonly type: string;
@@ -10,32 +40,23 @@ export interface SeenOutput {
 }
 
 /** Consumes fanin's output queues, as a downstream consumer would. */
-export class OutputCollector {
+export class OutputCollector extends Loops {
   /** Completed or timed-out results, by aggregate id. */
   public readonly results = new Map<string, SeenOutput>();
   /** Outputs by type (errors, late and unknown replies included). */
   public readonly types = new Map<string, number>();
   private readonly sqs: SQSClient;
   private readonly queueUrls: readonly string[];
-  private running = false;
-  private loops: Promise<void>[] = [];
 
   public constructor(sqs: SQSClient, queueUrls: readonly string[]) {
+    super();
     this.sqs = sqs;
     this.queueUrls = queueUrls;
   }
 
   /** Starts one loop per output queue. */
   public start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loops = this.queueUrls.map((url) => this.loop(url));
-  }
-
-  /** Stops the loops. */
-  public async stop(): Promise<void> {
-    this.running = false;
-    await Promise.all(this.loops);
+    this.startLoops(this.queueUrls.map((url) => () => this.collectOnce(url)));
   }
 
   /** Resolves when every aggregate in `ids` has a result; throws after `timeoutMs`. */
@@ -51,20 +72,6 @@ export class OutputCollector {
         );
       }
       await sleep(20);
-    }
-  }
-
-  /** Errors of the collector loops (each retried after a pause). */
-  public errors = 0;
-
-  private async loop(queueUrl: string): Promise<void> {
-    while (this.running) {
-      try {
-        await this.collectOnce(queueUrl);
-      } catch {
-        this.errors += 1;
-        await sleep(100);
-      }
     }
   }
 

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { seededBy } from '../workload/random.ts';
 import { sleep } from '../workload/sleep.ts';
+import { Loops } from './collector.ts';
 
 /** How responders answer the sub-requests of an aggregate. */
 export type ArrivalPattern = 'together' | 'independent' | 'spread';
@@ -38,7 +39,7 @@ export interface HeldReply {
  * The responders: they take sub-requests from the fan-out target and answer each following the wire contract
  * (every `fanin-*` attribute copied, the reply sent to `fanin-reply-to`).
  */
-export class Responders {
+export class Responders extends Loops {
   /** Reply body by aggregate and reply id. */
   public body: (aggregateId: string, replyId: string) => string = () => '{}';
   /** Replies expected per aggregate (its fan-out). */
@@ -52,29 +53,17 @@ export class Responders {
   private readonly sent = new Map<string, number>();
   private readonly sqs: SQSClient;
   private readonly queueUrl: string;
-  private running = false;
-  private loops: Promise<void>[] = [];
 
   public constructor(sqs: SQSClient, queueUrl: string) {
+    super();
     this.sqs = sqs;
     this.queueUrl = queueUrl;
   }
 
   /** Starts `concurrency` responder loops. */
   public start(concurrency = 4): void {
-    if (this.running) return;
-    this.running = true;
-    this.loops = Array.from({ length: concurrency }, () => this.loop());
+    this.startLoops(Array.from({ length: concurrency }, () => () => this.answerOnce()));
   }
-
-  /** Stops the loops. */
-  public async stop(): Promise<void> {
-    this.running = false;
-    await Promise.all(this.loops);
-  }
-
-  /** Errors of the loops and of releases (each retried after a pause). */
-  public errors = 0;
 
   /** Resolves when `count` answers are held; throws after `timeoutMs`. */
   public async waitHeld(count: number, timeoutMs: number): Promise<void> {
@@ -168,17 +157,6 @@ export class Responders {
         })),
       }),
     );
-  }
-
-  private async loop(): Promise<void> {
-    while (this.running) {
-      try {
-        await this.answerOnce();
-      } catch {
-        this.errors += 1;
-        await sleep(100);
-      }
-    }
   }
 
   private async answerOnce(): Promise<void> {

@@ -17,7 +17,7 @@ import {
 } from '../../functions/handlers.ts';
 import { QueueDrainer } from '../../local/drainer.ts';
 import { QueuePoller } from '../../local/poller.ts';
-import { deprovisionTopology, type Provisioned, provisionTopology } from '../../local/provision.ts';
+import { deprovisionTopology, provisionTopology } from '../../local/provision.ts';
 import { createContext } from '../../shared/app.ts';
 import { type Connection, createClients, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
@@ -30,7 +30,7 @@ import {
   type TopologyOptions,
 } from '../../shared/topology/topology.ts';
 import type { FaninContext } from '../../shared/use-cases/context.ts';
-import { type TableShape, tableShapeOf } from '../measure/capacity.ts';
+import { tableShapeOf } from '../measure/capacity.ts';
 import type { Meter } from '../measure/meter.ts';
 import { sleep } from '../workload/sleep.ts';
 import { OutputCollector } from './collector.ts';
@@ -40,21 +40,15 @@ import { Responders } from './responders.ts';
 /** The benchmark's own fanin: a fresh topology on the emulators. */
 export class Rig {
   public readonly topology: Topology;
-  public readonly provisioned: Provisioned;
   public readonly meter: Meter;
   public readonly ctx: FaninContext;
-  /** The fan-out target the responders read (a queue name, resolved by the sender). */
-  public readonly targetName: string;
   public readonly responders: Responders;
   public readonly collector: OutputCollector;
-  /** The state table, for capacity accounting. */
-  public readonly tableShape: TableShape;
-  /** The unmetered clients used for setup and for the raw-capacity measurement. */
-  public readonly setupClients: MeteredFanin['setup'];
   /** The client producers and responders use (metered as `clients`). */
   public readonly clientSqs: SQSClient;
+  /** The replies taken and the drains that took them. */
+  public readonly drains = new DrainBatches();
   private readonly sqs: { readonly fanin: SQSClient; readonly esm: SQSClient };
-  private readonly teardown: () => Promise<void>;
   private readonly pollers: {
     readonly ingress: QueuePoller;
     replies: ReplyConsumer[];
@@ -62,44 +56,28 @@ export class Rig {
   };
   /** Reply consumers replaced by {@link setReplyBatching}, kept for {@link failures}. */
   private readonly retired: ReplyConsumer[] = [];
-  /** The batches of the drains in progress, from the drains' own SQS calls. */
-  private readonly drainBatches = new DrainBatches();
-  /** First and last `SentTimestamp` (ms) of the replies of each aggregate the reply handler took. */
-  private readonly replySent = new Map<string, { first: number; last: number }>();
-  /** Per aggregate, the drains (numbered from 1 in the order they started) whose batches held its replies. */
-  private readonly drainsOf = new Map<string, Set<number>>();
-  /** Drains started so far, so each has a number. */
-  private drainsStarted = 0;
-  /** When each drain started (`performance.now()`), in order. */
-  private readonly drainStarts: number[] = [];
-  /** When the drainers in force were started (`performance.now()`), and their interval (ms). */
-  private drainSchedule: { readonly startedAt: number; readonly intervalMs: number } | undefined;
   /** The reply partitions' consumer settings in force (the topology's until {@link setReplyBatching}). */
   private replyConsumers: readonly ConsumerSpec[];
   private readonly makeReplyConsumer: (partition: number) => ReplyConsumer;
-  /** How the topology was described, to describe it again with other reply batching settings. */
-  private readonly topologyOptions: TopologyOptions;
   private inFlight = 0;
   private lastInvocationEnd = 0;
 
-  private constructor(meter: Meter, fanin: MeteredFanin, targetName: string, connection: Connection) {
+  /** `fanin`: the topology provisioned, its table and fanin's metered clients. */
+  private constructor(
+    public readonly fanin: MeteredFanin,
+    connection: Connection,
+  ) {
     this.topology = fanin.topology;
-    this.provisioned = fanin.provisioned;
-    this.meter = meter;
-    this.targetName = targetName;
-    this.tableShape = fanin.tableShape;
-    this.setupClients = fanin.setup;
-    this.topologyOptions = fanin.options;
-    this.teardown = fanin.teardown;
+    this.meter = fanin.meter;
     // One client per caller, so the meter can tell whose calls they are.
     this.sqs = { fanin: fanin.sqs, esm: createClients(connection).sqs };
     this.clientSqs = createClients(connection).sqs;
-    meter.instrumentSqs(this.sqs.esm, 'esm', fanin.label);
-    meter.instrumentSqs(this.clientSqs, 'clients', fanin.label);
-    this.drainBatches.instrument(this.sqs.fanin);
+    this.meter.instrumentSqs(this.sqs.esm, 'esm', fanin.label);
+    this.meter.instrumentSqs(this.clientSqs, 'clients', fanin.label);
+    this.drains.instrument(this.sqs.fanin);
     this.ctx = createContext(fanin.config, { sqs: this.sqs.fanin, dynamo: fanin.dynamo });
     const context = () => this.ctx;
-    const { queueUrls } = this.provisioned;
+    const { queueUrls, replyQueueUrls } = fanin.provisioned;
     const consumers = this.topology.consumers;
     this.pollers = {
       ingress: this.poller('fan-out', queueUrls.ingress, makeFanOutHandler(context), consumers.fanOut),
@@ -108,7 +86,7 @@ export class Rig {
     };
     this.replyConsumers = this.topology.replyConsumers;
     this.makeReplyConsumer = this.replyConsumerFactory(context);
-    this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
+    this.pollers.replies = replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
     this.responders = new Responders(this.clientSqs, fanin.targetUrl ?? '');
     this.collector = new OutputCollector(this.clientSqs, [
       queueUrls[QueueRole.COMPLETED],
@@ -145,12 +123,12 @@ export class Rig {
   private replyConsumerFactory(context: () => FaninContext): (partition: number) => ReplyConsumer {
     const drainHandler = makeReplyDrainHandler(context, () => ({
       sqs: this.sqs.fanin,
-      replyQueueUrls: this.provisioned.replyQueueUrls,
+      replyQueueUrls: this.fanin.provisioned.replyQueueUrls,
       timeoutMs: this.topology.functionTimeoutSeconds * 1000,
     }));
     return (partition) => {
       const consumer = this.replyConsumerOf(partition);
-      const url = this.provisioned.replyQueueUrls[partition] ?? '';
+      const url = this.fanin.provisioned.replyQueueUrls[partition] ?? '';
       const interval = consumer.drainIntervalSeconds ?? 0;
       if (interval === 0) return this.poller('reply', url, makeReplyHandler(context), consumer);
       return new QueueDrainer({
@@ -176,7 +154,7 @@ export class Rig {
         : definition,
     );
     const fanin = await meteredFanin(connection, meter, { prefix, definitions: resolved }, targetName);
-    return new Rig(meter, fanin, targetName, connection);
+    return new Rig(fanin, connection);
   }
 
   /** Starts the fan-out and reply consumers, the responders and the output collector. */
@@ -216,7 +194,7 @@ export class Rig {
     )
       return;
     const described = describeTopology({
-      ...this.topologyOptions,
+      ...this.fanin.options,
       replyBatchingWindowSeconds: windowSeconds,
       replyBatchSize: batchSize,
       replyDrainIntervalSeconds: drainIntervalSeconds,
@@ -226,49 +204,20 @@ export class Rig {
     await Promise.all(this.pollers.replies.map((p) => p.stop()));
     this.retired.push(...this.pollers.replies);
     this.replyConsumers = described.replyConsumers;
-    this.pollers.replies = this.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
+    this.pollers.replies = this.fanin.provisioned.replyQueueUrls.map((_, i) => this.makeReplyConsumer(i));
     // A drainer's first drain is one interval from now, as a new schedule's first run.
     this.startReplyConsumers();
-  }
-
-  /** When the drainers in force will next drain after `after` (`performance.now()` time). */
-  public nextDrainAt(after = performance.now()): number | undefined {
-    const schedule = this.drainSchedule;
-    if (!schedule) return undefined;
-    const intervals = Math.max(0, Math.floor((after - schedule.startedAt) / schedule.intervalMs)) + 1;
-    return schedule.startedAt + intervals * schedule.intervalMs;
-  }
-
-  /** When the drains that started from `from` to `to` did. */
-  public drainStartsBetween(from: number, to: number): number[] {
-    return this.drainStarts.filter((t) => t >= from && t <= to);
-  }
-
-  /** How many of `aggregateIds` had their replies taken by more than one drain. */
-  public aggregatesSplitAcrossDrains(aggregateIds: readonly string[]): number {
-    return aggregateIds.filter((id) => (this.drainsOf.get(id)?.size ?? 0) > 1).length;
-  }
-
-  /** How long each of `aggregateIds`' replies took to arrive, first to last. */
-  public replySpansMs(aggregateIds: readonly string[]): number[] {
-    return aggregateIds.flatMap((id) => {
-      const sent = this.replySent.get(id);
-      return sent ? [sent.last - sent.first] : [];
-    });
   }
 
   /** Starts the reply consumers in force, noting when a drain schedule starts (see {@link nextDrainAt}). */
   private startReplyConsumers(): void {
     for (const consumer of this.pollers.replies) consumer.start();
     // Every partition takes the same setting here (`setReplyBatching`): partition 0's interval is theirs.
-    const interval = this.replyConsumerOf(0).drainIntervalSeconds ?? 0;
-    this.drainSchedule =
-      interval > 0 ? { startedAt: performance.now(), intervalMs: interval * 1000 } : undefined;
+    this.drains.scheduled(this.replyConsumerOf(0).drainIntervalSeconds ?? 0);
   }
 
   private replyConsumerOf(partition: number): ConsumerSpec {
-    const consumer = this.replyConsumers[partition] ?? this.topology.consumers.reply;
-    return consumer;
+    return this.replyConsumers[partition] ?? this.topology.consumers.reply;
   }
 
   /** Starts the timer consumer (kept off otherwise: the timers of most phases are not due during the run). */
@@ -290,7 +239,7 @@ export class Rig {
     for (let i = 0; i < bodies.length; i += 10) {
       await this.clientSqs.send(
         new SendMessageBatchCommand({
-          QueueUrl: this.provisioned.queueUrls.ingress,
+          QueueUrl: this.fanin.provisioned.queueUrls.ingress,
           Entries: bodies
             .slice(i, i + 10)
             .map((body, j) => ({ Id: String(j), MessageBody: JSON.stringify(body) })),
@@ -303,7 +252,7 @@ export class Rig {
   public async sendRequest(body: unknown): Promise<void> {
     await this.clientSqs.send(
       new SendMessageCommand({
-        QueueUrl: this.provisioned.queueUrls.ingress,
+        QueueUrl: this.fanin.provisioned.queueUrls.ingress,
         MessageBody: JSON.stringify(body),
       }),
     );
@@ -327,32 +276,7 @@ export class Rig {
       this.responders.stop(),
       this.collector.stop(),
     ]);
-    await this.teardown();
-  }
-
-  private noteReplySent(event: SQSEvent): void {
-    for (const record of event.Records) {
-      this.noteSent(
-        record.messageAttributes['fanin-aggregate-id']?.stringValue,
-        Number(record.attributes.SentTimestamp),
-      );
-    }
-  }
-
-  private noteSent(id: string | undefined, sent: number | undefined): void {
-    if (id === undefined || sent === undefined || !Number.isFinite(sent)) return;
-    const seen = this.replySent.get(id);
-    if (seen) {
-      seen.first = Math.min(seen.first, sent);
-      seen.last = Math.max(seen.last, sent);
-    } else this.replySent.set(id, { first: sent, last: sent });
-  }
-
-  private noteDrained(id: string | undefined, drainNumber: number): void {
-    if (id === undefined) return;
-    const drains = this.drainsOf.get(id) ?? new Set<number>();
-    drains.add(drainNumber);
-    this.drainsOf.set(id, drains);
+    await this.fanin.teardown();
   }
 
   private track(name: string, handler: (event: SQSEvent) => Promise<unknown>) {
@@ -365,7 +289,13 @@ export class Rig {
       );
       this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
       this.meter.add(`lambda.batches|${name}`);
-      if (name === 'reply') this.noteReplySent(event);
+      if (name === 'reply') {
+        for (const { messageAttributes, attributes } of event.Records)
+          this.drains.noteSent(
+            messageAttributes['fanin-aggregate-id']?.stringValue,
+            Number(attributes.SentTimestamp),
+          );
+      }
       this.inFlight += 1;
       try {
         return await metered(event);
@@ -384,22 +314,15 @@ export class Rig {
   ): (event: ReplyDrainEvent) => Promise<DrainReport> {
     const metered = this.meter.wrapDrain(name, drain);
     return async (event) => {
-      this.drainsStarted += 1;
-      const drainNumber = this.drainsStarted;
-      this.drainStarts.push(performance.now());
       this.inFlight += 1;
-      this.drainBatches.begin(queueUrl);
+      this.drains.begin(queueUrl);
       try {
         return await metered(event);
       } finally {
-        const batches = this.drainBatches.end(queueUrl);
+        const batches = this.drains.end(queueUrl);
         for (const batch of batches) {
           const aggregates = new Set(batch.map((m) => m.aggregateId ?? m.messageId));
           this.meter.add(`lambda.aggregates|${name}`, aggregates.size);
-          for (const message of batch) {
-            this.noteSent(message.aggregateId, message.sentAt);
-            this.noteDrained(message.aggregateId, drainNumber);
-          }
         }
         this.meter.add(`lambda.batches|${name}`, batches.length);
         this.inFlight -= 1;
@@ -453,6 +376,7 @@ export async function meteredFanin(
   meter.instrumentSqs(fanin.sqs, 'fanin', label);
   meter.instrumentDynamo(fanin.dynamoDb, 'fanin');
   return {
+    meter,
     options,
     topology,
     provisioned,

@@ -121,15 +121,20 @@ function sameBatching(a: ReplyBatching, b: ReplyBatching): boolean {
   );
 }
 
-function atBatching(phase: ArrivalPhaseResult, batching: ReplyBatching): boolean {
-  return sameBatching(
-    {
-      windowSeconds: phase.batchingWindowSeconds,
-      batchSize: phase.batchSize,
-      drainIntervalSeconds: phase.drainIntervalSeconds,
-    },
-    batching,
+/** `pattern`'s phase at fan-out 10 and the reply batching `batching`, if it was measured. */
+export function pacedPhase(
+  phases: readonly ArrivalPhaseResult[],
+  pattern: ArrivalPattern,
+  batching: ReplyBatching,
+): ArrivalPhaseResult | undefined {
+  return phases.find(
+    (p) => p.pattern === pattern && atBatching(p, batching) && p.replies / p.aggregates === 10,
   );
+}
+
+function atBatching(phase: ArrivalPhaseResult, batching: ReplyBatching): boolean {
+  const { batchingWindowSeconds: windowSeconds, batchSize, drainIntervalSeconds } = phase;
+  return sameBatching({ windowSeconds, batchSize, drainIntervalSeconds }, batching);
 }
 
 const fmtMs = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
@@ -157,37 +162,7 @@ function endToEnd(phase: ArrivalPhaseResult, timers: TimerFiring, prices: Prices
   return round(bill.fanin.total + bill.clients.total, 2);
 }
 
-/**
- * `arrival.<pattern>.by_batching`: one reply batching setting (window and batch size, or a drain) at fan-out
- * 10, each of its fields the {@link ArrivalFigures} field named on the right, in this order.
- */
-const BY_BATCHING = {
-  batching_window_seconds: 'batching_window_seconds',
-  batch_size: 'batch_size',
-  /** 0: an event source. */
-  drain_interval_seconds: 'drain_interval_seconds',
-  drain_phase: 'drain_phase',
-  aggregates_split_across_drains: 'aggregates_split_across_drains',
-  write_units_per_reply: 'write_units',
-  /** End to end (fanin plus its clients' SQS calls). */
-  cost_per_million_aggregates_usd: 'cost_per_million_aggregates_usd',
-  completion_latency_ms: 'completion_latency_ms',
-  replies_per_batch: 'replies_per_batch',
-  replies_per_aggregate_per_batch: 'replies_per_aggregate_per_batch',
-  reply_invocations_per_reply: 'reply_invocations',
-  reply_receives_per_reply: 'reply_receives',
-  sqs_calls_per_reply: 'sqs_calls',
-  read_units_per_reply: 'read_units',
-  reply_span_ms: 'reply_span_ms',
-} as const satisfies Record<string, keyof ArrivalFigures>;
-
 type ArrivalFigures = ReturnType<typeof arrivalFigures>;
-type ByBatching = typeof BY_BATCHING;
-type DrainedOnly = 'drain_phase' | 'aggregates_split_across_drains';
-/** One row of `by_batching` (the drained rows' fields optional, as in {@link ArrivalFigures}). */
-type BatchingComparison = {
-  readonly [K in Exclude<keyof ByBatching, DrainedOnly>]: ArrivalFigures[ByBatching[K]];
-} & { readonly [K in DrainedOnly]?: ArrivalFigures[ByBatching[K]] };
 
 /**
  * One arrival phase's figures, per reply unless named otherwise, all-in: its share of the deadline timers'
@@ -293,11 +268,28 @@ function percentiles<L extends number, H extends number>(
   } as Record<`p${L}` | `p${H}` | 'samples', number>;
 }
 
-/** One reply batching setting at fan-out 10, as `arrival.<pattern>.by_batching` gives it. */
-function batchingComparison(f: ArrivalFigures): BatchingComparison {
-  return Object.fromEntries(
-    Object.entries(BY_BATCHING).map(([name, field]) => [name, f[field]]),
-  ) as BatchingComparison;
+/** `arrival.<pattern>.by_batching`: one reply batching setting (window and batch size, or a drain) at fan-out 10. */
+function batchingComparison(f: ArrivalFigures) {
+  return {
+    batching_window_seconds: f.batching_window_seconds,
+    batch_size: f.batch_size,
+    /** 0: an event source. */
+    drain_interval_seconds: f.drain_interval_seconds,
+    ...(f.drain_phase === undefined
+      ? {}
+      : { drain_phase: f.drain_phase, aggregates_split_across_drains: f.aggregates_split_across_drains }),
+    write_units_per_reply: f.write_units,
+    /** End to end (fanin plus its clients' SQS calls). */
+    cost_per_million_aggregates_usd: f.cost_per_million_aggregates_usd,
+    completion_latency_ms: f.completion_latency_ms,
+    replies_per_batch: f.replies_per_batch,
+    replies_per_aggregate_per_batch: f.replies_per_aggregate_per_batch,
+    reply_invocations_per_reply: f.reply_invocations,
+    reply_receives_per_reply: f.reply_receives,
+    sqs_calls_per_reply: f.sqs_calls,
+    read_units_per_reply: f.read_units,
+    reply_span_ms: f.reply_span_ms,
+  };
 }
 
 /** The results' `arrival`: per pattern, the contract figures. */
@@ -311,7 +303,7 @@ export function arrivalResults(
   for (const pattern of ARRIVAL_PATTERNS) {
     const mine = phases.filter((p) => p.pattern === pattern);
     const atDefault = mine.filter((p) => atBatching(p, defaultBatching));
-    const paced = atDefault.find((p) => p.replies / p.aggregates === 10);
+    const paced = pacedPhase(mine, pattern, defaultBatching);
     if (!paced) continue;
     const others = mine.filter((p) => !atBatching(p, defaultBatching));
     out[pattern] = patternResult({ paced, atDefault, others, defaultBatching, timers, prices });

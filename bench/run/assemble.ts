@@ -9,11 +9,8 @@ import { fixedMonthly } from '../cost/fixed.ts';
 import { replyFloorPerMillion } from '../cost/floor.ts';
 import type { Prices } from '../cost/prices.ts';
 import { addUsage, type Bill, billPerMillion, type Usage, usageOf } from '../cost/usage.ts';
-import type { Calibration } from '../measure/calibrate.ts';
 import { grouped, total } from '../measure/counters.ts';
 import { prose } from '../report/format.ts';
-import type { ReplyBatching } from '../rig/rig.ts';
-import type { HotMeasurement } from '../workload/hot-aggregate.ts';
 import {
   type ArrivalPhaseResult,
   type CapacitySample,
@@ -21,18 +18,12 @@ import {
   percentile,
   storedPayloadBytes,
 } from '../workload/phases.ts';
-import { arrivalResults, independentSpanSeconds } from './arrival.ts';
+import { arrivalResults, independentSpanSeconds, pacedPhase } from './arrival.ts';
 import { faninWho, perReply, round, roundAll, snakeKeys } from './figures.ts';
-import type { runHot } from './hot.ts';
-import {
-  OPEN_TIME_ASSUMPTIONS,
-  type OpenTimeFigures,
-  openTimeResults,
-  RESPONDER_ASSUMPTIONS,
-  type responderCosts,
-} from './open-time.ts';
+import type { measureAll } from './measure-all.ts';
+import { OPEN_TIME_ASSUMPTIONS, openTimeResults, RESPONDER_ASSUMPTIONS } from './open-time.ts';
 import { AWS_LIMITS, HEADLINE_PATTERN, ROTATION, SPREAD } from './plan.ts';
-import { fitUnits, type NaiveResult, type runScale, type ScalePoint } from './scale.ts';
+import { fitUnits, type NaiveResult, type ScalePoint } from './scale.ts';
 import {
   ARRIVAL_TIMER_VARIANT,
   firingUsage,
@@ -44,56 +35,15 @@ import {
 /** Spread beyond which the raw-capacity windows disagree too much for a ratio to mean anything. */
 const CAPACITY_SPREAD_LIMIT = 0.25;
 
-/** What went wrong during the run: failures, errors and items the meter could not cost. */
-export interface Sanity {
-  readonly failedRecords: number;
-  readonly pollerErrors: number;
-  readonly responderErrors: number;
-  readonly collectorErrors: number;
-  readonly outputsSeen: Readonly<Record<string, number>>;
-  /** Transactional updates of items the meter had not seen, by who (costed as 1 KB). */
-  readonly transactionSizesUnknown: Readonly<Record<string, number>>;
-  readonly unregisteredTables: number;
-}
-
 /** Everything a run measured, as the results need it. */
-export interface Measured {
+export type Measured = Awaited<ReturnType<typeof measureAll>> & {
   readonly quick: boolean;
   readonly started: number;
   readonly loadAtStart: number[];
   readonly emulators: string[];
   readonly prices: Prices;
-  readonly calibration: Calibration;
-  readonly capacity: {
-    before: CapacitySample;
-    after: CapacitySample;
-    concurrency: number;
-    durationMs: number;
-  };
-  readonly saturated: ArrivalPhaseResult;
-  readonly arrival: readonly ArrivalPhaseResult[];
-  /** The topology's reply batching window and batch size. */
-  readonly defaultBatching: ReplyBatching;
-  /** Aggregates per paced arrival phase at fan-out 10. */
-  readonly arrivalAggregates: number;
-  readonly pace: number;
-  readonly timers: TimerFirings;
-  /** The open-time dimension (`open-time.ts`): by deadline. */
-  readonly openTime?: readonly OpenTimeFigures[];
-  /** The other long timers (`open-time.ts`, `TIMER_KINDS`): by kind. */
-  readonly timerKinds?: Readonly<Record<string, OpenTimeFigures>>;
-  /** Looking after the responders (`open-time.ts`, `runResponderCosts`): a retry and a cancellation. */
-  readonly responders?: ReturnType<typeof responderCosts>;
-  readonly topology: Parameters<typeof fixedMonthly>[1];
   readonly readmeAtRest: number | undefined;
-  readonly naiveHeadline: NaiveResult;
-  readonly scale: ScalePoint[];
-  readonly samplingCheck: Awaited<ReturnType<typeof runScale>>['samplingCheck'];
-  readonly hot: HotMeasurement;
-  readonly hotSharded: HotMeasurement;
-  readonly model: Awaited<ReturnType<typeof runHot>>['model'];
-  readonly sanity: Sanity;
-}
+};
 
 /** The results (`bench/results/*.json`, see `report/schema.ts`) from what the phases measured. */
 export function assemble(input: Measured) {
@@ -152,16 +102,8 @@ export function assemble(input: Measured) {
 }
 
 /** The arrival phase of the headline figures: its pattern at the topology's batching, fan-out 10. */
-function headlinePhase(input: Measured): ArrivalPhaseResult {
-  const b = input.defaultBatching;
-  const headline = input.arrival.find(
-    (p) =>
-      p.pattern === HEADLINE_PATTERN &&
-      p.batchingWindowSeconds === b.windowSeconds &&
-      p.batchSize === b.batchSize &&
-      p.drainIntervalSeconds === (b.drainIntervalSeconds ?? 0) &&
-      p.replies / p.aggregates === 10,
-  );
+export function headlinePhase(input: Pick<Measured, 'arrival' | 'defaultBatching'>): ArrivalPhaseResult {
+  const headline = pacedPhase(input.arrival, HEADLINE_PATTERN, input.defaultBatching);
   if (!headline) throw new Error('no headline arrival phase');
   return headline;
 }
@@ -188,7 +130,7 @@ function runFigures(input: Measured) {
 }
 
 /** The scale curve's contract figures: write units per reply and the baseline's ratio by fan-out. */
-function scaleFigures(points: readonly ScalePoint[]) {
+export function scaleFigures(points: readonly ScalePoint[]) {
   const byFanOut = (value: (p: ScalePoint) => number) =>
     Object.fromEntries(points.map((p) => [String(p.fanOut), value(p)]));
   const fit = fitUnits(points);
@@ -247,7 +189,7 @@ function headlineFigures(headline: ArrivalPhaseResult, timers: TimerFirings) {
 }
 
 /** The raw store capacity before and after the saturated run, and whether a fraction of it means anything. */
-function storeCapacity(capacity: Measured['capacity'], repliesPerSecond: number) {
+export function storeCapacity(capacity: Measured['capacity'], repliesPerSecond: number) {
   const { before, after } = capacity;
   const mean = (before.writesPerSecond + after.writesPerSecond) / 2;
   const spread = Math.abs(after.writesPerSecond - before.writesPerSecond) / mean;
@@ -348,7 +290,7 @@ function replyFloors(prices: Prices) {
 }
 
 /** The naive baseline's DynamoDB usage and bill at the headline. */
-function naiveBaseline(naive: NaiveResult, prices: Prices) {
+export function naiveBaseline(naive: NaiveResult, prices: Prices) {
   const units = (metric: string) =>
     total(naive.counters, metric, (who) => who === 'naive') / naive.aggregates;
   const usage = { writeUnits: units('ddb.wcu'), readUnits: units('ddb.rcu'), sqsStandard: 0, sqsFifo: 0 };

@@ -5,6 +5,7 @@ import { makeFanOutHandler, makeSweeperHandler, makeTimerHandler } from '../../f
 import { createContext } from '../../shared/app.ts';
 import { type Connection, createDocumentClient } from '../../shared/aws/clients.ts';
 import type { DefinitionInput } from '../../shared/engine/definition.ts';
+import { eventRecordOf } from '../../sim/storage.ts';
 import { durableFunctionsPerMillion, stepFunctionsExpressPerMillion } from '../cost/anchors.ts';
 import type { Prices } from '../cost/prices.ts';
 import { billPerMillion, usageOf } from '../cost/usage.ts';
@@ -74,14 +75,10 @@ export const TIMER_KINDS = {
   snapshot_daily_7_days: (): TimerCase => {
     const open = 7 * DAY + 3_600;
     // Days 1 to 7, the deadline, and day 8 (armed before the close, it finds the aggregate closed).
-    const due = [...Array.from({ length: 8 }, (_, i) => (i + 1) * DAY * 1000), open * 1000];
+    const days = Array.from({ length: 7 }, (_, i) => (i + 1) * DAY * 1000);
+    const due = [...days, open * 1000, 8 * DAY * 1000];
     const fields = { timeoutSeconds: open, snapshotIntervalSeconds: DAY };
-    return timerCase(
-      'bench-kind-snapshot',
-      fields,
-      open,
-      due.sort((a, b) => a - b),
-    );
+    return timerCase('bench-kind-snapshot', fields, open, due);
   },
   allowed_life_7_days: (): TimerCase =>
     timerCase('bench-kind-life', { maxOpenSeconds: 7 * DAY }, 7 * DAY, [7 * DAY * 1000]),
@@ -380,23 +377,10 @@ function subtract(counters: Counters, idle: Counters, times: number): Counters {
   return out;
 }
 
+/** A message handed to a handler as Lambda's SQS event source would, sent and received at `now`. */
 function record(messageId: string, body: unknown, now: number): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: messageId,
-    body: JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(now),
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: String(now),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench',
-    awsRegion: 'us-east-1',
-  };
+  const message = { MessageId: messageId, ReceiptHandle: messageId, Body: JSON.stringify(body) };
+  return eventRecordOf({ ...message, MessageAttributes: {}, ReceiveCount: 1, SentAt: now }, 'bench', 'bench');
 }
 
 /** The anchors' assumptions, written out in the results beside the figures. */

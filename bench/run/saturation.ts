@@ -1,5 +1,5 @@
 import type { Rig } from '../rig/rig.ts';
-import { Bodies, runArrival, storeCapacity } from '../workload/phases.ts';
+import { type ArrivalPhaseResult, Bodies, runArrival, storeCapacity } from '../workload/phases.ts';
 import { log } from './log.ts';
 import { type Plan, SATURATED_RELEASE } from './plan.ts';
 
@@ -35,24 +35,37 @@ export async function runSaturation(rig: Rig, plan: Plan, concurrency: number) {
   };
   log(`warm-up: ${plan.warmupAggregates} aggregates, replies independent, as fast as they go (not counted)`);
   const warm = await saturatedRun('warm', plan.warmupAggregates);
-  // Sized to last about as long as each capacity window around it.
-  const estimate = (warm.replies * 1000) / warm.releaseToLastResultMs;
-  const saturatedAggregates = Math.max(30, Math.round((estimate * plan.capacityMs) / 1000 / 10));
+  const saturatedAggregates = saturatedAggregatesAfter(warm, plan);
   const capacityBefore = await capacity('before', plan.capacityMs);
   log(`saturated: ${saturatedAggregates} aggregates x 10 replies of 1 KB, independent, as fast as they go`);
   const saturated = await saturatedRun('sat', saturatedAggregates);
-  // As long as the run was (the estimate that sized it may be off), within reason.
-  const afterMs = Math.round(
-    Math.min(2 * plan.capacityMs, Math.max(plan.capacityMs / 2, saturated.releaseToLastResultMs)),
-  );
-  const capacityAfter = await capacity('after', afterMs);
+  const capacityAfter = await capacity('after', capacityAfterMs(saturated, plan));
+  return { capacityBefore, capacityAfter, saturated, ...pacing(saturated, plan) };
+}
+
+/** A saturated run's replies and how long they took, release to last result. */
+type Run = Pick<ArrivalPhaseResult, 'replies' | 'releaseToLastResultMs'>;
+
+/** Aggregates of fan-out 10 that the warm-up's rate says last about a capacity window (30 at least). */
+export function saturatedAggregatesAfter(warm: Run, plan: Plan): number {
+  const estimate = (warm.replies * 1000) / warm.releaseToLastResultMs;
+  return Math.max(30, Math.round((estimate * plan.capacityMs) / 1000 / 10));
+}
+
+/** The window after the saturated run: as long as it was (its sizing may be off), within half to twice. */
+export function capacityAfterMs(saturated: Run, plan: Plan): number {
+  const { capacityMs } = plan;
+  return Math.round(Math.min(2 * capacityMs, Math.max(capacityMs / 2, saturated.releaseToLastResultMs)));
+}
+
+/**
+ * The pace (replies per second the responders offer in the paced phases): half the saturated rate,
+ * within 10 and the plan's most. On a slow or busy machine the pace drops, and fewer aggregates (20 at
+ * least) keep each phase within its time.
+ */
+export function pacing(saturated: Run, plan: Plan): { pace: number; arrivalAggregates: number } {
   const saturatedRate = (saturated.replies * 1000) / saturated.releaseToLastResultMs;
   const pace = Math.max(10, Math.min(plan.maxOfferedRepliesPerSecond, saturatedRate / 2));
-  // On a slow or busy machine the pace drops: fewer aggregates keep each phase within its time.
-  const arrivalAggregates = Math.min(
-    plan.arrivalAggregates,
-    Math.max(20, Math.round((pace * plan.arrivalSeconds) / 10)),
-  );
-  // The pace: replies per second the responders offer in the paced phases.
-  return { capacityBefore, capacityAfter, saturated, pace, arrivalAggregates };
+  const paced = Math.max(20, Math.round((pace * plan.arrivalSeconds) / 10));
+  return { pace, arrivalAggregates: Math.min(plan.arrivalAggregates, paced) };
 }

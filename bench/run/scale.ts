@@ -17,7 +17,6 @@ export async function runScale(
   options: { readonly plan: Plan; readonly replayUpTo: number; readonly concurrency: number },
 ) {
   const { plan, replayUpTo, concurrency } = options;
-  const meter = rig.meter;
   const scale: ScalePoint[] = [];
   for (const { fanOut, aggregates } of plan.scale) {
     log(`scale: fan-out ${fanOut} x ${aggregates} aggregates through fanin`);
@@ -33,7 +32,7 @@ export async function runScale(
     if (fanOut <= replayUpTo) {
       log(`scale: fan-out ${fanOut} x ${aggregates} aggregates through the naive baseline`);
       baseline = naiveFigures(
-        await measureNaive(meter, naive, {
+        await measureNaive(rig.meter, naive, {
           idPrefix: `n${fanOut}`,
           aggregates,
           fanOut,
@@ -45,7 +44,7 @@ export async function runScale(
       log(
         `scale: fan-out ${fanOut} through the naive baseline, sampled at ${SAMPLED_POSITIONS} reply positions`,
       );
-      baseline = await sampledNaiveFigures(meter, naive, rig, `n${fanOut}`, fanOut, SAMPLED_POSITIONS);
+      baseline = await sampledNaiveFigures(rig, naive, `n${fanOut}`, fanOut, SAMPLED_POSITIONS);
     }
     scale.push(scalePoint(fanOut, aggregates, fanin, baseline));
   }
@@ -59,7 +58,7 @@ export async function runScale(
 async function checkSampling(rig: Rig, naive: NaiveAggregateStore, replayed: ScalePoint) {
   const positions = Math.min(SAMPLED_POSITIONS, Math.max(10, replayed.fanOut / 10));
   log(`baseline sampling check: fan-out ${replayed.fanOut} sampled at ${positions} positions`);
-  const sampled = await sampledNaiveFigures(rig.meter, naive, rig, 'ncheck', replayed.fanOut, positions);
+  const sampled = await sampledNaiveFigures(rig, naive, 'ncheck', replayed.fanOut, positions);
   return {
     fan_out: replayed.fanOut,
     positions,
@@ -107,7 +106,7 @@ export async function measureNaive(
 const RECORDING_OPERATIONS = new Set(['TransactWriteItems', 'PutItem']);
 
 /** The baseline at one fan-out, per reply. */
-interface BaselineFigures {
+export interface BaselineFigures {
   /** `replayed` reply by reply, or sampled at reply positions (large fan-outs, see `sampleNaive`). */
   readonly method: string;
   readonly writeUnitsPerReply: number;
@@ -117,8 +116,10 @@ interface BaselineFigures {
   readonly repliesPerSecond: number | null;
 }
 
+/** The baseline's own calls: its store's client is metered as `naive`. */
+const naiveOnly = (who: string) => who === 'naive';
+
 function naiveFigures(result: NaiveResult): BaselineFigures {
-  const naiveOnly = (who: string) => who === 'naive';
   return {
     method: 'replayed',
     writeUnitsPerReply: total(result.counters, 'ddb.wcu', naiveOnly) / result.replies,
@@ -130,16 +131,15 @@ function naiveFigures(result: NaiveResult): BaselineFigures {
 }
 
 async function sampledNaiveFigures(
-  meter: Meter,
-  store: NaiveAggregateStore,
   rig: Rig,
+  store: NaiveAggregateStore,
   aggregateId: string,
   fanOut: number,
   positions: number,
 ): Promise<BaselineFigures> {
-  const naiveOnly = (who: string) => who === 'naive';
+  const { meter } = rig;
   const before = meter.snapshot();
-  const sample = await sampleNaive(store, rig.setupClients.dynamo, {
+  const sample = await sampleNaive(store, rig.fanin.setup.dynamo, {
     aggregateId,
     fanOut,
     positions,
@@ -156,7 +156,12 @@ async function sampledNaiveFigures(
   };
 }
 
-function scalePoint(fanOut: number, aggregates: number, fanin: FaninPhaseResult, baseline: BaselineFigures) {
+export function scalePoint(
+  fanOut: number,
+  aggregates: number,
+  fanin: FaninPhaseResult,
+  baseline: BaselineFigures,
+) {
   const replies = fanin.replies;
   const faninUnits = total(fanin.counters, 'ddb.wcu', faninWho) / replies;
   const recording =

@@ -111,7 +111,10 @@ async function sendReplies(
 }
 
 /** Table write and read units per partition key of the aggregate `id`. */
-function byKey(meter: Meter, id: string): { writes: Record<string, number>; reads: Record<string, number> } {
+export function byKey(
+  meter: Meter,
+  id: string,
+): { writes: Record<string, number>; reads: Record<string, number> } {
   const own = `table:A#${id}`;
   const labelled = (units: Map<string, number>) => {
     const out: Record<string, number> = {};
@@ -125,7 +128,7 @@ function byKey(meter: Meter, id: string): { writes: Record<string, number>; read
 }
 
 /** The measurement's per-reply and per-key figures. */
-function hotFigures(
+export function hotFigures(
   counters: Counters,
   keys: { writes: Record<string, number>; reads: Record<string, number> },
   replies: number,

@@ -218,7 +218,7 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload) {
   }
   const { result, finished } = await collect(rig, workload, ids, { before, started });
   const drainIntervalSeconds = rig.replyBatching.drainIntervalSeconds ?? 0;
-  const drainsDuringSending = rig.drainStartsBetween(released, sendingEnded);
+  const drainsDuringSending = rig.drains.startsBetween(released, sendingEnded);
   const firstDrain = drainsDuringSending[0];
   const drainPhase: DrainPhase = workload.straddleDrain ? 'straddled' : 'aligned';
   return {
@@ -233,12 +233,12 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload) {
     /** Drains (one per partition and interval) that started while the replies were being sent. */
     drainsDuringSending: drainsDuringSending.length,
     /** Drained partitions only: aggregates whose replies more than one drain took. */
-    aggregatesSplitAcrossDrains: drainIntervalSeconds > 0 ? rig.aggregatesSplitAcrossDrains(ids) : undefined,
+    aggregatesSplitAcrossDrains: drainIntervalSeconds > 0 ? rig.drains.splitAcrossDrains(ids) : undefined,
     /** From the first reply released to the last sent. */
     sendingMs: sendingEnded - released,
     firstDrainAfterReleaseMs: firstDrain === undefined ? undefined : firstDrain - released,
     /** Per aggregate, its first reply's send to its last's, as the reply consumer received them. */
-    replySpansMs: rig.replySpansMs(ids),
+    replySpansMs: rig.drains.replySpansMs(ids),
     /** `Infinity`: as fast as the responders could send. */
     offeredRepliesPerSecond: workload.release.repliesPerSecond,
     ...result,
@@ -250,7 +250,7 @@ export async function runArrival(rig: Rig, workload: ArrivalWorkload) {
 async function untilStraddling(rig: Rig, sendingMs: number): Promise<void> {
   if (!Number.isFinite(sendingMs)) throw new Error('a straddled phase needs a paced release');
   const lead = sendingMs / 2;
-  const drain = rig.nextDrainAt(performance.now() + lead);
+  const drain = rig.drains.nextDrainAt(performance.now() + lead);
   if (drain === undefined) throw new Error('a straddled phase needs drained reply partitions');
   await sleep(drain - lead - performance.now());
 }
@@ -272,9 +272,9 @@ export async function storeCapacity(
     readonly label: string;
   },
 ) {
-  const { dynamo } = rig.setupClients;
+  const { dynamo } = rig.fanin.setup;
   const slices: number[] = [];
-  const table = rig.provisioned.tableName;
+  const table = rig.fanin.provisioned.tableName;
   let writes = 0;
   let sequence = 0;
   const started = performance.now();
