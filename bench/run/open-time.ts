@@ -147,10 +147,11 @@ export function responderCosts(base: OpenTimeFigures, retry: OpenTimeFigures, ca
 /** How the responders' cases were measured. */
 export const RESPONDER_ASSUMPTIONS = prose`Ten aggregates per case, each a splitter of ten recipients on one
     queue who never reply, each recipient with a 30 s deadline of its own (the aggregate's is 60 s), so every
-    case ends all-settled at 30 s; on a virtual clock, the handlers and the emulators real. retry adds one round
-    at 10 s (ten sub-requests sent again in one SendMessageBatch, the round's timer, reads of the aggregate and
-    its stored request, the round's record, and the request kept at open); cancellation adds the notices to the
-    ten recipients when the aggregate ends. Per recipient = (case − base) / 10: the best case of one queue
+    case ends at 30 s, timed-out with every recipient settled and none replied (responders-settled); on a
+    virtual clock, the handlers and the emulators real. retry adds one round at 10 s (ten sub-requests sent
+    again in one SendMessageBatch, the round's timer, reads of the aggregate and its stored request, the
+    round's record, and the request kept at open); cancellation adds the notices to the ten recipients when
+    the aggregate ends. Per recipient = (case − base) / 10: the best case of one queue
     for all ten; with a queue each, a retry or a notice costs one SendMessageBatch of its own.`;
 
 /** Runs {@link TIMER_KINDS} on their own topologies; returns the figures by kind. */
