@@ -183,16 +183,8 @@ export class Rig {
    * drain has no window and an interval of whole minutes).
    */
   public async setReplyBatching(batching: ReplyBatching): Promise<void> {
+    if (batchingInForce(this.replyConsumers, batching)) return;
     const { windowSeconds, batchSize, drainIntervalSeconds = 0 } = batching;
-    if (
-      this.replyConsumers.every(
-        (c) =>
-          c.maxBatchingWindowSeconds === windowSeconds &&
-          c.batchSize === batchSize &&
-          (c.drainIntervalSeconds ?? 0) === drainIntervalSeconds,
-      )
-    )
-      return;
     const described = describeTopology({
       ...this.fanin.options,
       replyBatchingWindowSeconds: windowSeconds,
@@ -343,6 +335,36 @@ export interface ReplyBatching {
   readonly drainIntervalSeconds?: number;
 }
 
+/** True when every reply partition's consumer already takes `batching` (nothing to redeploy). */
+export function batchingInForce(consumers: readonly ConsumerSpec[], batching: ReplyBatching): boolean {
+  const { windowSeconds, batchSize, drainIntervalSeconds = 0 } = batching;
+  return consumers.every(
+    (c) =>
+      c.maxBatchingWindowSeconds === windowSeconds &&
+      c.batchSize === batchSize &&
+      (c.drainIntervalSeconds ?? 0) === drainIntervalSeconds,
+  );
+}
+
+/**
+ * What each queue is for, as the meter labels its calls: an output role's queue is `output`, a
+ * reply partition `reply`, the fan-out target `target`, any other provisioned queue its role
+ * (`ingress`, `timer`, …), and a URL of none of them `other`.
+ */
+export function queueLabeller(
+  provisioned: {
+    readonly queueUrls: Readonly<Record<string, string>>;
+    readonly replyQueueUrls: readonly string[];
+  },
+  targetUrl?: string,
+): (url: string) => string {
+  const labels = new Map<string, string>(targetUrl ? [[targetUrl, 'target']] : []);
+  for (const [role, url] of Object.entries(provisioned.queueUrls))
+    labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
+  for (const url of provisioned.replyQueueUrls) labels.set(url, 'reply');
+  return (url) => labels.get(url) ?? 'other';
+}
+
 /** Placeholder for the responders queue in a definition's `fanOut.target`. */
 export const RESPONDERS = '<responders>';
 
@@ -365,11 +387,7 @@ export async function meteredFanin(
       ? undefined
       : (await setup.sqs.send(new CreateQueueCommand({ QueueName: target }))).QueueUrl;
   if (target !== undefined && !targetUrl) throw new Error(`no URL for the queue ${target}`);
-  const labels = new Map<string, string>(targetUrl ? [[targetUrl, 'target']] : []);
-  for (const [role, url] of Object.entries(provisioned.queueUrls))
-    labels.set(url, (OUTPUT_ROLES as readonly string[]).includes(role) ? 'output' : role);
-  for (const url of provisioned.replyQueueUrls) labels.set(url, 'reply');
-  const label = (url: string) => labels.get(url) ?? 'other';
+  const label = queueLabeller(provisioned, targetUrl);
   const tableShape = tableShapeOf(topology.table);
   meter.registerTable(tableShape);
   const fanin = createClients(connection);
