@@ -244,7 +244,7 @@ describe("the meter's handler wrappers", () => {
     expect(counters['lambda.ms|reply']).toBeGreaterThanOrEqual(0);
   });
 
-  it('counts an invocation that threw, with no records', async () => {
+  it('counts an invocation that threw, and the records it was handed', async () => {
     const meter = new Meter();
     const handler = meter.wrapHandler('timer', async (_: { Records: unknown[] }) => {
       throw new Error('boom');
