@@ -6,8 +6,8 @@ import { createClients } from '../shared/aws/clients.ts';
 import { readmeAtRestTotal } from './cost/fixed.ts';
 import { loadPrices } from './cost/prices.ts';
 import { Meter } from './measure/meter.ts';
+import { reportNames, writeReport } from './report/files.ts';
 import { prose } from './report/format.ts';
-import { renderMarkdown, renderScaleSvg } from './report/markdown.ts';
 import type { Results } from './report/schema.ts';
 import { ARRIVAL_PATTERNS } from './rig/responders.ts';
 import { Rig } from './rig/rig.ts';
@@ -55,15 +55,13 @@ async function main(): Promise<void> {
 
 /** `bench/results/latest.{json,md}` and `scale.svg` (quick: `quick.*`), and the summary line. */
 async function writeResults(results: Results, quick: boolean, started: number): Promise<void> {
-  const name = quick ? 'quick' : 'latest';
   const dir = new URL('./results/', import.meta.url);
   await mkdir(dir, { recursive: true });
-  const svgName = quick ? 'quick-scale.svg' : 'scale.svg';
-  await writeFile(new URL(`${name}.json`, dir), `${JSON.stringify(results, null, 2)}\n`);
-  await writeFile(new URL(svgName, dir), renderScaleSvg(results));
-  await writeFile(new URL(`${name}.md`, dir), renderMarkdown(results, svgName));
+  const json = reportNames(quick).json;
+  await writeFile(new URL(json, dir), `${JSON.stringify(results, null, 2)}\n`);
+  const written = await writeReport(results, dir);
   const seconds = Math.round((performance.now() - started) / 1000);
-  log(`done in ${seconds} s: bench/results/${name}.json, ${name}.md, ${svgName}`);
+  log(`done in ${seconds} s: bench/results/${[json, ...written].join(', ')}`);
   process.stdout.write(`${summaryLine(results)}\n`);
 }
 
