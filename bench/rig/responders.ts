@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { seededBy } from '../workload/random.ts';
 import { sleep } from '../workload/sleep.ts';
-import { Loops } from './collector.ts';
+import { Loops } from './loops.ts';
 
 /** How responders answer the sub-requests of an aggregate. */
 export type ArrivalPattern = 'together' | 'independent' | 'spread';
