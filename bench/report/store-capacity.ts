@@ -1,4 +1,4 @@
-import { fmt, prose, table } from './format.ts';
+import { fmt, prose, secs, table } from './format.ts';
 import type { Results } from './schema.ts';
 
 /** The store-capacity figure: both windows, their spread, and whether the ratio means anything. */
@@ -16,9 +16,9 @@ export function storeCapacitySection(r: Results): string[] {
     '',
     prose`The raw write rate of the same DynamoDB Local: plain \`PutItem\`s of reply-sized items (1 KB body) by
       ${k.concurrency} writers (the reply consumers' concurrency), after a warm-up that is not counted: one
-      window just before the saturated run (${fmt(k.before.duration_ms / 1000, 1)} s; the run was sized from
-      a warm-up run to last about as long, and took ${fmt(r.saturated.release_to_last_result_ms / 1000, 1)}
-      s) and one just after, as long as the run (${fmt(k.after.duration_ms / 1000, 1)} s).`,
+      window just before the saturated run (${secs(k.before.duration_ms)}; the run was sized from a warm-up
+      run to last about as long, and took ${secs(r.saturated.release_to_last_result_ms)}) and one just after,
+      as long as the run (${secs(k.after.duration_ms)}).`,
     '',
     ...table(
       ['window', 'puts/s', 'per whole second'],
